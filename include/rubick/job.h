@@ -1,0 +1,57 @@
+/*
+ * A job as every policy sees it: the white-box description (model, global
+ * batch, request) and the live state a driver (simulator or daemon) keeps.
+ */
+#ifndef RUBICK_JOB_H
+#define RUBICK_JOB_H
+
+#include "rubick/cluster.h"
+#include "rubick/model.h"
+#include "rubick/plan.h"
+
+#include <stdint.h>
+
+#define RK_JOB_NAME_MAX 64
+#define RK_TENANT_MAX 32
+
+enum rk_job_state {
+	RK_JOB_PENDING = 0,  /* waiting for resources (also after preemption) */
+	RK_JOB_RUNNING,      /* holds an allocation and makes progress */
+	RK_JOB_RESTARTING,   /* holds an allocation, paying the reconfiguration delay */
+	RK_JOB_DONE,
+	RK_JOB_FAILED,
+	RK_JOB_CANCELLED,
+};
+
+struct rk_job {
+	int64_t id;
+	char name[RK_JOB_NAME_MAX];
+	char tenant[RK_TENANT_MAX];
+	const struct rk_model *model; /* borrowed white box; never NULL */
+	int global_batch;             /* samples per iteration; invariant for the job's life */
+	double iters_total;           /* iterations to finish */
+	double iters_done;
+	int64_t submit_ms;
+
+	/* what the user asked for */
+	int req_gpus;
+	int req_cpus;
+	int64_t req_mem_mb;
+	double req_net_gbps;
+	struct rk_plan req_plan;
+	int guaranteed;               /* 1 = keeps its performance baseline */
+	int min_gpus, max_gpus;       /* elastic range; both == req_gpus when inelastic */
+	double est_duration_s;        /* run time at the request, for SJF-like ordering; 0 = unknown */
+
+	/* live state, written only by the driver */
+	enum rk_job_state state;
+	struct rk_alloc alloc;        /* owned */
+	struct rk_plan plan;          /* plan now running (valid when alloc.n > 0) */
+	int restarts;                 /* reconfigurations and preemptions so far */
+	int64_t first_start_ms;       /* -1 until first started */
+	int64_t last_change_ms;       /* last start, resize, re-plan or preemption */
+	double attained_gpu_s;        /* GPU-seconds of service so far (Tiresias) */
+	double baseline_sps;          /* guaranteed baseline throughput (samples/s), 0 if none */
+};
+
+#endif

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Checks beyond the unit tests: the README's main command runs, formatting is
+# mechanical. Counted as one test by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./build-ci/src/cli/rubick --help >/dev/null

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package rubick builds, tests and runs with. Idempotent.
+set -euo pipefail
+packages=(
+	build-essential meson ninja-build pkg-config python3
+	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev
+	clang libclang-rt-14-dev curl
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get -o DPkg::Lock::Timeout=120 update -qq
+	apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,40 @@
+/* `rubick`: the command-line front end; dispatches to one file per subcommand. */
+#include "cli/commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct rk_command rk_commands[] = {
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: rubick COMMAND [ARGS...]\n\n"
+		     "rubick: a white-box, reconfigurable deep-learning cluster scheduler.\n\n"
+		     "commands:\n");
+	for (const struct rk_command *c = rk_commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n`rubick COMMAND --help` describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return RK_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return RK_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		puts("rubick " RK_VERSION);
+		return RK_EXIT_OK;
+	}
+	for (const struct rk_command *c = rk_commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "rubick: unknown command '%s' (try `rubick --help`)\n", argv[1]);
+	return RK_EXIT_USAGE;
+}
