@@ -1,0 +1,325 @@
+/*
+ * Binary ILP wrapper over GLPK (the only file that includes glpk.h; see
+ * include/rubick/lp.h and ARCHITECTURE.md "each third-party library lives
+ * behind one file"). The problem is kept in our own arrays and handed to a
+ * fresh glp_prob at every solve, so nothing of GLPK outlives rk_lp_solve and
+ * every input is validated here before GLPK could reject it: GLPK aborts the
+ * process on invalid calls, which a library must never let happen.
+ */
+#include "rubick/lp.h"
+
+#include <glpk.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rk_lp {
+	int n_vars;
+	enum rk_lp_sense sense;
+	double *obj;   /* n_vars objective coefficients */
+	signed char *fixed; /* n_vars: -1 free, 0 or 1 fixed */
+	unsigned char *sol; /* n_vars: last solution */
+	int has_sol;
+
+	/* rows in compressed form: row r holds entries row_at[r] .. row_at[r+1]-1 */
+	int n_rows, cap_rows;
+	int *row_at;       /* cap_rows + 1 */
+	double *row_lo, *row_hi;
+	int nnz, cap_nnz;
+	int *col;          /* cap_nnz variable indices */
+	double *val;       /* cap_nnz coefficients */
+};
+
+int rk_lp_create(struct rk_lp **out, int n_vars, enum rk_lp_sense sense, struct rk_error *err)
+{
+	*out = NULL;
+	if (n_vars < 1)
+		return rk_error_set(err, RK_EINVAL, "lp: need at least one variable, got %d", n_vars);
+	if (sense != RK_LP_MINIMISE && sense != RK_LP_MAXIMISE)
+		return rk_error_set(err, RK_EINVAL, "lp: unknown objective sense %d", (int)sense);
+	struct rk_lp *lp = calloc(1, sizeof(*lp));
+	if (!lp)
+		return rk_error_set(err, RK_ENOMEM, "lp: out of memory");
+	lp->n_vars = n_vars;
+	lp->sense = sense;
+	lp->obj = calloc((size_t)n_vars, sizeof(*lp->obj));
+	lp->fixed = malloc((size_t)n_vars);
+	lp->sol = calloc((size_t)n_vars, 1);
+	lp->row_at = calloc(1, sizeof(*lp->row_at));
+	if (!lp->obj || !lp->fixed || !lp->sol || !lp->row_at) {
+		rk_lp_destroy(lp);
+		return rk_error_set(err, RK_ENOMEM, "lp: out of memory for %d variables", n_vars);
+	}
+	memset(lp->fixed, -1, (size_t)n_vars);
+	*out = lp;
+	return RK_OK;
+}
+
+void rk_lp_destroy(struct rk_lp *lp)
+{
+	if (!lp)
+		return;
+	free(lp->obj);
+	free(lp->fixed);
+	free(lp->sol);
+	free(lp->row_at);
+	free(lp->row_lo);
+	free(lp->row_hi);
+	free(lp->col);
+	free(lp->val);
+	free(lp);
+}
+
+int rk_lp_n_vars(const struct rk_lp *lp)
+{
+	return lp->n_vars;
+}
+
+static int check_var(const struct rk_lp *lp, int var, struct rk_error *err)
+{
+	if (var < 0 || var >= lp->n_vars)
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d out of range 0..%d", var,
+				    lp->n_vars - 1);
+	return RK_OK;
+}
+
+int rk_lp_set_obj(struct rk_lp *lp, int var, double coef, struct rk_error *err)
+{
+	int rc = check_var(lp, var, err);
+	if (rc)
+		return rc;
+	if (!isfinite(coef))
+		return rk_error_set(err, RK_EINVAL, "lp: objective coefficient of variable %d is not finite",
+				    var);
+	lp->obj[var] = coef;
+	return RK_OK;
+}
+
+int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err)
+{
+	int rc = check_var(lp, var, err);
+	if (rc)
+		return rc;
+	if (value != 0 && value != 1)
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d fixed to %d, must be 0 or 1", var,
+				    value);
+	lp->fixed[var] = (signed char)value;
+	return RK_OK;
+}
+
+/* Grow the row arrays so that one more row with `n` entries fits. */
+static int reserve_row(struct rk_lp *lp, int n)
+{
+	if (lp->n_rows + 1 > lp->cap_rows) {
+		int cap = lp->cap_rows ? 2 * lp->cap_rows : 16;
+		int *at = realloc(lp->row_at, ((size_t)cap + 1) * sizeof(*at));
+		if (!at)
+			return RK_ENOMEM;
+		lp->row_at = at;
+		double *lo = realloc(lp->row_lo, (size_t)cap * sizeof(*lo));
+		if (!lo)
+			return RK_ENOMEM;
+		lp->row_lo = lo;
+		double *hi = realloc(lp->row_hi, (size_t)cap * sizeof(*hi));
+		if (!hi)
+			return RK_ENOMEM;
+		lp->row_hi = hi;
+		lp->cap_rows = cap;
+	}
+	if (n > INT_MAX - lp->nnz)
+		return RK_ENOMEM;
+	if (lp->nnz + n > lp->cap_nnz) {
+		int cap = lp->cap_nnz ? lp->cap_nnz : 64;
+		while (cap < lp->nnz + n)
+			cap = cap > INT_MAX / 2 ? lp->nnz + n : 2 * cap;
+		int *col = realloc(lp->col, (size_t)cap * sizeof(*col));
+		if (!col)
+			return RK_ENOMEM;
+		lp->col = col;
+		double *val = realloc(lp->val, (size_t)cap * sizeof(*val));
+		if (!val)
+			return RK_ENOMEM;
+		lp->val = val;
+		lp->cap_nnz = cap;
+	}
+	return RK_OK;
+}
+
+int rk_lp_add_row(struct rk_lp *lp, int n, const int *vars, const double *coefs, double lo,
+		  double hi, struct rk_error *err)
+{
+	int row = lp->n_rows;
+	if (n < 1 || !vars || !coefs)
+		return rk_error_set(err, RK_EINVAL, "lp: row %d has no entries", row);
+	/* RK_LP_NO_BOUND (+inf) or -inf as `lo` both mean "no lower bound". */
+	int has_lo = !isinf(lo);
+	int has_hi = !isinf(hi);
+	if (isnan(lo) || isnan(hi) || (isinf(hi) && hi < 0))
+		return rk_error_set(err, RK_EINVAL, "lp: row %d has an invalid bound", row);
+	if (!has_lo && !has_hi)
+		return rk_error_set(err, RK_EINVAL, "lp: row %d has neither a lower nor an upper bound",
+				    row);
+	if (has_lo && has_hi && lo > hi)
+		return rk_error_set(err, RK_EINVAL, "lp: row %d has lower bound %g above upper bound %g",
+				    row, lo, hi);
+	for (int i = 0; i < n; i++) {
+		if (vars[i] < 0 || vars[i] >= lp->n_vars)
+			return rk_error_set(err, RK_EINVAL,
+					    "lp: row %d entry %d: variable %d out of range 0..%d", row, i,
+					    vars[i], lp->n_vars - 1);
+		if (!isfinite(coefs[i]))
+			return rk_error_set(err, RK_EINVAL, "lp: row %d entry %d: coefficient not finite",
+					    row, i);
+	}
+	/* Duplicates would make GLPK abort; a marker array keeps the check linear. */
+	unsigned char *seen = calloc((size_t)lp->n_vars, 1);
+	if (!seen)
+		return rk_error_set(err, RK_ENOMEM, "lp: out of memory");
+	for (int i = 0; i < n; i++) {
+		if (seen[vars[i]]) {
+			free(seen);
+			return rk_error_set(err, RK_EINVAL, "lp: row %d: variable %d appears twice", row,
+					    vars[i]);
+		}
+		seen[vars[i]] = 1;
+	}
+	free(seen);
+	if (reserve_row(lp, n))
+		return rk_error_set(err, RK_ENOMEM, "lp: out of memory for row %d", row);
+	memcpy(lp->col + lp->nnz, vars, (size_t)n * sizeof(*vars));
+	memcpy(lp->val + lp->nnz, coefs, (size_t)n * sizeof(*coefs));
+	lp->nnz += n;
+	lp->row_lo[row] = has_lo ? lo : -HUGE_VAL;
+	lp->row_hi[row] = has_hi ? hi : HUGE_VAL;
+	lp->n_rows++;
+	lp->row_at[lp->n_rows] = lp->nnz;
+	return RK_OK;
+}
+
+/* Build the GLPK problem from our arrays; NULL if memory ran out. */
+static glp_prob *build_glp(const struct rk_lp *lp)
+{
+	glp_prob *p = glp_create_prob();
+	glp_set_obj_dir(p, lp->sense == RK_LP_MAXIMISE ? GLP_MAX : GLP_MIN);
+	glp_add_cols(p, lp->n_vars);
+	for (int j = 0; j < lp->n_vars; j++) {
+		glp_set_col_kind(p, j + 1, GLP_BV);
+		if (lp->fixed[j] >= 0)
+			glp_set_col_bnds(p, j + 1, GLP_FX, lp->fixed[j], lp->fixed[j]);
+		glp_set_obj_coef(p, j + 1, lp->obj[j]);
+	}
+	if (lp->n_rows == 0)
+		return p;
+	glp_add_rows(p, lp->n_rows);
+	for (int r = 0; r < lp->n_rows; r++) {
+		double lo = lp->row_lo[r], hi = lp->row_hi[r];
+		int type;
+		if (isinf(lo))
+			type = GLP_UP;
+		else if (isinf(hi))
+			type = GLP_LO;
+		else if (lo == hi)
+			type = GLP_FX;
+		else
+			type = GLP_DB;
+		glp_set_row_bnds(p, r + 1, type, isinf(lo) ? 0.0 : lo, isinf(hi) ? 0.0 : hi);
+	}
+	/* glp_load_matrix wants 1-based triplets. */
+	int *ia = malloc(((size_t)lp->nnz + 1) * sizeof(*ia));
+	int *ja = malloc(((size_t)lp->nnz + 1) * sizeof(*ja));
+	double *ar = malloc(((size_t)lp->nnz + 1) * sizeof(*ar));
+	if (!ia || !ja || !ar) {
+		free(ia);
+		free(ja);
+		free(ar);
+		glp_delete_prob(p);
+		return NULL;
+	}
+	for (int r = 0; r < lp->n_rows; r++)
+		for (int k = lp->row_at[r]; k < lp->row_at[r + 1]; k++) {
+			ia[k + 1] = r + 1;
+			ja[k + 1] = lp->col[k] + 1;
+			ar[k + 1] = lp->val[k];
+		}
+	glp_load_matrix(p, lp->nnz, ia, ja, ar);
+	free(ia);
+	free(ja);
+	free(ar);
+	return p;
+}
+
+int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_result *res,
+		struct rk_error *err)
+{
+	res->status = RK_LP_NO_SOLUTION;
+	res->objective = NAN;
+	lp->has_sol = 0;
+	if (opts && (isnan(opts->time_limit_ms) || isnan(opts->mip_gap)))
+		return rk_error_set(err, RK_EINVAL, "lp: time limit or gap is NaN");
+
+	/* GLPK prints to stdout by default; a library must not. The switch is
+	 * per-thread in GLPK 5, so restore what the caller had. */
+	int prev_out = glp_term_out(GLP_OFF);
+	glp_prob *p = build_glp(lp);
+	if (!p) {
+		glp_term_out(prev_out);
+		return rk_error_set(err, RK_ENOMEM, "lp: out of memory building the solver problem");
+	}
+
+	glp_iocp parm;
+	glp_init_iocp(&parm);
+	parm.msg_lev = GLP_MSG_OFF;
+	parm.presolve = GLP_ON; /* presolve also solves the LP relaxation itself */
+	/* Cover and clique cuts suit the multiple-choice knapsack shape of Sia's
+	 * ILP (one-of rows + capacity rows); MIR cuts help the capacity rows. */
+	parm.cov_cuts = GLP_ON;
+	parm.clq_cuts = GLP_ON;
+	parm.mir_cuts = GLP_ON;
+	if (opts && opts->mip_gap >= 0)
+		parm.mip_gap = opts->mip_gap;
+	if (opts && opts->time_limit_ms > 0)
+		parm.tm_lim = opts->time_limit_ms >= (double)INT_MAX ? INT_MAX
+								       : (int)ceil(opts->time_limit_ms);
+
+	int rc = glp_intopt(p, &parm);
+	int st = glp_mip_status(p);
+	int ret = RK_OK;
+	switch (rc) {
+	case 0:
+	case GLP_EMIPGAP:
+	case GLP_ETMLIM:
+	case GLP_ESTOP:
+		break;
+	case GLP_ENOPFS:
+		st = GLP_NOFEAS;
+		break;
+	default:
+		ret = rk_error_set(err, RK_EINTERNAL, "lp: GLPK branch-and-cut failed (code %d)", rc);
+		break;
+	}
+	if (ret == RK_OK) {
+		if (st == GLP_OPT || st == GLP_FEAS) {
+			res->status = (st == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? RK_LP_OPTIMAL
+										      : RK_LP_FEASIBLE;
+			res->objective = glp_mip_obj_val(p);
+			for (int j = 0; j < lp->n_vars; j++)
+				lp->sol[j] = glp_mip_col_val(p, j + 1) > 0.5;
+			lp->has_sol = 1;
+		} else if (st == GLP_NOFEAS) {
+			res->status = RK_LP_INFEASIBLE;
+		} else {
+			res->status = RK_LP_NO_SOLUTION;
+		}
+	}
+	glp_delete_prob(p);
+	glp_term_out(prev_out);
+	return ret;
+}
+
+int rk_lp_value(const struct rk_lp *lp, int var)
+{
+	if (!lp->has_sol || var < 0 || var >= lp->n_vars)
+		return 0;
+	return lp->sol[var];
+}
