@@ -1,0 +1,186 @@
+/*
+ * The simulator's throughput oracle: the ground truth a simulated job advances
+ * with. Policies decide with the fitted model (perf.h); the simulator asks the
+ * oracle how long one iteration of a job's plan really takes on its
+ * allocation, as the Rubick artifact does (algorithms.md §7 "Throughput oracle
+ * interface"). Two back-ends:
+ *
+ *  - measured: the Rubick A800 plan x placement tables (`placements.csv`,
+ *    algorithms.md §6 D1) and the Sia/Pollux DP profiles (`placements-<gpu>.csv`,
+ *    `scalability-<gpu>.csv`, §6 D4/D6), with interpolation where a point is
+ *    missing and, optionally, the analytic model as the last resort;
+ *  - model: the analytic performance model alone (§1.4, rk_perf_predict).
+ *
+ * The oracle does no I/O: callers hand it table text plus a file name for
+ * messages. rk_oracle_load_dir() (src/sim/oracle_load.c, simulator floor) is
+ * the convenience driver that reads a folder.
+ *
+ * Lookup rules for a Rubick table (each lookup records which rule answered):
+ *  1. EXACT: the job's plan is mapped to its artifact family
+ *     (rk_oracle_plan_family) and its placement canonicalised (GPUs per node
+ *     sorted in descending order: node order does not matter); a row with the
+ *     same family and canonical placement answers. A measured iter_time of 0
+ *     marks a plan that did not fit (OOM): the lookup fails with RK_EINFEASIBLE.
+ *  2. NEAREST: rows of the same family with the same GPU count and node count;
+ *     the one at the smallest L1 distance between the sorted per-node vectors
+ *     (ties: mean throughput of the tied rows).
+ *  3. INTERP: the nearest measured GPU counts below and above with the same
+ *     family; log(throughput) is linear in the GPU count between them. At each
+ *     count the rows with the node count closest to the query's answer (mean
+ *     throughput when several).
+ *  4. MODEL_SCALED: the analytic model at the query, times the ratio
+ *     measured/model at the nearest measured point (same family first, else
+ *     any family; nearest GPU count, then node count) - keeps the model's shape
+ *     and the table's level.
+ *  5. MODEL: no table for this (model, global batch): the analytic model alone.
+ * Rules 4-5 need an analytic back-end (fallback RK_ORACLE_FALLBACK_MODEL and a
+ * fitted model); otherwise the lookup fails with RK_ENOTFOUND naming the job.
+ *
+ * Sia/Pollux profiles (DP only, per GPU type; the Pollux simulator's
+ * Application.get_throughput): iteration time of plan (mb, ga) on a placement
+ * is step(mb) + (ga - 1) * (step(mb) - sync(mb)), i.e. ga - 1 accumulation
+ * steps without synchronisation plus one with it. step/sync come from the
+ * canonical placement's rows (EXACT when mb is a measured local batch, else
+ * INTERP linearly between the two measured local batches around mb), else the
+ * rows with the same (nodes, replicas) from `placements` and `scalability`
+ * (NEAREST, linear over local batch), else log-linear between the nearest
+ * replica counts with the same node count (INTERP).
+ */
+#ifndef RUBICK_ORACLE_H
+#define RUBICK_ORACLE_H
+
+#include "rubick/cluster.h"
+#include "rubick/error.h"
+#include "rubick/job.h"
+#include "rubick/plan.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rk_perf_env; /* cluster constants of the performance model (perf.h) */
+struct rk_oracle;   /* opaque */
+
+/* Which rule answered a lookup (see the header comment). */
+enum rk_oracle_source {
+	RK_ORACLE_SRC_EXACT = 0,
+	RK_ORACLE_SRC_NEAREST,
+	RK_ORACLE_SRC_INTERP,
+	RK_ORACLE_SRC_MODEL_SCALED,
+	RK_ORACLE_SRC_MODEL,
+	RK_ORACLE_SRC_COUNT
+};
+
+/* What a measured oracle does when no table answers. */
+enum rk_oracle_fallback {
+	RK_ORACLE_FALLBACK_MODEL = 0, /* rules 4-5: the analytic model (needs an env) */
+	RK_ORACLE_FALLBACK_NONE = 1,  /* fail the lookup with RK_ENOTFOUND */
+};
+
+/* Which of the two Sia/Pollux profile files a text is. */
+enum rk_sia_kind {
+	RK_SIA_PLACEMENTS = 0,  /* placement, local_bsz, step_time, sync_time (any column order) */
+	RK_SIA_SCALABILITY = 1, /* num_nodes, num_replicas, local_bsz, step_time, sync_time */
+};
+
+/* Artifact plan-family names are at most this long (with the NUL). */
+#define RK_ORACLE_FAMILY_MAX 24
+
+/* Provenance of one lookup. */
+struct rk_oracle_result {
+	double iter_s;                       /* seconds per iteration (one global batch) */
+	enum rk_oracle_source source;
+	char family[RK_ORACLE_FAMILY_MAX];   /* artifact family used, "" for the model */
+	char placement[RK_PLACEMENT_MAX_NODES + 1]; /* canonical placement, e.g. "8844" */
+};
+
+/* Lookup counters since creation. */
+struct rk_oracle_stats {
+	uint64_t lookups;                        /* successful lookups */
+	uint64_t by_source[RK_ORACLE_SRC_COUNT]; /* successful lookups per rule */
+	uint64_t infeasible;                     /* lookups that hit a measured OOM row */
+	uint64_t failed;                         /* other failed lookups */
+};
+
+/*
+ * Analytic oracle: rk_perf_predict with the job's model's fitted parameters
+ * and `env` (borrowed; must outlive the oracle). *out is NULL on failure.
+ */
+int rk_oracle_create_model(struct rk_oracle **out, const struct rk_perf_env *env,
+			   struct rk_error *err);
+
+/*
+ * Measured oracle with no tables yet; add them with the rk_oracle_add_*
+ * calls. `env` (borrowed, may be NULL) is needed only for the model fallback;
+ * with RK_ORACLE_FALLBACK_MODEL and env == NULL, rules 4-5 fail as with NONE.
+ */
+int rk_oracle_create_measured(struct rk_oracle **out, const struct rk_perf_env *env,
+			      enum rk_oracle_fallback fallback, struct rk_error *err);
+
+void rk_oracle_destroy(struct rk_oracle *o);
+
+/*
+ * Add one Rubick `placements.csv` table (text of `len` bytes, `filename` for
+ * messages) measured for `model_name` at `global_batch` samples per iteration
+ * (0 = the model's own default, rk_model.global_batch). Model names match the
+ * zoo key case-insensitively, and "llama7b" matches "llama7" (a trailing "b"
+ * after the size digits is dropped). Fails with RK_EINVAL and
+ * "FILE:LINE:COL: ..." on a malformed row, RK_EEXIST if that (model, batch)
+ * already has a table. The oracle is unchanged on failure.
+ */
+int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int global_batch,
+			       const char *text, size_t len, const char *filename,
+			       struct rk_error *err);
+
+/*
+ * Add one Sia/Pollux profile file for `model_name` on GPU type `gpu_type`
+ * ("" = untyped, the original Pollux profile). Columns are found by header
+ * name. A node's rk_node.gpu_type selects the profile: exact name
+ * (case-insensitive), then the aliases t4->aws, v100->azure, a100->dgx-ext,
+ * rtx6000->quad, 2080ti->rtx, then the untyped profile.
+ */
+int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const char *gpu_type,
+			      enum rk_sia_kind kind, const char *text, size_t len,
+			      const char *filename, struct rk_error *err);
+
+/*
+ * Seconds per iteration of `job` (its model and global batch) running `plan`
+ * on `alloc` in `cluster`. OUT: *iter_s. Errors: RK_EINVAL (empty alloc, a
+ * share on an unknown node, plan GPU count != allocated GPUs),
+ * RK_EINFEASIBLE (the measured table marks this point OOM), RK_ENOTFOUND (no
+ * table and no model fallback). Messages name the job id and the model.
+ */
+int rk_oracle_iter_s(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		     double *iter_s, struct rk_error *err);
+
+/* As rk_oracle_iter_s, with the provenance. OUT: *res. */
+int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		     struct rk_oracle_result *res, struct rk_error *err);
+
+/* Counters since creation. OUT: *out. */
+void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out);
+
+/* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model". */
+const char *rk_oracle_source_name(enum rk_oracle_source s);
+
+/*
+ * The artifact family of a canonical plan (algorithms.md §1.2): tp or pp > 1
+ * -> three digits PP,TP,DP ("244"; RK_ERANGE if a degree exceeds 9);
+ * offload -> "zero-offload" ("zero-offload+gc" with checkpointing); zero 1-3 ->
+ * "zero-dp"; checkpointing -> "gc"; otherwise (plain DP with or without
+ * accumulation) -> "ga". OUT: buf (cap >= RK_ORACLE_FAMILY_MAX).
+ */
+int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap);
+
+/*
+ * Driver (src/sim/oracle_load.c; reads files): add every table under `dir`.
+ * Each subfolder is one model: `<dir>/<model>/placements.csv` in the Rubick
+ * format (header starts "exec_plan"), or Sia/Pollux `placements[-<gpu>].csv`
+ * and `scalability[-<gpu>].csv`. A folder named `<model>_bsz<N>` holds a table
+ * measured at global batch N. Subfolders are read in name order. Fails with
+ * RK_EIO naming the path, or the parser's error prefixed by the path.
+ */
+int rk_oracle_load_dir(struct rk_oracle *o, const char *dir, struct rk_error *err);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * Simulation reports: per-job CSV, time-series CSV, the JSON summary of
+ * issue 3 and a self-contained HTML page with inline SVG charts (JCT CDF per
+ * policy, GPU utilisation and queue length over time, summary table). One
+ * report covers every policy run on the same trace. Writers take a FILE* (the
+ * simulator floor may do I/O) and produce byte-identical output for identical
+ * input: numbers are printed with fixed formats, never with the locale.
+ */
+#ifndef RUBICK_REPORT_H
+#define RUBICK_REPORT_H
+
+#include "rubick/error.h"
+#include "rubick/metrics.h"
+#include "rubick/oracle.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One policy's run on the trace. All pointers borrowed. */
+struct rk_report_run {
+	const char *policy;                    /* registry name, e.g. "fifo" */
+	struct rk_sim_summary summary;
+	double wall_s;                         /* wall-clock seconds the run took (0 = not measured) */
+	const struct rk_job_outcome *outcomes; /* per job, in trace order */
+	int n_outcomes;
+	const struct rk_sim_sample *samples;   /* sorted by t_ms */
+	int n_samples;
+	int has_oracle_stats;                  /* 1 = oracle_stats is filled */
+	struct rk_oracle_stats oracle_stats;
+};
+
+/* The whole report. All pointers borrowed; strings may be NULL (printed as ""). */
+struct rk_report {
+	const char *trace;   /* trace file or name */
+	int jobs;            /* jobs in the trace */
+	const char *cluster; /* cluster spec as given */
+	const char *oracle;  /* "model" or "measured=DIR" */
+	double interval_s;   /* scheduling interval */
+	double restart_cost_s;
+	uint64_t seed;
+	const struct rk_report_run *runs;
+	int n_runs;
+};
+
+/*
+ * Per-job CSV, one row per (policy, job):
+ * policy,id,name,model,req_gpus,submit_s,first_start_s,finish_s,jct_s,queue_s,
+ * restarts,preemptions,completed,gpu_s. Unknown times are empty fields.
+ * Strings containing ',' '"' or newlines are quoted (RFC 4180).
+ */
+int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
+
+/* Time series CSV: policy,t_s,gpus_alloc,gpus_total,queue_len,running. */
+int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
+
+/*
+ * The summary object: {"trace":..., "jobs":N, "cluster":..., "oracle":...,
+ * "interval_s":..., "restart_cost_s":..., "seed":N, "results":[{"policy":...,
+ * "avg_jct_s":..., "median_jct_s":..., "p95_jct_s":..., "p99_jct_s":...,
+ * "max_jct_s":..., "makespan_s":..., "avg_queue_s":..., "gpu_util":...,
+ * "gpu_hours":..., "reconfigs":..., "preemptions":..., "completed":N,
+ * "unfinished":N, "never_started":N, "avg_queue_len":..., "max_queue_len":N,
+ * "wall_s":..., "oracle_lookups":{"exact":N,...}}]}. "reconfigs" is
+ * reconfigurations per job; "oracle_lookups" appears when the run has oracle
+ * stats. Reals are printed with 12 significant digits, keys in this order.
+ * OUT: *json, a NUL-terminated string the caller frees with free().
+ * `pretty` = 1 indents by 2.
+ */
+int rk_report_json_encode(const struct rk_report *r, int pretty, char **json,
+			  struct rk_error *err);
+
+/* rk_report_json_encode written to `f` with a final newline. */
+int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct rk_error *err);
+
+/*
+ * Self-contained HTML page (no external scripts, fonts, styles or links):
+ * a summary table, then one inline <svg> per chart - JCT CDF (all policies),
+ * GPU utilisation over time (all policies), queue length over time (all
+ * policies).
+ */
+int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err);
+
+/*
+ * Plain-text comparison table (what `rubick sim` prints without --json): one
+ * row per policy with the main figures.
+ */
+int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *err);
+
+#endif
