@@ -23,6 +23,11 @@ struct rk_perf_params {
 	double k_const;      /* constant per-iteration overhead (ms) */
 	double k_off;        /* overlap exponent (or additive constant) of offload transfer vs sync */
 	double k_swap;       /* overlap exponent (or additive constant) of optimizer vs offload */
+	/* Not one of the artifact's 7: the part of the forward time that does not
+	 * shrink with the per-GPU batch (kernel launches, small-batch inefficiency),
+	 * fitted from the profiles' forward times (docs/perf-model.md). 0 = forward
+	 * time strictly proportional to the per-GPU batch, as in the artifact. */
+	double fwd_fixed_ms;
 };
 
 struct rk_model {
