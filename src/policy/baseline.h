@@ -1,0 +1,71 @@
+/*
+ * Internal helpers the baseline policies (Sia, Synergy-TUNE, AntMan) share:
+ * scaling the user's plan to another GPU count without re-planning, the
+ * fitted-model throughput of a job, job orderings and decision appends. Not a
+ * public header: only src/policy/{sia,synergy,antman}.c include it.
+ */
+#ifndef RUBICK_POLICY_BASELINE_H
+#define RUBICK_POLICY_BASELINE_H
+
+#include "rubick/cluster.h"
+#include "rubick/job.h"
+#include "rubick/plan.h"
+#include "rubick/policy.h"
+
+#include <stdint.h>
+
+struct rk_perf_env;
+
+/* The baseline policies, for the registry (src/policy/registry.c). */
+extern const struct rk_policy_ops rk_policy_antman;
+extern const struct rk_policy_ops rk_policy_sia;
+extern const struct rk_policy_ops rk_policy_synergy_fifo;
+extern const struct rk_policy_ops rk_policy_synergy_srtf;
+
+/*
+ * Scale the user's plan `req` (valid for global batch `global_batch`) to
+ * `gpus` GPUs without choosing a new plan (baselines never re-plan, issue 4):
+ * tensor and pipeline widths, ZeRO stage, offload and checkpointing stay; only
+ * the data-parallel degree dp' = gpus / (tp*pp) changes. The samples per
+ * replica B/dp' are split into the largest micro-batch not above the user's
+ * (activation memory per GPU never grows) times accumulation steps. A
+ * ZeRO-partitioned plan without offload is not scaled below the user's dp:
+ * its per-GPU optimizer state grows as dp shrinks and we do not re-check GPU
+ * memory here (the node carries no GPU memory size).
+ * Returns 0 with *out set, or RK_EINFEASIBLE when `gpus` is not a multiple
+ * of tp*pp, dp' does not divide the batch, or the ZeRO rule forbids it.
+ */
+int rk_baseline_plan_scale(const struct rk_plan *req, int global_batch, int gpus,
+			   struct rk_plan *out /* OUT */);
+
+/*
+ * Predicted throughput (samples/s) of `job` running `plan` on `pl` with
+ * `cpus_per_gpu` threads per GPU, from the job's fitted parameters
+ * (rk_perf_predict, algorithms.md §1.4). Policies decide with this model, never
+ * with the simulator's oracle. Returns 0, or the perf model's error (then
+ * *tput_sps = 0).
+ */
+int rk_baseline_tput_sps(const struct rk_job *job, const struct rk_plan *plan,
+			 const struct rk_placement *pl, int cpus_per_gpu,
+			 const struct rk_perf_env *env, double *tput_sps /* OUT */);
+
+/* 1 when the job holds resources (running or restarting with a non-empty alloc). */
+int rk_baseline_is_placed(const struct rk_job *job);
+
+/*
+ * Sort `jobs` (n entries, pointers borrowed) in place: FIFO is ascending
+ * submit time then id; SRTF ascending remaining run time at the request
+ * (est_duration_s scaled by the fraction of iterations left; unknown
+ * durations last) then FIFO.
+ */
+void rk_baseline_sort_fifo(struct rk_job **jobs, int n);
+void rk_baseline_sort_srtf(struct rk_job **jobs, int n);
+
+/*
+ * Append a decision for `job_id`: run `plan` on a copy of `alloc`, or stop the
+ * job when alloc is NULL or empty. Returns 0 or RK_ENOMEM (list unchanged).
+ */
+int rk_baseline_decide(struct rk_decisions *out, int64_t job_id, const struct rk_alloc *alloc,
+		       const struct rk_plan *plan);
+
+#endif
