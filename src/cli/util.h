@@ -1,0 +1,40 @@
+/*
+ * Helpers the `rubick` subcommands share: reading whole files and finding and
+ * loading the model zoo. Only the CLI and drivers do I/O; these turn files into
+ * the text buffers the library parses. Errors come back as RK_E* codes with a
+ * message naming the file or flag.
+ */
+#ifndef RUBICK_CLI_UTIL_H
+#define RUBICK_CLI_UTIL_H
+
+#include "rubick/error.h"
+#include "rubick/zoo.h"
+
+#include <stddef.h>
+
+/* Largest file rk_cli_read_file accepts (bytes): inputs are specs and tables, not data dumps. */
+#define RK_CLI_FILE_MAX (256u << 20)
+
+/*
+ * Read the whole file at `path`. On success OUT: *text is a NUL-terminated
+ * buffer the caller must free() and *len its length (without the NUL).
+ * RK_EIO ("PATH: strerror") or RK_ENOMEM; *text untouched on failure.
+ */
+int rk_cli_read_file(const char *path, char **text, size_t *len, struct rk_error *err);
+
+/*
+ * The zoo directory: `flag_value` (from --zoo DIR) if not NULL, else the
+ * environment variable RUBICK_ZOO if set and non-empty, else the compiled-in
+ * RK_DEFAULT_DATA_DIR "/zoo". Borrowed string.
+ */
+const char *rk_cli_zoo_dir(const char *flag_value);
+
+/*
+ * Add every DIR/<name>.model to `zoo`, in name order. Each file's `name` key
+ * must equal its file stem. Errors name the file ("DIR/x.model:3:9: ...");
+ * RK_EIO when the directory cannot be read; RK_ENOTFOUND when it holds no
+ * .model file. On failure the models added so far stay in the zoo.
+ */
+int rk_cli_zoo_load(const char *dir, struct rk_zoo *zoo, struct rk_error *err);
+
+#endif
