@@ -1,0 +1,96 @@
+/*
+ * Gavel trace TSV (traces/gavel/README.md) and Shockwave's traces in the same
+ * family (traces/shockwave/README.md). No header; the field count tells the
+ * layout (upstream parsers cited in the READMEs):
+ *   7  Philly per-VC traces (msr/seed0): job_type, command, num_steps_arg,
+ *      needs_data_dir, total_steps, arrival_time, scale_factor
+ *   10 physical-cluster traces: job_type, command, working_directory,
+ *      num_steps_arg, needs_data_dir, total_steps, scale_factor,
+ *      priority_weight, SLO, arrival_time
+ *   12 Shockwave: the 10 above with mode after scale_factor and duration
+ *      before arrival_time
+ * Times in seconds; scale_factor = GPUs; SLO > 0 marks a guaranteed job. The
+ * job type ("ResNet-50 (batch size 64)") is kept as source_type and drives the
+ * seeded model mapping. Gavel's commands are small PyTorch scripts (ResNet,
+ * Transformer, LM, ...) with no model-structure flags, so the mapping, not the
+ * launch-command reader, chooses the white-box model.
+ */
+#include "sim/trace_internal.h"
+
+/* Field positions per layout. -1 = not in this layout. */
+struct layout {
+	int n, type, steps, arrival, scale, slo, duration;
+};
+
+static const struct layout layouts[] = {
+	{7, 0, 4, 5, 6, -1, -1},
+	{10, 0, 5, 9, 6, 8, -1},
+	{12, 0, 5, 11, 6, 9, 10},
+};
+#define N_LAYOUTS ((int)(sizeof(layouts) / sizeof(layouts[0])))
+
+static int layout_of(int n)
+{
+	for (int i = 0; i < N_LAYOUTS; i++)
+		if (layouts[i].n == n)
+			return i;
+	return -1;
+}
+
+static int detect(const struct trace_row *first)
+{
+	int l = layout_of(first->n);
+	if (l < 0)
+		return 0;
+	const struct layout *L = &layouts[l];
+	return first->f[L->type].len > 0 && !trace_is_number(&first->f[L->type]) &&
+	       trace_is_number(&first->f[L->steps]) && trace_is_number(&first->f[L->arrival]) &&
+	       trace_is_number(&first->f[L->scale]);
+}
+
+static int begin(struct trace_ctx *ctx, const struct trace_row *first)
+{
+	ctx->variant = layout_of(first->n);
+	if (ctx->variant < 0)
+		return trace_fail(ctx, first, -1, RK_EINVAL,
+				  "gavel: %d tab-separated fields; expected 7 (Philly), 10 "
+				  "(physical cluster) or 12 (Shockwave)",
+				  first->n);
+	return 0;
+}
+
+static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace_job *job)
+{
+	const struct layout *L = &layouts[ctx->variant];
+	if (r->n != L->n)
+		return trace_fail(ctx, r, -1, RK_EINVAL,
+				  "line has %d tab-separated fields, the first line has %d", r->n,
+				  L->n);
+	double arrival_s, slo = -1;
+	int rc;
+	if ((rc = trace_get_str(ctx, r, L->type, "job_type", job->source_type,
+				sizeof(job->source_type), 1)) < 0 ||
+	    (rc = trace_get_i64(ctx, r, L->steps, "total_steps", 1, INT64_MAX / 2, &job->iters)) < 0 ||
+	    (rc = trace_get_f64(ctx, r, L->arrival, "arrival_time", 0, 1e12, &arrival_s)) < 0 ||
+	    (rc = trace_get_int(ctx, r, L->scale, "scale_factor", 1, 1 << 20, &job->gpus)) < 0)
+		return rc;
+	if (L->slo >= 0 && (rc = trace_get_f64(ctx, r, L->slo, "SLO", -1, 1e12, &slo)) < 0)
+		return rc;
+	if (L->duration >= 0 &&
+	    (rc = trace_get_f64(ctx, r, L->duration, "duration", 0, 1e12, &job->duration_s)) < 0)
+		return rc;
+	job->submit_ms = trace_s_to_ms(arrival_s);
+	job->guaranteed = slo > 0;
+	return 0;
+}
+
+const struct trace_reader rk_trace_reader_gavel = {
+	.name = "gavel",
+	.summary = "Gavel/Shockwave trace TSV, no header (job_type, command, ..., total_steps, "
+		   "scale_factor, ..., arrival_time)",
+	.sep = '\t',
+	.has_header = 0,
+	.detect = detect,
+	.begin = begin,
+	.row = row,
+};
