@@ -50,6 +50,51 @@ struct rk_policy_ops {
 	/* One scheduling round: append decisions to `out`. */
 	int (*schedule)(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			struct rk_error *err);
+	/*
+	 * RK_POLICY_* flags; 0 is always safe. RK_POLICY_IDLE_NOOP promises that a
+	 * round in which no job is pending changes nothing, so a driver may skip
+	 * periodic rounds while the queue is empty (the classic baselines).
+	 */
+	unsigned flags;
 };
+
+#define RK_POLICY_IDLE_NOOP 1u
+
+/* ---- registry (src/policy/registry.c) ------------------------------------- */
+
+/* The policy registered as `name` (exact match), or NULL. Borrowed, static. */
+const struct rk_policy_ops *rk_policy_find(const char *name);
+
+/* Every registered policy, in registry order. OUT: *n. Borrowed, static. */
+const struct rk_policy_ops *const *rk_policy_list(int *n);
+
+/* ---- decision lists (src/policy/decisions.c) ------------------------------ */
+
+void rk_decisions_init(struct rk_decisions *d);
+/* Free every decision's alloc and the list; leaves it empty and reusable. */
+void rk_decisions_fini(struct rk_decisions *d);
+/* Drop all decisions, keep the storage. */
+void rk_decisions_clear(struct rk_decisions *d);
+/*
+ * Append "run `job_id` with `plan` on `alloc`" (alloc copied; alloc == NULL or
+ * alloc->n == 0 means preempt, plan then ignored and may be NULL). RK_ENOMEM.
+ */
+int rk_decisions_push(struct rk_decisions *d, int64_t job_id, const struct rk_alloc *alloc,
+		      const struct rk_plan *plan);
+
+/*
+ * Check decisions `ds` of policy `policy_name` against snapshot `in`, as if
+ * applied together (jobs not mentioned keep their allocations):
+ *  - every job id exists among in->jobs and is pending, running or restarting,
+ *    and appears at most once;
+ *  - an allocation has shares on distinct, existing nodes that are up, each
+ *    with at least one GPU, and every node's GPUs, CPUs and memory suffice;
+ *  - its plan is valid for the job's global batch on the allocated GPUs
+ *    (rk_plan_validate) and lays out on its placement (rk_plan_check_placement).
+ * Returns 0, or RK_EINVAL / RK_EINFEASIBLE / RK_ENOTFOUND with
+ * "policy NAME: job ID (NAME): what is wrong".
+ */
+int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decisions *ds,
+			  const char *policy_name, struct rk_error *err);
 
 #endif

@@ -1,0 +1,192 @@
+/*
+ * The classic baselines' common round (FIFO, SJF, SRTF, Tiresias): gang
+ * scheduling of each job's requested GPUs with its requested plan on a
+ * consolidated placement (algorithms.md §5.5: "gang allocation,
+ * consolidate-by-default placement").
+ *
+ * Non-preemptive (FIFO, SJF): pending jobs in priority order, each started
+ * when its request fits; a job that does not fit is skipped and the next one
+ * tried (greedy first fit in priority order, no head-of-line blocking, as the
+ * event-driven simulators of Tiresias and Muri serve their FIFO queue [I]).
+ *
+ * Preemptive (SRTF, Tiresias 2D-LAS), the Tiresias simulator's rule [C:
+ * adaptdl tiresias.py in the Sia artifact, algorithms.md §5.5], made
+ * placement-aware:
+ *  1. all active jobs in priority order; a job is *selected* when its GPUs fit
+ *     in what the higher-priority selected jobs leave of the cluster;
+ *  2. selected jobs that hold resources keep them (no needless migration);
+ *  3. each selected pending job is placed on the free capacity; if it does not
+ *     fit, unselected running jobs are preempted lowest priority first until
+ *     it does (undone if even that is not enough), so no job is preempted
+ *     without making room for a higher-priority one;
+ *  4. unselected pending jobs then fill what is left, in priority order
+ *     (work conserving).
+ */
+#include "classic.h"
+
+#include "rubick/placement.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct item {
+	struct rk_job *job;
+	struct classic_key key;
+	int selected;
+	int preempted; /* preemption decided this round */
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	if (x->key.k1 != y->key.k1)
+		return x->key.k1 < y->key.k1 ? -1 : 1;
+	if (x->key.k2 != y->key.k2)
+		return x->key.k2 < y->key.k2 ? -1 : 1;
+	return (x->job->id > y->job->id) - (x->job->id < y->job->id);
+}
+
+double classic_remaining_s(const struct rk_job *job)
+{
+	if (job->est_duration_s <= 0 || job->iters_total <= 0)
+		return INFINITY;
+	double left = 1.0 - job->iters_done / job->iters_total;
+	return job->est_duration_s * (left > 0 ? left : 0);
+}
+
+int classic_create_noopt(void **state, const char *options, struct rk_error *err,
+			 const char *name)
+{
+	*state = NULL;
+	if (options && *options)
+		return rk_error_set(err, RK_EINVAL, "policy %s takes no options (got '%s')", name,
+				    options);
+	return 0;
+}
+
+static int holds(const struct rk_job *j)
+{
+	return j->alloc.n > 0;
+}
+
+/* Try to start `j` on `cap`; on success push the decision. 1 = started. */
+static int try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out,
+		     int *rc)
+{
+	struct rk_place_req req;
+	rk_place_req_from_job(j, &req);
+	if (req.gpus > cap->free_gpus_total)
+		return 0;
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	int r = rk_place_gang_take(cap, &req, &a);
+	if (r == RK_EINFEASIBLE)
+		return 0;
+	if (r == 0)
+		r = rk_decisions_push(out, j->id, &a, &j->req_plan);
+	rk_alloc_fini(&a);
+	if (r)
+		*rc = r;
+	return r == 0;
+}
+
+static int schedule_fifo_like(struct item *it, int n, struct rk_capacity *cap,
+			      struct rk_decisions *out)
+{
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++)
+		if (!holds(it[i].job))
+			try_start(cap, it[i].job, out, &rc);
+	return rc;
+}
+
+static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap,
+			       const struct rk_cluster *cl, struct rk_decisions *out)
+{
+	int rc = 0;
+	int budget = rk_cluster_total_gpus(cl);
+	for (int i = 0; i < n; i++) {
+		int g = it[i].job->req_gpus;
+		if (holds(it[i].job))
+			g = rk_alloc_total_gpus(&it[i].job->alloc);
+		if (g <= budget) {
+			it[i].selected = 1;
+			budget -= g;
+		}
+	}
+	/* Step 3: place selected pending jobs, preempting from the bottom when needed. */
+	int *victims = malloc((size_t)(n > 0 ? n : 1) * sizeof(*victims));
+	if (!victims)
+		return RK_ENOMEM;
+	for (int i = 0; i < n && !rc; i++) {
+		if (!it[i].selected || holds(it[i].job))
+			continue;
+		if (try_start(cap, it[i].job, out, &rc) || rc)
+			continue;
+		int nv = 0, placed = 0;
+		for (int v = n - 1; v > i && !placed && !rc; v--) {
+			if (it[v].selected || it[v].preempted || !holds(it[v].job))
+				continue;
+			rc = rk_capacity_give(cap, &it[v].job->alloc, NULL);
+			if (rc)
+				break;
+			it[v].preempted = 1;
+			victims[nv++] = v;
+			if (cap->free_gpus_total >= it[i].job->req_gpus)
+				placed = try_start(cap, it[i].job, out, &rc);
+		}
+		/* Not enough even with every victim gone: they all keep running. */
+		for (int k = 0; k < nv && !placed && !rc; k++) {
+			rc = rk_capacity_take(cap, &it[victims[k]].job->alloc, NULL);
+			it[victims[k]].preempted = 0;
+		}
+	}
+	free(victims);
+	for (int i = 0; i < n && !rc; i++)
+		if (it[i].preempted)
+			rc = rk_decisions_push(out, it[i].job->id, NULL, NULL);
+	/* Step 4: fill what is left (jobs preempted this round stay out). */
+	for (int i = 0; i < n && !rc; i++)
+		if (!it[i].selected && !holds(it[i].job))
+			try_start(cap, it[i].job, out, &rc);
+	return rc;
+}
+
+int classic_schedule(const struct classic_spec *spec, const void *opt,
+		     const struct rk_sched_input *in, struct rk_decisions *out,
+		     struct rk_error *err)
+{
+	int n = in->n_jobs, rc;
+	struct rk_capacity cap;
+	rc = rk_capacity_from_jobs(&cap, in->cluster, in->jobs, n, err);
+	if (rc)
+		return rk_error_prefix(err, "policy %s", spec->name);
+	struct item *it = calloc((size_t)(n > 0 ? n : 1), sizeof(*it));
+	if (!it) {
+		rk_capacity_fini(&cap);
+		return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);
+	}
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		struct rk_job *j = in->jobs[i];
+		if (j->state != RK_JOB_PENDING && j->state != RK_JOB_RUNNING &&
+		    j->state != RK_JOB_RESTARTING)
+			continue;
+		if (!spec->preemptive && holds(j))
+			continue; /* running jobs are never touched */
+		it[m].job = j;
+		spec->key(j, in->now_ms, opt, &it[m].key);
+		m++;
+	}
+	qsort(it, (size_t)m, sizeof(*it), by_key);
+	if (spec->preemptive)
+		rc = schedule_preemptive(it, m, &cap, in->cluster, out);
+	else
+		rc = schedule_fifo_like(it, m, &cap, out);
+	free(it);
+	rk_capacity_fini(&cap);
+	if (rc)
+		return rk_error_set(err, rc, "policy %s: %s", spec->name, rk_strerror(rc));
+	return 0;
+}

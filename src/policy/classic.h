@@ -1,0 +1,45 @@
+/*
+ * Internal: the shared engine of the four classic baselines (FIFO, SJF, SRTF,
+ * Tiresias). They differ only in the order jobs are served and in whether a
+ * running job may be preempted; placement (consolidated gang, rk_place_gang),
+ * resources (the request) and plan (the user's req_plan) are common.
+ */
+#ifndef RUBICK_POLICY_CLASSIC_H
+#define RUBICK_POLICY_CLASSIC_H
+
+#include "rubick/policy.h"
+
+/*
+ * Sort key of a job: smaller runs first; ties by `k2` then job id. `opt`
+ * is the policy's parsed options (may be NULL).
+ */
+struct classic_key {
+	double k1;
+	int64_t k2;
+};
+typedef void (*classic_key_fn)(const struct rk_job *job, int64_t now_ms, const void *opt,
+			       struct classic_key *out);
+
+struct classic_spec {
+	const char *name;
+	classic_key_fn key;
+	int preemptive; /* 1 = higher-priority work may preempt running jobs */
+};
+
+/*
+ * One round. Non-preemptive: pending jobs in key order, each started when its
+ * request fits (a job that does not fit is skipped, the next one tried).
+ * Preemptive: see classic.c.
+ */
+int classic_schedule(const struct classic_spec *spec, const void *opt,
+		     const struct rk_sched_input *in, struct rk_decisions *out,
+		     struct rk_error *err);
+
+/* create/destroy for policies without options: any option is an error. */
+int classic_create_noopt(void **state, const char *options, struct rk_error *err,
+			 const char *name);
+
+/* Remaining run time at the request (s): est_duration_s x fraction left; +inf if unknown. */
+double classic_remaining_s(const struct rk_job *job);
+
+#endif

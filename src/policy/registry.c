@@ -1,0 +1,35 @@
+/*
+ * The policy registry: a plain array of const vtables (like Linux scheduling
+ * classes). To add a policy, declare its ops here and append it to the array.
+ */
+#include "rubick/policy.h"
+
+#include <string.h>
+
+extern const struct rk_policy_ops rk_policy_fifo;
+extern const struct rk_policy_ops rk_policy_sjf;
+extern const struct rk_policy_ops rk_policy_srtf;
+extern const struct rk_policy_ops rk_policy_tiresias;
+
+static const struct rk_policy_ops *const registry[] = {
+	&rk_policy_fifo,
+	&rk_policy_sjf,
+	&rk_policy_srtf,
+	&rk_policy_tiresias,
+};
+
+const struct rk_policy_ops *rk_policy_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (!strcmp(registry[i]->name, name))
+			return registry[i];
+	return NULL;
+}
+
+const struct rk_policy_ops *const *rk_policy_list(int *n)
+{
+	*n = (int)(sizeof(registry) / sizeof(registry[0]));
+	return registry;
+}
