@@ -17,7 +17,9 @@
  *    that started at least once; `never_started` counts the others.
  *  - GPU utilisation = integral of allocated GPUs / integral of total GPUs
  *    over [start_ms, end_ms], samples taken as piecewise constant (sample i
- *    holds from its t_ms until the next sample's, the last until end_ms).
+ *    holds from its t_ms until the next sample's, the last until end_ms;
+ *    nothing is counted before the first sample). The average queue length
+ *    is the same integral of queue_len over the time the samples cover.
  *  - GPU-hours = sum of the jobs' gpu_s / 3600 (service received, including
  *    restart time while the allocation is held).
  *  - Reconfigurations per job = total restarts / jobs (every change of

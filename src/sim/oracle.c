@@ -1,0 +1,381 @@
+/*
+ * The simulator's throughput oracle (oracle.h): measured Rubick tables with
+ * the interpolation rules listed in oracle.h, Sia/Pollux profiles
+ * (oracle_sia.c), and the analytic model (perf.h) as the last resort.
+ * References: algorithms.md §6 D1 (tables), §7 "Throughput oracle interface",
+ * §1.4 (the model), §1.2 (plan families).
+ */
+#include "sim/oracle_internal.h"
+
+#include "rubick/measured.h"
+#include "rubick/perf.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+const char *rk_oracle_source_name(enum rk_oracle_source s)
+{
+	switch (s) {
+	case RK_ORACLE_SRC_EXACT: return "exact";
+	case RK_ORACLE_SRC_NEAREST: return "nearest";
+	case RK_ORACLE_SRC_INTERP: return "interp";
+	case RK_ORACLE_SRC_MODEL_SCALED: return "model-scaled";
+	case RK_ORACLE_SRC_MODEL: return "model";
+	default: return "unknown";
+	}
+}
+
+void oracle_model_key(const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (; name[n] && n + 1 < cap; n++)
+		out[n] = (char)tolower((unsigned char)name[n]);
+	out[n] = '\0';
+	/* "llama7b" and "llama7" name the same zoo model (the artifact uses both). */
+	if (n >= 2 && out[n - 1] == 'b' && isdigit((unsigned char)out[n - 2]))
+		out[n - 1] = '\0';
+}
+
+void oracle_placement_canon(struct rk_placement *pl)
+{
+	for (int i = 1; i < pl->n_nodes; i++) {
+		int v = pl->gpus[i], j = i;
+		for (; j > 0 && pl->gpus[j - 1] < v; j--)
+			pl->gpus[j] = pl->gpus[j - 1];
+		pl->gpus[j] = v;
+	}
+}
+
+int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap)
+{
+	if (!plan || !buf || cap < RK_ORACLE_FAMILY_MAX)
+		return RK_EINVAL;
+	if (plan->tp > 1 || plan->pp > 1) {
+		/* 3D plans are named by their PP,TP,DP digits (§1.2, "244"). */
+		if (plan->pp > 9 || plan->tp > 9 || plan->dp > 9 || plan->pp < 1 || plan->tp < 1 ||
+		    plan->dp < 1)
+			return RK_ERANGE;
+		snprintf(buf, cap, "%d%d%d", plan->pp, plan->tp, plan->dp);
+	} else if (plan->offload) {
+		snprintf(buf, cap, "%s", plan->gc ? "zero-offload+gc" : "zero-offload");
+	} else if (plan->zero > 0) {
+		snprintf(buf, cap, "zero-dp");
+	} else if (plan->gc) {
+		snprintf(buf, cap, "gc");
+	} else {
+		snprintf(buf, cap, "ga");
+	}
+	return 0;
+}
+
+static int create(struct rk_oracle **out, const struct rk_perf_env *env, int measured,
+		  enum rk_oracle_fallback fallback, struct rk_error *err)
+{
+	if (!out)
+		return rk_error_set(err, RK_EINVAL, "oracle: out is NULL");
+	*out = NULL;
+	if (fallback != RK_ORACLE_FALLBACK_MODEL && fallback != RK_ORACLE_FALLBACK_NONE)
+		return rk_error_set(err, RK_EINVAL, "oracle: unknown fallback %d", (int)fallback);
+	struct rk_oracle *o = calloc(1, sizeof(*o));
+	if (!o)
+		return rk_error_set(err, RK_ENOMEM, "oracle: out of memory");
+	o->measured = measured;
+	o->fallback = fallback;
+	o->env = env;
+	*out = o;
+	return 0;
+}
+
+int rk_oracle_create_model(struct rk_oracle **out, const struct rk_perf_env *env,
+			   struct rk_error *err)
+{
+	if (!env)
+		return rk_error_set(err, RK_EINVAL, "oracle: the model oracle needs a performance env");
+	return create(out, env, 0, RK_ORACLE_FALLBACK_MODEL, err);
+}
+
+int rk_oracle_create_measured(struct rk_oracle **out, const struct rk_perf_env *env,
+			      enum rk_oracle_fallback fallback, struct rk_error *err)
+{
+	return create(out, env, 1, fallback, err);
+}
+
+void rk_oracle_destroy(struct rk_oracle *o)
+{
+	if (!o)
+		return;
+	for (int i = 0; i < o->n_tables; i++)
+		free(o->tables[i].rows);
+	free(o->tables);
+	for (int i = 0; i < o->n_profiles; i++)
+		oracle_sia_free(&o->profiles[i]);
+	free(o->profiles);
+	free(o);
+}
+
+void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
+{
+	if (!out)
+		return;
+	if (!o)
+		memset(out, 0, sizeof(*out));
+	else
+		*out = o->stats;
+}
+
+/* ---- Rubick tables ---------------------------------------------------------- */
+
+static const struct rubick_table *find_table(const struct rk_oracle *o, const char *key, int batch,
+					     int default_batch)
+{
+	for (int i = 0; i < o->n_tables; i++) {
+		const struct rubick_table *t = &o->tables[i];
+		if (strcmp(t->model, key))
+			continue;
+		if (t->global_batch == batch || (t->global_batch == 0 && batch == default_batch))
+			return t;
+	}
+	return NULL;
+}
+
+int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int global_batch,
+			       const char *text, size_t len, const char *filename,
+			       struct rk_error *err)
+{
+	const char *name = filename ? filename : "placements.csv";
+	if (!o || !model_name || !*model_name || (!text && len > 0))
+		return rk_error_set(err, RK_EINVAL, "%s: oracle: bad arguments", name);
+	if (!o->measured)
+		return rk_error_set(err, RK_EINVAL, "%s: the model oracle takes no measured tables", name);
+	if (global_batch < 0)
+		return rk_error_set(err, RK_ERANGE, "%s: global batch %d must be >= 0", name,
+				    global_batch);
+	char key[RK_MODEL_NAME_MAX];
+	if (strlen(model_name) >= sizeof(key))
+		return rk_error_set(err, RK_ERANGE, "%s: model name '%s' longer than %d characters",
+				    name, model_name, RK_MODEL_NAME_MAX - 1);
+	oracle_model_key(model_name, key, sizeof(key));
+	for (int i = 0; i < o->n_tables; i++)
+		if (!strcmp(o->tables[i].model, key) && o->tables[i].global_batch == global_batch)
+			return rk_error_set(err, RK_EEXIST,
+					    "%s: model '%s' at global batch %d already has a table (%s)",
+					    name, model_name, global_batch, o->tables[i].file);
+
+	struct rk_measured m;
+	int rc = rk_measured_parse(text ? text : "", len, name, &m, err);
+	if (rc)
+		return rc;
+	struct rubick_row *rows = calloc((size_t)m.n_rows, sizeof(*rows));
+	if (!rows) {
+		rk_measured_fini(&m);
+		return rk_error_set(err, RK_ENOMEM, "%s: out of memory", name);
+	}
+	for (int i = 0; i < m.n_rows; i++) {
+		const struct rk_measured_row *src = &m.rows[i];
+		struct rubick_row *r = &rows[i];
+		size_t fl = strlen(src->plan);
+		if (fl >= RK_ORACLE_FAMILY_MAX) {
+			rc = rk_error_set(err, RK_EINVAL, "%s:%d:1: exec_plan '%s' longer than %d characters",
+					  name, src->line, src->plan, RK_ORACLE_FAMILY_MAX - 1);
+			break;
+		}
+		for (size_t k = 0; k <= fl; k++)
+			r->family[k] = (char)tolower((unsigned char)src->plan[k]);
+		r->pl = src->placement;
+		oracle_placement_canon(&r->pl);
+		r->gpus = rk_measured_row_gpus(src);
+		r->cpu_threads = src->cpu_threads;
+		r->iter_s = src->failed ? 0.0 : src->iter_s;
+		r->line = src->line;
+	}
+	int has_cpu = m.has_cpu_threads, n_rows = m.n_rows;
+	rk_measured_fini(&m);
+	if (rc) {
+		free(rows);
+		return rc;
+	}
+	struct rubick_table *nt = realloc(o->tables, (size_t)(o->n_tables + 1) * sizeof(*nt));
+	if (!nt) {
+		free(rows);
+		return rk_error_set(err, RK_ENOMEM, "%s: out of memory", name);
+	}
+	o->tables = nt;
+	struct rubick_table *t = &o->tables[o->n_tables++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->model, sizeof(t->model), "%s", key);
+	snprintf(t->file, sizeof(t->file), "%s", name);
+	t->global_batch = global_batch;
+	t->has_cpu_threads = has_cpu;
+	t->n = n_rows;
+	t->rows = rows;
+	return 0;
+}
+
+/* ---- the analytic model --------------------------------------------------------- */
+
+int oracle_model_usable(const struct rk_oracle *o, const struct rk_model *m)
+{
+	if (o->measured && o->fallback == RK_ORACLE_FALLBACK_NONE)
+		return 0;
+	return o->env != NULL && m->perf_fitted;
+}
+
+int oracle_model_iter_s(const struct rk_oracle *o, const struct rk_model *m,
+			const struct rk_plan *plan, const struct rk_placement *pl, int cpus_per_gpu,
+			double *iter_s, struct rk_error *err)
+{
+	if (!o->env)
+		return rk_error_set(err, RK_ENOTFOUND, "model '%s': no performance env for the model",
+				    m->name);
+	if (!m->perf_fitted)
+		return rk_error_set(err, RK_ENOTFOUND,
+				    "model '%s' has no fitted performance parameters (zoo)", m->name);
+	double ms = 0.0;
+	int rc = rk_perf_predict(m, &m->perf, o->env, plan, pl, cpus_per_gpu, &ms);
+	if (rc)
+		return rk_error_set(err, rc, "model '%s': performance model rejected the plan: %s",
+				    m->name, rk_strerror(rc));
+	if (!isfinite(ms) || ms <= 0.0)
+		return rk_error_set(err, RK_EINTERNAL,
+				    "model '%s': performance model predicted %g ms per iteration",
+				    m->name, ms);
+	*iter_s = ms / 1000.0;
+	return 0;
+}
+
+/* ---- lookups ---------------------------------------------------------------------- */
+
+/*
+ * The placement, CPU threads per GPU and GPU type of an allocation. Shares
+ * without GPUs do not count as nodes of the placement. Mixed GPU types take
+ * the first share's (a gang runs at the pace of its slowest member, and the
+ * simulator's policies never mix types within one job).
+ */
+static int alloc_shape(const struct rk_job *job, const struct rk_alloc *alloc,
+		       const struct rk_cluster *cluster, struct rk_placement *pl, int *cpus_per_gpu,
+		       const char **gpu_type, struct rk_error *err)
+{
+	if (!alloc || alloc->n <= 0 || !alloc->shares)
+		return rk_error_set(err, RK_EINVAL, "job %lld: oracle asked about an empty allocation",
+				    (long long)job->id);
+	memset(pl, 0, sizeof(*pl));
+	long cpus = 0, gpus = 0;
+	*gpu_type = "";
+	for (int i = 0; i < alloc->n; i++) {
+		const struct rk_share *s = &alloc->shares[i];
+		if (!cluster || s->node < 0 || s->node >= cluster->n_nodes)
+			return rk_error_set(err, RK_EINVAL, "job %lld: share %d on unknown node %d",
+					    (long long)job->id, i, s->node);
+		if (s->gpus < 0 || s->cpus < 0)
+			return rk_error_set(err, RK_EINVAL, "job %lld: share %d has negative GPUs or CPUs",
+					    (long long)job->id, i);
+		cpus += s->cpus;
+		if (s->gpus == 0)
+			continue;
+		if (pl->n_nodes == RK_PLACEMENT_MAX_NODES)
+			return rk_error_set(err, RK_ERANGE, "job %lld: allocation spans more than %d nodes",
+					    (long long)job->id, RK_PLACEMENT_MAX_NODES);
+		if (pl->n_nodes == 0)
+			*gpu_type = cluster->nodes[s->node].gpu_type;
+		pl->gpus[pl->n_nodes++] = s->gpus;
+		gpus += s->gpus;
+	}
+	if (gpus == 0)
+		return rk_error_set(err, RK_EINVAL, "job %lld: allocation holds no GPU",
+				    (long long)job->id);
+	oracle_placement_canon(pl);
+	/* Whole threads per GPU; a job always has at least one host thread per GPU. */
+	long c = cpus / gpus;
+	*cpus_per_gpu = c < 1 ? 1 : (int)(c > 1024 ? 1024 : c);
+	return 0;
+}
+
+static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		  const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		  struct rk_oracle_result *res, struct rk_error *err)
+{
+	if (!job || !job->model || !plan || !res)
+		return rk_error_set(err, RK_EINVAL, "oracle: job, its model, plan and result are required");
+	const struct rk_model *m = job->model;
+	struct rk_placement pl;
+	int cpus = 1;
+	const char *gpu_type = "";
+	int rc = alloc_shape(job, alloc, cluster, &pl, &cpus, &gpu_type, err);
+	if (rc)
+		return rc;
+	long g = 0;
+	for (int i = 0; i < pl.n_nodes; i++)
+		g += pl.gpus[i];
+	if ((long)plan->dp * plan->tp * plan->pp != g || plan->dp < 1 || plan->tp < 1 || plan->pp < 1)
+		return rk_error_set(err, RK_EINVAL,
+				    "job %lld (%s): plan uses dp*tp*pp = %d*%d*%d GPUs but the "
+				    "allocation holds %ld",
+				    (long long)job->id, m->name, plan->dp, plan->tp, plan->pp, g);
+	memset(res, 0, sizeof(*res));
+	if (rk_placement_format(&pl, res->placement, sizeof(res->placement)) < 0)
+		res->placement[0] = '\0'; /* nodes with > 9 GPUs: the comma form may not fit */
+
+	char key[RK_MODEL_NAME_MAX];
+	oracle_model_key(m->name, key, sizeof(key));
+	if (o->measured) {
+		const struct sia_profile *p = oracle_sia_find(o, key, gpu_type);
+		if (p && plan->tp == 1 && plan->pp == 1)
+			return oracle_sia_lookup(p, job, plan, &pl, res, err);
+		const struct rubick_table *t = find_table(o, key, job->global_batch, m->global_batch);
+		if (t)
+			return oracle_rubick_lookup(o, t, job, plan, &pl, cpus, res, err);
+		if (!oracle_model_usable(o, m))
+			return rk_error_set(err, RK_ENOTFOUND,
+					    "job %lld: no measured table for model '%s' at global batch "
+					    "%d%s",
+					    (long long)job->id, m->name, job->global_batch,
+					    o->fallback == RK_ORACLE_FALLBACK_NONE
+						    ? " and the model fallback is off"
+						    : " and no fitted model to fall back on");
+	}
+	rc = oracle_model_iter_s(o, m, plan, &pl, cpus, &res->iter_s, err);
+	if (rc) {
+		rk_error_prefix(err, "job %lld", (long long)job->id);
+		return rc;
+	}
+	res->source = RK_ORACLE_SRC_MODEL;
+	return 0;
+}
+
+int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		     struct rk_oracle_result *res, struct rk_error *err)
+{
+	if (!o)
+		return rk_error_set(err, RK_EINVAL, "oracle: NULL oracle");
+	struct rk_oracle_result tmp;
+	int rc = lookup(o, job, plan, alloc, cluster, &tmp, err);
+	if (rc == 0) {
+		o->stats.lookups++;
+		o->stats.by_source[tmp.source]++;
+		if (res)
+			*res = tmp;
+	} else if (rc == RK_EINFEASIBLE) {
+		o->stats.infeasible++;
+	} else {
+		o->stats.failed++;
+	}
+	return rc;
+}
+
+int rk_oracle_iter_s(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		     double *iter_s, struct rk_error *err)
+{
+	if (!iter_s)
+		return rk_error_set(err, RK_EINVAL, "oracle: iter_s is NULL");
+	struct rk_oracle_result res;
+	int rc = rk_oracle_lookup(o, job, plan, alloc, cluster, &res, err);
+	if (rc == 0)
+		*iter_s = res.iter_s;
+	return rc;
+}

@@ -1,0 +1,88 @@
+/*
+ * Internal to the throughput oracle (oracle.c, oracle_sia.c): the tables it
+ * holds and the helpers its two measured back-ends share. See oracle.h for
+ * the lookup rules.
+ */
+#ifndef RK_SIM_ORACLE_INTERNAL_H
+#define RK_SIM_ORACLE_INTERNAL_H
+
+#include "rubick/cluster.h"
+#include "rubick/model.h"
+#include "rubick/oracle.h"
+#include "rubick/plan.h"
+
+/* One measured row of a Rubick table, placement canonicalised. */
+struct rubick_row {
+	char family[RK_ORACLE_FAMILY_MAX]; /* lower case, as in the file */
+	struct rk_placement pl;            /* GPUs per node, sorted descending */
+	int gpus;                          /* total GPUs */
+	int cpu_threads;                   /* per GPU; 0 = not recorded */
+	double iter_s;                     /* 0 = failed run (OOM) */
+	int line;                          /* source line, for messages */
+};
+
+struct rubick_table {
+	char model[RK_MODEL_NAME_MAX]; /* normalised (see model_key) */
+	int global_batch;              /* 0 = the model's default */
+	char file[128];                /* file name, for messages */
+	int has_cpu_threads;
+	int n;
+	struct rubick_row *rows;
+};
+
+/* One Sia/Pollux profile point: (nodes, replicas, local batch) -> times. */
+struct sia_row {
+	struct rk_placement pl; /* sorted descending; n_nodes == 0 for scalability rows */
+	int nodes, replicas;
+	double local_bsz;
+	double step_s, sync_s;
+};
+
+struct sia_profile {
+	char model[RK_MODEL_NAME_MAX];   /* normalised */
+	char gpu_type[RK_GPU_TYPE_MAX];  /* lower case; "" = untyped */
+	int n_place, n_scale;
+	struct sia_row *place;           /* from placements[-gpu].csv */
+	struct sia_row *scale;           /* from scalability[-gpu].csv */
+};
+
+struct rk_oracle {
+	int measured;                       /* 0 = analytic model only */
+	enum rk_oracle_fallback fallback;
+	const struct rk_perf_env *env;      /* borrowed; may be NULL */
+	int n_tables;
+	struct rubick_table *tables;
+	int n_profiles;
+	struct sia_profile *profiles;
+	struct rk_oracle_stats stats;
+};
+
+/* Normalised model key: lower case, a "b" after the size digits dropped ("llama7b" -> "llama7"). */
+void oracle_model_key(const char *name, char *out, size_t cap);
+
+/* Sort a placement's nodes by GPUs, descending (node order does not matter). */
+void oracle_placement_canon(struct rk_placement *pl);
+
+/* 1 when rules 4-5 may use the analytic model for `m`. */
+int oracle_model_usable(const struct rk_oracle *o, const struct rk_model *m);
+
+/* Analytic iteration time (s) of `plan` on `pl` (perf.h). */
+int oracle_model_iter_s(const struct rk_oracle *o, const struct rk_model *m,
+			const struct rk_plan *plan, const struct rk_placement *pl, int cpus_per_gpu,
+			double *iter_s, struct rk_error *err);
+
+/* Rules 1-4 on one Rubick table (oracle_rubick.c). */
+int oracle_rubick_lookup(const struct rk_oracle *o, const struct rubick_table *t,
+			 const struct rk_job *job, const struct rk_plan *plan,
+			 const struct rk_placement *pl, int cpus_per_gpu,
+			 struct rk_oracle_result *res, struct rk_error *err);
+
+/* Sia/Pollux lookup for a DP plan (oracle_sia.c). */
+const struct sia_profile *oracle_sia_find(const struct rk_oracle *o, const char *model_key,
+					  const char *gpu_type);
+int oracle_sia_lookup(const struct sia_profile *p, const struct rk_job *job,
+		      const struct rk_plan *plan, const struct rk_placement *pl,
+		      struct rk_oracle_result *res, struct rk_error *err);
+void oracle_sia_free(struct sia_profile *p);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * The JSON summary of a simulation (report.h, issue 3 "Metrics and output").
+ * The only report file that includes jansson. Keys keep insertion order
+ * (jansson >= 2.8) and reals print with 12 significant digits, so identical
+ * runs give identical bytes.
+ */
+#include "rubick/report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Builder that remembers the first allocation failure instead of checking every call. */
+struct jb {
+	int failed;
+};
+
+static void put(struct jb *b, json_t *obj, const char *key, json_t *val)
+{
+	if (!val || json_object_set_new(obj, key, val) != 0)
+		b->failed = 1;
+}
+
+static void put_real(struct jb *b, json_t *obj, const char *key, double v)
+{
+	/* JSON has no NaN/Inf; the summary promises none, but never emit invalid JSON. */
+	put(b, obj, key, isfinite(v) ? json_real(v) : json_null());
+}
+
+static void put_str(struct jb *b, json_t *obj, const char *key, const char *s)
+{
+	put(b, obj, key, json_string(s ? s : ""));
+}
+
+static json_t *run_json(struct jb *b, const struct rk_report_run *u)
+{
+	const struct rk_sim_summary *s = &u->summary;
+	json_t *o = json_object();
+	if (!o) {
+		b->failed = 1;
+		return NULL;
+	}
+	put_str(b, o, "policy", u->policy);
+	put_real(b, o, "avg_jct_s", s->avg_jct_s);
+	put_real(b, o, "median_jct_s", s->median_jct_s);
+	put_real(b, o, "p95_jct_s", s->p95_jct_s);
+	put_real(b, o, "p99_jct_s", s->p99_jct_s);
+	put_real(b, o, "max_jct_s", s->max_jct_s);
+	put_real(b, o, "makespan_s", s->makespan_s);
+	put_real(b, o, "avg_queue_s", s->avg_queue_s);
+	put_real(b, o, "gpu_util", s->gpu_util);
+	put_real(b, o, "gpu_hours", s->gpu_hours);
+	put_real(b, o, "reconfigs", s->reconfigs_per_job);
+	put_real(b, o, "preemptions", s->preemptions_per_job);
+	put(b, o, "completed", json_integer(s->completed));
+	put(b, o, "unfinished", json_integer(s->unfinished));
+	put(b, o, "never_started", json_integer(s->never_started));
+	put_real(b, o, "avg_queue_len", s->avg_queue_len);
+	put(b, o, "max_queue_len", json_integer(s->max_queue_len));
+	put_real(b, o, "wall_s", u->wall_s);
+	if (u->has_oracle_stats) {
+		json_t *st = json_object();
+		if (!st) {
+			b->failed = 1;
+		} else {
+			for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
+				put(b, st, rk_oracle_source_name((enum rk_oracle_source)k),
+				    json_integer((json_int_t)u->oracle_stats.by_source[k]));
+			put(b, st, "infeasible", json_integer((json_int_t)u->oracle_stats.infeasible));
+			put(b, st, "failed", json_integer((json_int_t)u->oracle_stats.failed));
+			put(b, o, "oracle_lookups", st);
+		}
+	}
+	return o;
+}
+
+int rk_report_json_encode(const struct rk_report *r, int pretty, char **json, struct rk_error *err)
+{
+	if (!r || !json || r->n_runs < 0 || (r->n_runs > 0 && !r->runs))
+		return rk_error_set(err, RK_EINVAL, "report: bad arguments");
+	*json = NULL;
+	struct jb b = {0};
+	json_t *root = json_object();
+	json_t *results = json_array();
+	if (!root || !results) {
+		json_decref(root);
+		json_decref(results);
+		return rk_error_set(err, RK_ENOMEM, "report: out of memory");
+	}
+	put_str(&b, root, "trace", r->trace);
+	put(&b, root, "jobs", json_integer(r->jobs));
+	put_str(&b, root, "cluster", r->cluster);
+	put_str(&b, root, "oracle", r->oracle);
+	put_real(&b, root, "interval_s", r->interval_s);
+	put_real(&b, root, "restart_cost_s", r->restart_cost_s);
+	/* json_int_t is signed 64-bit: a seed above 2^63 keeps its bits, printed negative. */
+	put(&b, root, "seed", json_integer((json_int_t)r->seed));
+	for (int i = 0; i < r->n_runs; i++) {
+		json_t *o = run_json(&b, &r->runs[i]);
+		if (!o || json_array_append_new(results, o) != 0)
+			b.failed = 1;
+	}
+	put(&b, root, "results", results);
+	char *s = NULL;
+	if (!b.failed) {
+		size_t flags = JSON_REAL_PRECISION(12) | (pretty ? JSON_INDENT(2) : JSON_COMPACT);
+		s = json_dumps(root, flags);
+	}
+	json_decref(root);
+	if (!s)
+		return rk_error_set(err, RK_ENOMEM, "report: out of memory encoding JSON");
+	*json = s;
+	return 0;
+}
+
+int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct rk_error *err)
+{
+	if (!f)
+		return rk_error_set(err, RK_EINVAL, "report: bad arguments");
+	char *s = NULL;
+	int rc = rk_report_json_encode(r, pretty, &s, err);
+	if (rc)
+		return rc;
+	fputs(s, f);
+	fputc('\n', f);
+	free(s);
+	if (fflush(f) != 0 || ferror(f))
+		return rk_error_set(err, RK_EIO, "summary JSON: write failed: %s", strerror(errno));
+	return 0;
+}
