@@ -152,7 +152,7 @@ static int antman_schedule(void *state, const struct rk_sched_input *in, struct 
 					continue;
 				rc = rk_capacity_give(&cap, &victims[v]->alloc, err);
 				if (!rc)
-					rc = rk_baseline_decide(out, victims[v]->id, NULL, &victims[v]->req_plan);
+					rc = rk_decisions_push(out, victims[v]->id, NULL, &victims[v]->req_plan);
 				if (rc)
 					goto out;
 				gone[v] = 1;
@@ -160,7 +160,7 @@ static int antman_schedule(void *state, const struct rk_sched_input *in, struct 
 		}
 		rc = rk_capacity_take(&cap, &a, err);
 		if (!rc)
-			rc = rk_baseline_decide(out, j->id, &a, &j->req_plan);
+			rc = rk_decisions_push(out, j->id, &a, &j->req_plan);
 		if (rc)
 			goto out;
 	}
@@ -180,7 +180,7 @@ static int antman_schedule(void *state, const struct rk_sched_input *in, struct 
 		struct rk_place_req req;
 		rk_place_req_from_job(fifo[i], &req);
 		if (rk_place_gang_take(&cap, &req, &a) == RK_OK)
-			rc = rk_baseline_decide(out, fifo[i]->id, &a, &fifo[i]->req_plan);
+			rc = rk_decisions_push(out, fifo[i]->id, &a, &fifo[i]->req_plan);
 	}
 	free(fifo);
 	if (rc)
@@ -202,4 +202,6 @@ const struct rk_policy_ops rk_policy_antman = {
 	.create = antman_create,
 	.destroy = antman_destroy,
 	.schedule = antman_schedule,
+	/* Only pending jobs are placed; with none pending a round changes nothing. */
+	.flags = RK_POLICY_IDLE_NOOP,
 };

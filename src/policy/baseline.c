@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the baseline policies (see baseline.h): plan scaling with
- * the user's plan kept, fitted-model throughput, orderings, decision appends.
+ * the user's plan kept, fitted-model throughput, orderings.
  */
 #include "policy/baseline.h"
 
@@ -76,31 +76,4 @@ void rk_baseline_sort_srtf(struct rk_job **jobs, int n)
 {
 	if (n > 1)
 		qsort(jobs, (size_t)n, sizeof(*jobs), cmp_srtf);
-}
-
-int rk_baseline_decide(struct rk_decisions *out, int64_t job_id, const struct rk_alloc *alloc,
-		       const struct rk_plan *plan)
-{
-	if (out->n == out->cap) {
-		int cap = out->cap ? 2 * out->cap : 16;
-		struct rk_decision *v = realloc(out->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return RK_ENOMEM;
-		out->v = v;
-		out->cap = cap;
-	}
-	struct rk_decision *d = &out->v[out->n];
-	memset(d, 0, sizeof(*d));
-	d->job_id = job_id;
-	if (plan)
-		d->plan = *plan;
-	if (alloc && alloc->n > 0) {
-		d->alloc.shares = malloc((size_t)alloc->n * sizeof(*alloc->shares));
-		if (!d->alloc.shares)
-			return RK_ENOMEM;
-		memcpy(d->alloc.shares, alloc->shares, (size_t)alloc->n * sizeof(*alloc->shares));
-		d->alloc.n = alloc->n;
-	}
-	out->n++;
-	return RK_OK;
 }

@@ -61,11 +61,4 @@ int rk_baseline_is_placed(const struct rk_job *job);
 void rk_baseline_sort_fifo(struct rk_job **jobs, int n);
 void rk_baseline_sort_srtf(struct rk_job **jobs, int n);
 
-/*
- * Append a decision for `job_id`: run `plan` on a copy of `alloc`, or stop the
- * job when alloc is NULL or empty. Returns 0 or RK_ENOMEM (list unchanged).
- */
-int rk_baseline_decide(struct rk_decisions *out, int64_t job_id, const struct rk_alloc *alloc,
-		       const struct rk_plan *plan);
-
 #endif

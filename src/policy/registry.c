@@ -10,12 +10,16 @@ extern const struct rk_policy_ops rk_policy_fifo;
 extern const struct rk_policy_ops rk_policy_sjf;
 extern const struct rk_policy_ops rk_policy_srtf;
 extern const struct rk_policy_ops rk_policy_tiresias;
+extern const struct rk_policy_ops rk_policy_sia;
+extern const struct rk_policy_ops rk_policy_antman;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
 	&rk_policy_sjf,
 	&rk_policy_srtf,
 	&rk_policy_tiresias,
+	&rk_policy_sia,
+	&rk_policy_antman,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)

@@ -19,6 +19,7 @@
 
 #include "rubick/cluster.h"
 #include "rubick/job.h"
+#include "rubick/perf.h"
 #include "rubick/plan.h"
 #include "rubick/policy.h"
 
@@ -31,6 +32,7 @@ struct fixture {
 	struct rk_job *ptrs[FX_MAX_JOBS];
 	int n_jobs;
 	struct rk_model model;
+	struct rk_perf_env env;
 };
 
 /* n_nodes nodes of 8 GPUs, 96 CPUs, 1600 GiB: the Rubick A800 node (§1.9). */
@@ -50,6 +52,7 @@ static inline void fx_init(struct fixture *f, int n_nodes)
 	}
 	f->cluster.n_nodes = n_nodes;
 	f->cluster.nodes = f->nodes;
+	rk_perf_env_a800(&f->env);
 	/* BERT-like row of algorithms.md §1.3/§1.4.2. */
 	struct rk_model *m = &f->model;
 	snprintf(m->name, sizeof(m->name), "bert");
@@ -122,7 +125,7 @@ static inline void fx_fini(struct fixture *f)
 static inline struct rk_sched_input fx_input(struct fixture *f, int64_t now_ms)
 {
 	return (struct rk_sched_input){.now_ms = now_ms, .cluster = &f->cluster,
-				       .jobs = f->ptrs, .n_jobs = f->n_jobs};
+				       .jobs = f->ptrs, .n_jobs = f->n_jobs, .env = &f->env};
 }
 
 static inline void fx_decisions_free(struct rk_decisions *d)
@@ -158,13 +161,18 @@ static inline int fx_gpus(const struct rk_alloc *a)
 }
 
 /*
- * The state after applying `d`: every decision names a known job once; the
+ * rk_decisions_validate accepts `d`, and, checked again here independently,
+ * the state after applying `d`: every decision names a known job once; the
  * allocations of all jobs (changed or kept) fit every node's GPUs, CPUs and
  * memory; a running decision's plan has dp*tp*pp == its GPUs and
  * mb*ga*dp == the job's global batch.
  */
-static inline void fx_check(struct fixture *f, const struct rk_decisions *d)
+static inline void fx_check(struct fixture *f, const struct rk_decisions *d, const char *policy)
 {
+	struct rk_sched_input in = fx_input(f, 0);
+	struct rk_error err;
+	if (rk_decisions_validate(&in, d, policy, &err) != RK_OK)
+		fail_msg("%s", err.msg);
 	int gpus[8] = {0}, cpus[8] = {0};
 	int64_t mem[8] = {0};
 	for (int i = 0; i < d->n; i++) {

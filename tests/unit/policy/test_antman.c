@@ -12,7 +12,7 @@ static void run_round(struct fixture *f, struct rk_decisions *d)
 	memset(d, 0, sizeof(*d));
 	assert_int_equal(rk_policy_antman.schedule(st, &in, d, &err), RK_OK);
 	rk_policy_antman.destroy(st);
-	fx_check(f, d);
+	fx_check(f, d, "antman");
 }
 
 /*
