@@ -338,9 +338,8 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 				goto out;
 			}
 			snprintf(t->format, sizeof(t->format), "%s", rd->name);
-			if (trace_split(line, n, rd->sep, lineno, &row) < 0) {
-				rc = trace_fail(ctx, &probe, -1, RK_ERANGE, "more than %d fields",
-						TRACE_FIELDS_MAX);
+			if ((rc = trace_split(line, n, rd->sep, lineno, &row)) < 0) {
+				rc = trace_split_fail(ctx, lineno, rc);
 				goto out;
 			}
 			if (rd->has_header) {
@@ -359,8 +358,7 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 		job->gpu_milli = 1000;
 		rc = trace_split(line, n, rd->sep, lineno, &row);
 		if (rc < 0)
-			rc = trace_fail(ctx, &probe, -1, RK_ERANGE, "more than %d fields",
-					TRACE_FIELDS_MAX);
+			rc = trace_split_fail(ctx, lineno, rc);
 		else if (ctx->n_header && row.n != ctx->n_header)
 			rc = trace_fail(ctx, &row, -1, RK_EINVAL,
 					"line has %d fields, the header has %d", row.n,

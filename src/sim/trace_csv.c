@@ -19,27 +19,51 @@
 
 int trace_split(const char *line, size_t len, char sep, int lineno, struct trace_row *row)
 {
-	size_t start = 0;
+	size_t i = 0;
 	row->n = 0;
 	row->line = lineno;
-	for (size_t i = 0; i <= len; i++) {
-		if (i < len && line[i] != sep)
-			continue;
+	for (;;) {
 		if (row->n == TRACE_FIELDS_MAX)
 			return RK_ERANGE;
-		size_t a = start, b = i;
-		/* Spaces around a field are padding, never data (no format quotes them). */
-		while (a < b && (line[a] == ' ' || (line[a] == '\t' && sep != '\t')))
+		size_t a = i;
+		/* Spaces around a field are padding, never data. */
+		while (a < len && (line[a] == ' ' || (line[a] == '\t' && sep != '\t')))
 			a++;
-		while (b > a && (line[b - 1] == ' ' || (line[b - 1] == '\t' && sep != '\t')))
-			b--;
+		size_t b, next;
+		if (sep == ',' && a < len && line[a] == '"') {
+			/* A quoted field (the native format's canonical plans hold commas);
+			 * no doubled quotes inside, so the field stays a slice. */
+			const char *q = memchr(line + a + 1, '"', len - a - 1);
+			if (!q)
+				return RK_EINVAL;
+			b = (size_t)(q - line);
+			next = b + 1;
+			while (next < len && line[next] == ' ')
+				next++;
+			if (next < len && line[next] != sep)
+				return RK_EINVAL;
+			a++;
+		} else {
+			const char *q = memchr(line + a, sep, len - a);
+			next = q ? (size_t)(q - line) : len;
+			b = next;
+			while (b > a && (line[b - 1] == ' ' || (line[b - 1] == '\t' && sep != '\t')))
+				b--;
+		}
 		struct trace_field *f = &row->f[row->n++];
 		f->p = line + a;
 		f->len = b - a;
 		f->col = (int)a + 1;
-		start = i + 1;
+		if (next >= len)
+			return 0;
+		i = next + 1;
+		if (i == len) { /* a trailing separator ends with one empty field */
+			if (row->n == TRACE_FIELDS_MAX)
+				return RK_ERANGE;
+			row->f[row->n++] = (struct trace_field){line + len, 0, (int)len + 1};
+			return 0;
+		}
 	}
-	return 0;
 }
 
 int trace_fail(struct trace_ctx *ctx, const struct trace_row *r, int idx, int code,
@@ -250,4 +274,15 @@ int trace_model_known(const struct trace_ctx *ctx, const char *name)
 		if (strcmp(*m, name) == 0)
 			return 1;
 	return 0;
+}
+
+int trace_split_fail(struct trace_ctx *ctx, int lineno, int rc)
+{
+	if (rc == RK_ERANGE)
+		return rk_error_set(ctx->err, rc, "%s:%d:1: more than %d fields", ctx->filename,
+				    lineno, TRACE_FIELDS_MAX);
+	return rk_error_set(ctx->err, RK_EINVAL,
+			    "%s:%d:1: unbalanced double quote (a quoted field must end in '\"' "
+			    "followed by the separator)",
+			    ctx->filename, lineno);
 }

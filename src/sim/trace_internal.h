@@ -74,8 +74,15 @@ extern const struct trace_reader rk_trace_reader_tiresias;
 extern const struct trace_reader rk_trace_reader_alibaba;
 extern const struct trace_reader rk_trace_reader_native;
 
-/* Split `len` bytes at `line` by `sep` into `row`; RK_ERANGE past TRACE_FIELDS_MAX fields. */
+/*
+ * Split `len` bytes at `line` by `sep` into `row`. With sep ',' a field may be
+ * double-quoted (no quotes inside). Returns 0, RK_ERANGE past TRACE_FIELDS_MAX
+ * fields, or RK_EINVAL for an unterminated quote or text after a closing one.
+ */
 int trace_split(const char *line, size_t len, char sep, int lineno, struct trace_row *row);
+
+/* Report a trace_split failure `rc` for line `lineno`. */
+int trace_split_fail(struct trace_ctx *ctx, int lineno, int rc);
 
 /* Fill ctx->err with "FILE:LINE:COL: <fmt>" pointing at field `idx` of `r` (-1 = line). */
 int trace_fail(struct trace_ctx *ctx, const struct trace_row *r, int idx, int code,

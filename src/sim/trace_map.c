@@ -11,6 +11,9 @@
  */
 #include "sim/trace_internal.h"
 
+#include "rubick/plan.h"
+#include "rubick/zoo.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,69 +188,21 @@ int trace_assign_model(struct trace_ctx *ctx, const struct trace_row *r, int idx
 	return 0;
 }
 
-/* Canonical "dp=4,tp=2,pp=1,mb=2,ga=1,gc=0,zero=1,offload=0" (plan.h). */
+/* Canonical "dp=4,tp=2,pp=1,mb=2,ga=1,gc=0,zero=1,offload=0": the plan module's
+ * own parser and invariants (plan.h), so a trace accepts exactly what the CLI does. */
 static int check_canonical(const char *plan, int gpus, int batch, char *why, size_t cap)
 {
-	static const char *const keys[] = {"dp", "tp", "pp", "mb", "ga", "gc", "zero", "offload"};
-	enum { DP, TP, PP, MB, GA, GC, ZERO, OFFLOAD, NKEYS };
-	long v[NKEYS];
-	int seen[NKEYS] = {0};
-	const char *p = plan;
-	while (*p) {
-		const char *eq = strchr(p, '=');
-		const char *comma = strchr(p, ',');
-		if (!comma)
-			comma = p + strlen(p);
-		if (!eq || eq > comma) {
-			snprintf(why, cap, "plan '%s': '%.*s' is not key=value", plan,
-				 (int)(comma - p), p);
-			return RK_EINVAL;
-		}
-		int k = -1;
-		for (int i = 0; i < NKEYS; i++)
-			if ((size_t)(eq - p) == strlen(keys[i]) && strncmp(p, keys[i], eq - p) == 0)
-				k = i;
-		if (k < 0 || seen[k]) {
-			snprintf(why, cap, "plan '%s': %s key '%.*s'", plan,
-				 k < 0 ? "unknown" : "repeated", (int)(eq - p), p);
-			return RK_EINVAL;
-		}
-		char *end;
-		v[k] = strtol(eq + 1, &end, 10);
-		if (end == eq + 1 || end != comma || v[k] < 0 || v[k] > 1000000) {
-			snprintf(why, cap, "plan '%s': value of '%s' is not a count", plan, keys[k]);
-			return RK_EINVAL;
-		}
-		seen[k] = 1;
-		p = *comma ? comma + 1 : comma;
-	}
-	for (int i = DP; i <= PP; i++) {
-		if (!seen[i]) {
-			snprintf(why, cap, "plan '%s': missing '%s'", plan, keys[i]);
-			return RK_EINVAL;
-		}
-	}
-	if (v[DP] < 1 || v[TP] < 1 || v[PP] < 1 || v[DP] * v[TP] * v[PP] != gpus) {
-		snprintf(why, cap, "plan '%s': dp*tp*pp must equal the %d GPUs requested", plan,
-			 gpus);
-		return RK_EINVAL;
-	}
-	if (seen[MB] && seen[GA] && batch > 0 && v[MB] * v[GA] * v[DP] != batch) {
-		snprintf(why, cap, "plan '%s': mb*ga*dp must equal the global batch %d", plan,
-			 batch);
-		return RK_EINVAL;
-	}
-	if ((seen[ZERO] && v[ZERO] > 3) || (seen[GC] && v[GC] > 1) ||
-	    (seen[OFFLOAD] && v[OFFLOAD] > 1)) {
-		snprintf(why, cap, "plan '%s': zero must be 0..3, gc and offload 0 or 1", plan);
-		return RK_EINVAL;
-	}
-	int zero = seen[ZERO] ? (int)v[ZERO] : 0;
-	int off = seen[OFFLOAD] ? (int)v[OFFLOAD] : 0;
-	if ((off && zero < 1) || ((v[TP] > 1 || v[PP] > 1) && (zero || off))) {
-		snprintf(why, cap,
-			 "plan '%s': offload needs zero >= 1, and tp/pp > 1 exclude zero and offload",
-			 plan);
+	struct rk_plan p;
+	struct rk_error e;
+	rk_error_clear(&e);
+	int rc = rk_plan_parse(plan, "plan", &p, &e);
+	if (rc == 0 && batch > 0)
+		rc = rk_plan_validate(&p, batch, gpus, &e);
+	else if (rc == 0 && p.dp * p.tp * p.pp != gpus)
+		rc = rk_error_set(&e, RK_EINVAL, "dp*tp*pp = %d, but %d GPUs requested",
+				  p.dp * p.tp * p.pp, gpus);
+	if (rc < 0) {
+		snprintf(why, cap, "'%s': %s", plan, e.msg);
 		return RK_EINVAL;
 	}
 	return 0;
@@ -293,6 +248,12 @@ int trace_get_model(struct trace_ctx *ctx, const struct trace_row *r, int idx, c
 		*c = (char)tolower((unsigned char)*c);
 	if (trace_model_known(ctx, job->model))
 		return 0;
+	/* The zoo's alias table ("t5_3B", "llama7b", "gpt-2") names the same models. */
+	const char *canon = rk_zoo_alias_canonical(job->source_type);
+	if (canon && trace_model_known(ctx, canon)) {
+		snprintf(job->model, sizeof(job->model), "%s", canon);
+		return 0;
+	}
 	char list[200] = "";
 	size_t used = 0;
 	for (const char *const *m = ctx->models; *m && used + 1 < sizeof(list); m++) {
