@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+int rk_cmd_model(int argc, char **argv);
+
 const struct rk_command rk_commands[] = {
+	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
 	{NULL, NULL, NULL},
 };
 

@@ -1,0 +1,407 @@
+/*
+ * The performance model: iteration time of a plan on a placement
+ * (../shared/research/algorithms.md §1.4). The DP family follows §1.4.1 term
+ * by term; where this file departs from the artifact it says why:
+ *  - communication is priced on the placement (NVLink inside a node, the NICs
+ *    of the busiest node across nodes) instead of one fixed bandwidth;
+ *  - the forward time has a fixed part that does not shrink with the per-GPU
+ *    batch (fitted, rk_perf_params.fwd_fixed_ms);
+ *  - gradient accumulation overlaps the all-reduce with the last micro-step's
+ *    backward only (DeepSpeed reduces at the accumulation boundary);
+ *  - 3D plans use the physically consistent scaling of the §1.4.3 note
+ *    (T_f / (dp * pp * eff_tp(tp)) with the 1F1B pipeline bubble) and
+ *    Megatron-LM's communication volumes instead of the 1.15^tp heuristic.
+ */
+#include "rubick/perf.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#define MIB (1024.0 * 1024.0)
+
+void rk_perf_env_a800(struct rk_perf_env *env)
+{
+	/* Calibrated once on the Rubick A800 testbed for all models together;
+	 * docs/perf-model.md ("Calibrating the cluster constants") gives the
+	 * procedure and the command that reproduces it. */
+	*env = (struct rk_perf_env){
+		.nvlink_gbps = 150.0,
+		.pcie_gbps = 12.0,
+		.net_gbps = 12.5,
+		.nics_per_node = 4,
+		.gpus_per_node = 8,
+		.gpu_tflops = 150.0,
+		.recompute_factor = 1.0,
+		.tp_eff = 0.85,
+		.grad_bytes = 4.0,
+		.act_bytes = 2.0,
+		.overlap = RK_OVERLAP_PNORM,
+	};
+}
+
+static int bad_pos(double v)
+{
+	return !isfinite(v) || v <= 0;
+}
+
+int rk_perf_env_check(const struct rk_perf_env *env, struct rk_error *err)
+{
+	if (!env)
+		return rk_error_set(err, RK_EINVAL, "perf env: missing");
+	if (bad_pos(env->nvlink_gbps))
+		return rk_error_set(err, RK_ERANGE, "perf env: nvlink_gbps must be > 0");
+	if (bad_pos(env->pcie_gbps))
+		return rk_error_set(err, RK_ERANGE, "perf env: pcie_gbps must be > 0");
+	if (bad_pos(env->net_gbps))
+		return rk_error_set(err, RK_ERANGE, "perf env: net_gbps must be > 0");
+	if (env->nics_per_node < 1 || env->nics_per_node > 64)
+		return rk_error_set(err, RK_ERANGE, "perf env: nics_per_node must be 1..64");
+	if (env->gpus_per_node < 1 || env->gpus_per_node > 1024)
+		return rk_error_set(err, RK_ERANGE, "perf env: gpus_per_node must be 1..1024");
+	if (bad_pos(env->gpu_tflops))
+		return rk_error_set(err, RK_ERANGE, "perf env: gpu_tflops must be > 0");
+	if (!isfinite(env->recompute_factor) || env->recompute_factor < 0 ||
+	    env->recompute_factor > 4)
+		return rk_error_set(err, RK_ERANGE, "perf env: recompute_factor must be 0..4");
+	if (!isfinite(env->tp_eff) || env->tp_eff <= 0 || env->tp_eff > 1)
+		return rk_error_set(err, RK_ERANGE, "perf env: tp_eff must be in (0, 1]");
+	if (bad_pos(env->grad_bytes) || env->grad_bytes > 16)
+		return rk_error_set(err, RK_ERANGE, "perf env: grad_bytes must be in (0, 16]");
+	if (bad_pos(env->act_bytes) || env->act_bytes > 16)
+		return rk_error_set(err, RK_ERANGE, "perf env: act_bytes must be in (0, 16]");
+	if (env->overlap != RK_OVERLAP_PNORM && env->overlap != RK_OVERLAP_ADDITIVE)
+		return rk_error_set(err, RK_EINVAL, "perf env: overlap must be pnorm or additive");
+	return 0;
+}
+
+void rk_perf_params_bounds(enum rk_overlap_form form, double lo[7], double hi[7])
+{
+	/* §1.5: k_bwd in [1, 10], k_sync >= 1, k_opt/k_os_offload/k_const > 0;
+	 * overlap exponents >= 1 in the p-norm form, additive constants >= 0 in
+	 * the additive one. Finite upper bounds keep the bounded transform of the
+	 * fit well defined; none binds on physical data. */
+	const double l[7] = {1.0, 1.0, 1e-8, 1e-8, 1e-6, 1.0, 1.0};
+	const double h[7] = {10.0, 100.0, 10.0, 100.0, 1e5, 100.0, 100.0};
+	for (int i = 0; i < 7; i++)
+		lo[i] = l[i], hi[i] = h[i];
+	if (form == RK_OVERLAP_ADDITIVE)
+		lo[5] = lo[6] = 1e-6, hi[5] = hi[6] = 1e5;
+}
+
+void rk_perf_params_to_array(const struct rk_perf_params *k, double x[7])
+{
+	x[0] = k->k_bwd, x[1] = k->k_sync, x[2] = k->k_opt, x[3] = k->k_os_offload;
+	x[4] = k->k_const, x[5] = k->k_off, x[6] = k->k_swap;
+}
+
+void rk_perf_params_from_array(const double x[7], struct rk_perf_params *k)
+{
+	k->k_bwd = x[0], k->k_sync = x[1], k->k_opt = x[2], k->k_os_offload = x[3];
+	k->k_const = x[4], k->k_off = x[5], k->k_swap = x[6];
+}
+
+/* Pollux's overlap (§1.4.1): (a^k + b^k)^(1/k); k = 1 is the sum, k -> inf the max.
+ * Scaled by the larger term so large exponents do not overflow. */
+static double ov_pnorm(double a, double b, double k)
+{
+	double m = a > b ? a : b;
+	if (m <= 0)
+		return 0;
+	double x = a / m, y = b / m;
+	return m * pow(pow(x, k) + pow(y, k), 1.0 / k);
+}
+
+/* OV_off / OV_swap: p-norm with the parameter as exponent, or the artifact
+ * main branch's additive a + k + b, which only applies when there is an
+ * offload transfer to overlap (§1.4.1 "Main-branch consequence": otherwise it
+ * duplicates k_const). */
+static double ov_param(const struct rk_perf_env *env, double a, double b, double k)
+{
+	if (b <= 0)
+		return a;
+	if (env->overlap == RK_OVERLAP_ADDITIVE)
+		return a + k + b;
+	return ov_pnorm(a, b, k);
+}
+
+/* NICs a node's `g` GPUs of this job can drive: GPUs share NICs in equal
+ * groups of gpus_per_node/nics_per_node by PCIe affinity, so g GPUs reach
+ * ceil(g * nics / gpus_per_node) of them. */
+static int usable_nics(const struct rk_perf_env *env, int g)
+{
+	int n = (g * env->nics_per_node + env->gpus_per_node - 1) / env->gpus_per_node;
+	if (n < 1)
+		n = 1;
+	if (n > env->nics_per_node)
+		n = env->nics_per_node;
+	return n;
+}
+
+/*
+ * Time (ms) of the data-parallel gradient all-reduce: tp*pp independent rings
+ * of dp ranks (Megatron rank order: tensor rank fastest, then data, then
+ * pipeline), each moving ring_mb = 2(dp-1)/dp * shard through every node it
+ * spans (a ring enters and leaves each of its nodes once). A node's NIC share
+ * carries every crossing ring; rings inside one node run on NVLink.
+ * Reference: ring all-reduce volume 2(n-1)/n (Patarasuk & Yuan 2009), as in
+ * §1.4.1's V; the per-node NIC limit is this project's placement term.
+ */
+static double allreduce_ms(const struct rk_perf_env *env, const struct rk_placement *pl,
+			   int dp, int tp, int pp, double shard_mb)
+{
+	if (dp <= 1)
+		return 0;
+	double ring_mb = 2.0 * (dp - 1) / dp * shard_mb;
+	if (pl->n_nodes <= 1)
+		return ring_mb / env->nvlink_gbps;
+	int node_of_start[RK_PLACEMENT_MAX_NODES + 1];
+	int acc = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		node_of_start[i] = acc;
+		acc += pl->gpus[i];
+	}
+	node_of_start[pl->n_nodes] = acc;
+	int crossing[RK_PLACEMENT_MAX_NODES] = {0};
+	int any_cross = 0;
+	for (int s = 0; s < pp; s++) {
+		for (int t = 0; t < tp; t++) {
+			/* nodes spanned by ring (s, t): ranks s*dp*tp + j*tp + t */
+			int first = -1, multi = 0;
+			unsigned char seen[RK_PLACEMENT_MAX_NODES] = {0};
+			int node = 0;
+			for (int j = 0; j < dp; j++) {
+				int r = s * dp * tp + j * tp + t;
+				while (node < pl->n_nodes - 1 && r >= node_of_start[node + 1])
+					node++;
+				seen[node] = 1;
+				if (first < 0)
+					first = node;
+				else if (node != first)
+					multi = 1;
+			}
+			if (!multi)
+				continue;
+			any_cross = 1;
+			for (int i = 0; i < pl->n_nodes; i++)
+				crossing[i] += seen[i];
+		}
+	}
+	if (!any_cross)
+		return ring_mb / env->nvlink_gbps;
+	double worst = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (!crossing[i])
+			continue;
+		double t = crossing[i] * ring_mb / (usable_nics(env, pl->gpus[i]) * env->net_gbps);
+		if (t > worst)
+			worst = t;
+	}
+	return worst;
+}
+
+/* Forward time (ms) of `samples` samples on one GPU: fixed part plus the
+ * per-sample rate taken from the model's measured forward time, or, when the
+ * model has none, from its structure: 24*s*L*h^2*(1 + s/(6h) + V/(16*L*h))
+ * FLOPs per sample forward (Narayanan et al., SC'21, eq. 3 divided by the 3
+ * passes) at the GPU's effective rate. */
+static double fwd_rate_ms(const struct rk_model *m, const struct rk_perf_params *k,
+			  const struct rk_perf_env *env)
+{
+	if (m->fwd_ms > 0 && m->global_batch > 0) {
+		double var = m->fwd_ms - k->fwd_fixed_ms;
+		return (var > 0 ? var : m->fwd_ms) / m->global_batch;
+	}
+	double s = m->seq_len, L = m->layers, h = m->hidden, V = m->vocab;
+	double flops = 24.0 * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
+	return flops / (env->gpu_tflops * 1e12) * 1e3;
+}
+
+static int check_inputs(const struct rk_model *m, const struct rk_perf_params *k,
+			const struct rk_perf_env *env, const struct rk_plan *plan,
+			const struct rk_placement *pl, int cpus_per_gpu, int *gpus)
+{
+	if (!m || !k || !env || !plan || !pl)
+		return RK_EINVAL;
+	if (plan->dp < 1 || plan->tp < 1 || plan->pp < 1 || plan->mb < 1 || plan->ga < 1)
+		return RK_EINVAL;
+	if (pl->n_nodes < 1 || pl->n_nodes > RK_PLACEMENT_MAX_NODES || cpus_per_gpu < 1)
+		return RK_EINVAL;
+	int g = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (pl->gpus[i] < 1)
+			return RK_EINVAL;
+		g += pl->gpus[i];
+	}
+	if ((long)plan->dp * plan->tp * plan->pp != g)
+		return RK_EINVAL;
+	if (!(m->params > 0) || m->layers < 1 || m->hidden < 1 || m->seq_len < 1)
+		return RK_EINVAL;
+	if (!(m->fwd_ms > 0) && !(m->global_batch > 0 || m->fwd_ms == 0))
+		return RK_EINVAL;
+	double x[7];
+	rk_perf_params_to_array(k, x);
+	for (int i = 0; i < 7; i++)
+		if (!isfinite(x[i]) || x[i] < 0)
+			return RK_ERANGE;
+	if (k->k_sync < 1 || !isfinite(k->fwd_fixed_ms) || k->fwd_fixed_ms < 0)
+		return RK_ERANGE;
+	if (env->overlap == RK_OVERLAP_PNORM && (k->k_off < 1 || k->k_swap < 1))
+		return RK_ERANGE;
+	*gpus = g;
+	return 0;
+}
+
+/* §1.4.1, DP family (plain DP, ZeRO-DP, ZeRO-Offload; GA and GC). */
+static void predict_dp(const struct rk_model *m, const struct rk_perf_params *k,
+		       const struct rk_perf_env *env, const struct rk_plan *plan,
+		       const struct rk_placement *pl, int cpus_per_gpu,
+		       struct rk_perf_breakdown *o)
+{
+	int d = plan->dp;
+	double P = m->params / MIB; /* ps: parameters in Mi */
+	double b = (double)plan->mb * plan->ga; /* samples per GPU per iteration */
+	double t_f = k->fwd_fixed_ms + fwd_rate_ms(m, k, env) * b;
+	double t_re = plan->gc ? env->recompute_factor * t_f : 0; /* alpha_f - 1 */
+	double t_bwd = k->k_bwd * t_f;
+	/* V = grad_bytes * 2(d-1)/d * P (fp32 gradients: 4*2*P*(d-1)/d in the artifact). */
+	double t_comm = allreduce_ms(env, pl, d, 1, 1, env->grad_bytes * P);
+	/* With GA the reduction waits for the accumulation boundary: only the last
+	 * micro-step's backward overlaps it (DeepSpeed engine, gradient accumulation). */
+	double last = t_bwd / plan->ga;
+	double t_sync = (t_bwd - last) + ov_pnorm(t_comm, last, k->k_sync);
+	double t_off = 0, t_opt;
+	if (plan->offload) {
+		/* fp32 state slice over PCIe: 4 * (P/d) / B_pcie (§1.4.1 T_off). */
+		t_off = 4.0 * (P / d) / env->pcie_gbps;
+		t_opt = k->k_os_offload * P / ((double)d * cpus_per_gpu);
+	} else if (plan->zero >= 1) {
+		t_opt = k->k_opt * P / d; /* partitioned update */
+	} else {
+		t_opt = k->k_opt * P; /* every replica updates all parameters */
+	}
+	double t_so = ov_param(env, t_sync, t_off, k->k_off);
+	double t_sw = ov_param(env, t_opt, t_off, k->k_swap);
+	o->fwd_ms = t_f;
+	o->sync_ms = t_re + t_so;
+	o->opt_ms = t_sw;
+	o->comm_ms = 0;
+	o->iter_ms = o->fwd_ms + o->sync_ms + o->opt_ms + k->k_const;
+}
+
+/* Node holding global rank r when ranks fill the placement's nodes in order. */
+static int node_of(const struct rk_placement *pl, int r)
+{
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (r < pl->gpus[i])
+			return i;
+		r -= pl->gpus[i];
+	}
+	return pl->n_nodes - 1;
+}
+
+/*
+ * Time (ms) of one micro-batch's activation send between adjacent pipeline
+ * stages (and the gradient send back, hence 2x): each of the dp*tp ranks of a
+ * stage sends act_mb/tp to its peer (Megatron's scatter/gather optimisation,
+ * Narayanan et al. SC'21 §4.1). Sends that cross nodes share the sending
+ * node's usable NICs; the slowest boundary sets the pace.
+ */
+static double p2p_ms(const struct rk_perf_env *env, const struct rk_placement *pl, int dp,
+		     int tp, int pp, double act_mb)
+{
+	double msg = act_mb / tp, worst = 0;
+	int per_stage = dp * tp;
+	for (int s = 0; s + 1 < pp; s++) {
+		int cross[RK_PLACEMENT_MAX_NODES] = {0};
+		int any = 0;
+		for (int j = 0; j < per_stage; j++) {
+			int a = node_of(pl, s * per_stage + j);
+			int b = node_of(pl, (s + 1) * per_stage + j);
+			if (a != b)
+				cross[a]++, any = 1;
+		}
+		double t = msg / env->nvlink_gbps;
+		for (int i = 0; any && i < pl->n_nodes; i++) {
+			double ti = cross[i] * msg / (usable_nics(env, pl->gpus[i]) * env->net_gbps);
+			if (ti > t)
+				t = ti;
+		}
+		if (t > worst)
+			worst = t;
+	}
+	return 2.0 * worst;
+}
+
+/*
+ * 3D plans (§1.4.3 with its note's physically consistent scaling): each of
+ * the dp replicas runs m = ga micro-batches of mb samples through pp stages
+ * of L/pp layers, each stage split over tp GPUs with speedup eff_tp(tp).
+ * 1F1B pipeline: (m + pp - 1) slots of one micro-batch's forward+backward on
+ * one stage (Narayanan et al., SC'21, §2.2 bubble (pp-1)/m).
+ * Tensor parallel: 2 all-reduces of the activations (mb*seq*hidden) per layer
+ * forward and 2 backward, 2 more with recompute (Megatron-LM, Shoeybi et al.
+ * 2019 §3); not overlapped. Pipeline: one activation send forward and one
+ * gradient send backward per micro-batch and stage boundary. Data parallel:
+ * the P/(tp*pp) gradient shard all-reduced after the backward (allreduce_ms),
+ * overlapped with the last micro-batch's backward by k_sync as in §1.4.3.
+ */
+static void predict_3d(const struct rk_model *m, const struct rk_perf_params *k,
+		       const struct rk_perf_env *env, const struct rk_plan *plan,
+		       const struct rk_placement *pl, struct rk_perf_breakdown *o)
+{
+	int tp = plan->tp, pp = plan->pp, dp = plan->dp, nmb = plan->ga;
+	double P = m->params / MIB;
+	double eff_tp = tp * pow(env->tp_eff, log2((double)tp));
+	double f_mb = k->fwd_fixed_ms / pp + fwd_rate_ms(m, k, env) * plan->mb / (pp * eff_tp);
+	double re = plan->gc ? env->recompute_factor : 0;
+	double act_mb = (double)plan->mb * m->seq_len * m->hidden * env->act_bytes / MIB;
+	double tp_mb = 0;
+	if (tp > 1)
+		tp_mb = (4.0 + 2.0 * plan->gc) * ((double)m->layers / pp) * act_mb * 2.0 *
+			(tp - 1) / tp / env->nvlink_gbps;
+	double pp_mb = pp > 1 ? p2p_ms(env, pl, dp, tp, pp, act_mb) : 0;
+	double slots = nmb + pp - 1;
+	double t_dp = allreduce_ms(env, pl, dp, tp, pp, env->grad_bytes * P / ((double)tp * pp));
+	double last_bwd = f_mb * k->k_bwd;
+	double t_sync = ov_pnorm(t_dp, last_bwd, k->k_sync) - last_bwd;
+	double t_opt = k->k_opt * P / ((double)tp * pp);
+	o->fwd_ms = slots * f_mb * (1.0 + re);
+	o->comm_ms = slots * (tp_mb + pp_mb) + t_sync;
+	o->sync_ms = slots * (f_mb * k->k_bwd + tp_mb + pp_mb) + t_sync;
+	o->opt_ms = t_opt;
+	o->iter_ms = o->fwd_ms + o->sync_ms + o->opt_ms + k->k_const;
+}
+
+int rk_perf_predict_detail(const struct rk_model *m, const struct rk_perf_params *k,
+			   const struct rk_perf_env *env, const struct rk_plan *plan,
+			   const struct rk_placement *pl, int cpus_per_gpu,
+			   struct rk_perf_breakdown *out)
+{
+	int g = 0;
+	int rc = check_inputs(m, k, env, plan, pl, cpus_per_gpu, &g);
+	if (rc < 0)
+		return rc;
+	struct rk_perf_breakdown o;
+	if (plan->tp > 1 || plan->pp > 1)
+		predict_3d(m, k, env, plan, pl, &o);
+	else
+		predict_dp(m, k, env, plan, pl, cpus_per_gpu, &o);
+	if (!isfinite(o.iter_ms) || o.iter_ms <= 0)
+		return RK_ERANGE;
+	if (out)
+		*out = o;
+	return 0;
+}
+
+int rk_perf_predict(const struct rk_model *m, const struct rk_perf_params *k,
+		    const struct rk_perf_env *env, const struct rk_plan *plan,
+		    const struct rk_placement *pl, int cpus_per_gpu, double *iter_ms)
+{
+	struct rk_perf_breakdown o;
+	int rc = rk_perf_predict_detail(m, k, env, plan, pl, cpus_per_gpu, &o);
+	if (rc < 0)
+		return rc;
+	if (iter_ms)
+		*iter_ms = o.iter_ms;
+	return 0;
+}
