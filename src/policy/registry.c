@@ -12,6 +12,8 @@ extern const struct rk_policy_ops rk_policy_srtf;
 extern const struct rk_policy_ops rk_policy_tiresias;
 extern const struct rk_policy_ops rk_policy_sia;
 extern const struct rk_policy_ops rk_policy_antman;
+extern const struct rk_policy_ops rk_policy_synergy_fifo;
+extern const struct rk_policy_ops rk_policy_synergy_srtf;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
@@ -20,6 +22,8 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_tiresias,
 	&rk_policy_sia,
 	&rk_policy_antman,
+	&rk_policy_synergy_fifo,
+	&rk_policy_synergy_srtf,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)
