@@ -92,6 +92,8 @@ struct sia_type {
 
 struct sia_cfg {
 	int type, nodes, gpus;
+	int ragged; /* 1: a requested size that is no multiple of n_k: full nodes plus a
+		     * remainder (rk_placement_consolidated) instead of `nodes` equal shares */
 };
 
 static int parse_double(const char *v, double *out)
@@ -229,30 +231,48 @@ static int collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_
 
 /*
  * Sia's configuration set for every type (see the file comment), plus every
- * one-node size below n_k that an active job requests (`asked[g]` != 0): a
- * job whose model-parallel width is not a power of two (e.g. tp = 5) can then
- * still run at its request, which Sia's scale unit would otherwise forbid.
+ * size an active job requests (`asked[g]` != 0, g <= max_asked) that the set
+ * lacks: a job whose model-parallel width is not a power of two (tp = 5), or
+ * whose request is no multiple of n_k (20 GPUs on 8-GPU nodes, placed 8+8+4),
+ * can then still run at its request, which Sia's scale unit would forbid.
  */
-static int build_configs(const struct sia_type *t, int n_types, const char *asked,
+static int build_configs(const struct sia_type *t, int n_types, const char *asked, int max_asked,
 			 struct sia_cfg **out, int *n_out)
 {
 	int cap = 0;
 	for (int k = 0; k < n_types; k++)
-		cap += t[k].node_gpus + t[k].n_nodes + 1;
+		cap += t[k].node_gpus + t[k].n_nodes + max_asked + 1;
 	struct sia_cfg *c = malloc((size_t)cap * sizeof(*c));
 	if (!c)
 		return RK_ENOMEM;
 	int n = 0;
 	for (int k = 0; k < n_types; k++) {
-		for (int g = 1; g < t[k].node_gpus; g++)
-			if ((g & (g - 1)) == 0 || (g <= RK_NODE_MAX_GPUS && asked[g]))
-				c[n++] = (struct sia_cfg){k, 1, g};
-		c[n++] = (struct sia_cfg){k, 1, t[k].node_gpus};
+		int ng = t[k].node_gpus;
+		for (int g = 1; g < ng; g++)
+			if ((g & (g - 1)) == 0 || (g <= max_asked && asked[g]))
+				c[n++] = (struct sia_cfg){k, 1, g, 0};
+		c[n++] = (struct sia_cfg){k, 1, ng, 0};
 		for (int m = 2; m <= t[k].n_nodes; m++)
-			c[n++] = (struct sia_cfg){k, m, m * t[k].node_gpus};
+			c[n++] = (struct sia_cfg){k, m, m * ng, 0};
+		for (int g = ng + 1; g <= max_asked && g < t[k].total_gpus; g++)
+			if (asked[g] && g % ng && (g + ng - 1) / ng <= t[k].n_nodes)
+				c[n++] = (struct sia_cfg){k, (g + ng - 1) / ng, g, 1};
 	}
 	*out = c;
 	*n_out = n;
+	return RK_OK;
+}
+
+/* The placement a configuration stands for (equal shares, or ragged). */
+static int cfg_placement(const struct sia_cfg *cf, const struct sia_type *t, struct rk_placement *pl)
+{
+	if (cf->ragged)
+		return rk_placement_consolidated(cf->gpus, t->node_gpus, pl, NULL);
+	if (cf->nodes > RK_PLACEMENT_MAX_NODES)
+		return RK_ERANGE;
+	pl->n_nodes = cf->nodes;
+	for (int i = 0; i < cf->nodes; i++)
+		pl->gpus[i] = cf->gpus / cf->nodes;
 	return RK_OK;
 }
 
@@ -278,25 +298,27 @@ static int current_config(const struct rk_job *j, const int *node_type, const st
 {
 	if (!rk_baseline_is_placed(j))
 		return -1;
-	int m = 0, g = 0, type = -2, per = -1;
+	int m = 0, g = 0, type = -2, per = -1, uniform = 1;
 	for (int s = 0; s < j->alloc.n; s++) {
 		const struct rk_share *sh = &j->alloc.shares[s];
 		if (sh->gpus < 1)
 			continue;
 		int k = node_type[sh->node];
-		if (k < 0 || (type != -2 && k != type) || (per >= 0 && sh->gpus != per))
+		if (k < 0 || (type != -2 && k != type))
 			return -1;
+		if (per >= 0 && sh->gpus != per)
+			uniform = 0;
 		type = k;
 		per = sh->gpus;
 		m++;
 		g += sh->gpus;
 	}
 	for (int c = 0; c < n_cfg; c++)
-		if (cfg[c].type == type && cfg[c].nodes == m && cfg[c].gpus == g)
+		if (cfg[c].type == type && cfg[c].nodes == m && cfg[c].gpus == g &&
+		    (cfg[c].ragged || uniform))
 			return c;
 	return -1;
 }
-
 
 /* One (job, configuration) pair of the ILP. */
 struct sia_var {
@@ -319,6 +341,7 @@ struct sia_round {
 	int *n_job_var;
 	int *cur;           /* per job: current config index or -1 */
 	int *choice;        /* per job: chosen var index or -1 */
+	char *asked;        /* asked[g]: some job requests g GPUs */
 };
 
 static int push_var(struct sia_round *r, const struct sia_var *v)
@@ -355,23 +378,21 @@ static int job_vars(struct sia_round *r, int ji)
 	double min_tput = HUGE_VAL;
 	for (int c = 0; c < r->n_cfg; c++) {
 		const struct sia_cfg *cf = &r->cfg[c];
-		int per = cf->gpus / cf->nodes;
 		if (o->range_job) {
 			int lo = j->min_gpus > 0 ? j->min_gpus : 1;
 			int hi = j->max_gpus > 0 ? j->max_gpus : j->req_gpus;
 			if (cf->gpus < lo || cf->gpus > hi)
 				continue;
 		}
-		if (cf->nodes > RK_PLACEMENT_MAX_NODES)
-			continue;
 		struct sia_var v = {.job = ji, .cfg = c};
+		struct rk_placement pl;
+		if (cfg_placement(cf, &r->types[cf->type], &pl))
+			continue;
 		if (rk_baseline_plan_scale(&j->req_plan, j->global_batch, cf->gpus, &v.plan))
 			continue;
-		if (per % v.plan.tp)
-			continue; /* a tensor-parallel group must stay inside a node */
-		struct rk_placement pl = {.n_nodes = cf->nodes};
-		for (int i = 0; i < cf->nodes; i++)
-			pl.gpus[i] = per;
+		/* A tensor-parallel group must stay inside a node. */
+		if (rk_plan_check_placement(&v.plan, &pl, NULL))
+			continue;
 		double tput = 0;
 		if (rk_baseline_tput_sps(j, &v.plan, &pl, job_cpus_per_gpu(j, &r->types[cf->type]),
 					 r->in->env, &tput) ||
@@ -383,6 +404,26 @@ static int job_vars(struct sia_round *r, int ji)
 		int rc = push_var(r, &v);
 		if (rc)
 			return rc;
+	}
+	if (r->n_var == first) {
+		/*
+		 * The model predicts no configuration (e.g. an unfitted model): Sia
+		 * then treats the job as rigid, as its artifact does jobs without
+		 * profiles: the requested GPU count and plan, goodput 1.
+		 */
+		for (int c = 0; c < r->n_cfg; c++) {
+			const struct sia_cfg *cf = &r->cfg[c];
+			struct rk_placement pl;
+			if (cf->gpus != j->req_gpus || cfg_placement(cf, &r->types[cf->type], &pl) ||
+			    rk_plan_check_placement(&j->req_plan, &pl, NULL))
+				continue;
+			struct sia_var v = {.job = ji, .cfg = c, .plan = j->req_plan, .cost = 1.0};
+			min_tput = 1.0;
+			int rc = push_var(r, &v);
+			if (rc)
+				return rc;
+			break;
+		}
 	}
 	r->n_job_var[ji] = r->n_var - first;
 	double rf = r->cur[ji] >= 0 ? restart_factor(j, r->in->now_ms, o->restart_s) : 1.0;
@@ -565,8 +606,10 @@ static int map_and_decide(struct sia_round *r, struct rk_decisions *out, struct 
 			/* whole nodes for multi-node configs; tp groups inside a node otherwise */
 			.gpus_multiple = cf->nodes > 1 ? per : v->plan.tp,
 		};
+		if (cf->ragged)
+			req.gpus_multiple = v->plan.tp;
 		int ok = rk_place_gang(&cap, &req, &a) == 0 && a.n == cf->nodes;
-		for (int s = 0; ok && s < a.n; s++)
+		for (int s = 0; ok && !cf->ragged && s < a.n; s++)
 			ok = a.shares[s].gpus == per;
 		if (ok)
 			ok = rk_capacity_take(&cap, &a, NULL) == 0;
@@ -589,6 +632,7 @@ out:
 
 static void round_fini(struct sia_round *r)
 {
+	free(r->asked);
 	free(r->node_type);
 	free(r->cfg);
 	free(r->var);
@@ -620,11 +664,19 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	rc = collect_types(in->cluster, r.types, &r.n_types, r.node_type, err);
 	if (rc)
 		goto out;
-	char asked[RK_NODE_MAX_GPUS + 1] = {0};
+	int max_asked = 0;
 	for (int ji = 0; ji < n; ji++)
-		if (in->jobs[ji]->req_gpus >= 1 && in->jobs[ji]->req_gpus <= RK_NODE_MAX_GPUS)
-			asked[in->jobs[ji]->req_gpus] = 1;
-	if (build_configs(r.types, r.n_types, asked, &r.cfg, &r.n_cfg)) {
+		if (in->jobs[ji]->req_gpus > max_asked)
+			max_asked = in->jobs[ji]->req_gpus;
+	r.asked = calloc((size_t)max_asked + 1, 1);
+	if (!r.asked) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++)
+		if (in->jobs[ji]->req_gpus >= 1)
+			r.asked[in->jobs[ji]->req_gpus] = 1;
+	if (build_configs(r.types, r.n_types, r.asked, max_asked, &r.cfg, &r.n_cfg)) {
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 		goto out;
 	}

@@ -21,6 +21,8 @@
  *                    per-GPU request; with neither, the GPU-proportional share.
  *                    The model's throughput does not grow with more page
  *                    cache, so more than the need is never asked for.
+ *   A job the model cannot predict (unfitted) asks its own per-GPU CPU
+ *   request, or the fair share when it gave none.
  * GPU-proportional fair share per GPU = node CPUs / node GPUs and node
  * memory / node GPUs (the smallest over up nodes).
  *
@@ -137,8 +139,11 @@ static void best_case(const struct round *r, struct item *it)
 			else
 				lo = mid + 1;
 		}
+		it->cpg = lo;
+	} else {
+		/* No profile (unfitted model or no env): the user's request, else the fair share. */
+		it->cpg = j->req_cpus > 0 ? (j->req_cpus + g - 1) / g : r->fair_cpg;
 	}
-	it->cpg = lo;
 
 	int64_t need = 0;
 	struct rk_mem_usage mu;

@@ -216,6 +216,38 @@ static void odd_width_runs_at_request(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * A request that is no multiple of 8 (12 GPUs: 8 + 4) still runs, on two
+ * nodes, as does a job whose model cannot be predicted (unfitted: k_sync = 0)
+ * at exactly its request and plan.
+ */
+static void ragged_and_unfitted_requests(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 3);
+	struct rk_job *j = fx_job(&f, 1, 0, 12, 0);
+	j->global_batch = 24;
+	j->req_plan = fx_dp_plan(24, 12, 0);
+	struct rk_decisions d;
+	run_round(&f, "range=job", 1000, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 12);
+	assert_int_equal(d.v[0].alloc.n, 2);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+
+	fx_init(&f, 2);
+	f.model.perf = (struct rk_perf_params){0};
+	fx_job(&f, 2, 0, 4, 0);
+	run_round(&f, NULL, 1000, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 4);
+	assert_true(rk_plan_equal(&d.v[0].plan, &f.jobs[0].req_plan));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
 static void options_are_checked(void **state)
 {
 	(void)state;
@@ -259,6 +291,7 @@ int main(void)
 		cmocka_unit_test(restart_factor_holds_thrashing_jobs),
 		cmocka_unit_test(keeps_nodes_and_honours_ranges),
 		cmocka_unit_test(odd_width_runs_at_request),
+		cmocka_unit_test(ragged_and_unfitted_requests),
 		cmocka_unit_test(options_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

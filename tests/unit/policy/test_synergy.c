@@ -170,6 +170,22 @@ static void srtf_undoes_useless_preemption(void **state)
 	}
 }
 
+/* An unfitted model has no CPU curve: the job asks its own request (8 per GPU). */
+static void unfitted_model_asks_request(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	f.model.perf = (struct rk_perf_params){0};
+	fx_job(&f, 1, 0, 2, 0);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_synergy_fifo, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].alloc.shares[0].cpus, 16);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
 static void rejects_options(void **state)
 {
 	(void)state;
@@ -187,6 +203,7 @@ int main(void)
 		cmocka_unit_test(tune_shrinks_to_fair_share),
 		cmocka_unit_test(srtf_preempts_longest),
 		cmocka_unit_test(srtf_undoes_useless_preemption),
+		cmocka_unit_test(unfitted_model_asks_request),
 		cmocka_unit_test(rejects_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
