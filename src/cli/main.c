@@ -5,9 +5,15 @@
 #include <string.h>
 
 int rk_cmd_model(int argc, char **argv);
+int rk_cmd_plan(int argc, char **argv);
+int rk_cmd_curve(int argc, char **argv);
+int rk_cmd_demo(int argc, char **argv);
 
 const struct rk_command rk_commands[] = {
 	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
+	{"plan", "list every feasible plan of a model on a placement, best first", rk_cmd_plan},
+	{"curve", "a model's resource sensitivity curve (best plan per GPU count)", rk_cmd_curve},
+	{"demo", "print the sensitivity curves of all bundled models", rk_cmd_demo},
 	{NULL, NULL, NULL},
 };
 

@@ -1,0 +1,37 @@
+/*
+ * Helpers shared by the white-box subcommands (`rubick plan`, `rubick curve`,
+ * `rubick demo`): flag values, loading the zoo and choosing a model's
+ * performance parameters. They print their own "rubick CMD: ..." messages and
+ * return exit codes (commands.h).
+ */
+#ifndef RUBICK_CLI_WHITEBOX_H
+#define RUBICK_CLI_WHITEBOX_H
+
+#include "rubick/model.h"
+#include "rubick/perf.h"
+#include "rubick/zoo.h"
+
+/*
+ * Parse the decimal integer `val` of `flag` into *out, lo..hi. On error prints
+ * "rubick CMD: FLAG: 'VAL' must be an integer in LO..HI" and returns
+ * RK_EXIT_USAGE; 0 on success.
+ */
+int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long hi, long *out);
+
+/* Load the zoo (--zoo DIR, RUBICK_ZOO, compiled-in default) into `zoo`
+ * (initialised here). 0, or RK_EXIT_FAILURE after printing why. */
+int rk_wb_zoo(const char *cmd, const char *zoo_flag, struct rk_zoo *zoo);
+
+/* The model named by --model, or NULL after printing that it is not in the zoo
+ * (with the names that are). */
+const struct rk_model *rk_wb_model(const char *cmd, const struct rk_zoo *zoo, const char *name);
+
+/*
+ * The performance parameters to predict with: the model's fitted ones when it
+ * has them (returns 1), else the documented defaults of fit.h (returns 0) —
+ * callers say which in their output, never silently.
+ */
+int rk_wb_params(const struct rk_model *m, const struct rk_perf_env *env,
+		 struct rk_perf_params *k /* OUT */);
+
+#endif
