@@ -28,6 +28,7 @@ struct rk_node {
 	double net_gbps;                 /* inter-node NIC bandwidth (GB/s) */
 	enum rk_pool pool;
 	int up;                          /* 0 = down, drained or returned: no capacity */
+	int64_t gpu_mem_mb;              /* memory of one GPU (MiB); spec key gpumem */
 };
 
 struct rk_cluster {
@@ -53,13 +54,15 @@ struct rk_alloc {
  * Text form, one or more groups joined by '+' or written one per line ('#'
  * starts a comment):
  *
- *   NODESxGPUS[:TYPE][,cpus=N][,mem=SIZE][,nvlink=GBPS][,net=GBPS][,pool=training|loaned]
+ *   NODESxGPUS[:TYPE][,cpus=N][,mem=SIZE][,nvlink=GBPS][,net=GBPS][,gpumem=SIZE]
+ *             [,pool=training|loaned]
  *
  * e.g. "8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100" (the Rubick testbed,
  * algorithms.md §1.9). SIZE takes a K, M, G or T suffix (binary units); a bare
  * number is MiB. Defaults scale the Rubick A800 testbed node (96 CPUs, 1600 GiB,
  * 400 GB/s NVLink, 100 GB/s RDMA for 8 GPUs) per GPU: TYPE "a800", cpus = 12 x
- * GPUS, mem = 200 GiB x GPUS, nvlink = 400, net = 100, pool = training.
+ * GPUS, mem = 200 GiB x GPUS, nvlink = 400, net = 100, pool = training, and
+ * gpumem from rk_gpu_type_mem_mb(TYPE).
  * Node ids run 0.. in the order the groups are written.
  */
 #define RK_CLUSTER_MAX_NODES 1000000
@@ -76,6 +79,14 @@ struct rk_alloc {
  */
 int rk_cluster_parse(struct rk_cluster *out, const char *text, const char *name,
 		     struct rk_error *err);
+
+/*
+ * Memory of one GPU of a known type (MiB): a800/a100-80g/h100/h800 80 GiB,
+ * a100 (Sia's dgx-ext A100-40GB) 40 GiB, v100 32 GiB, rtx6000 24 GiB, t4 16 GiB,
+ * 2080ti 11 GiB, k80 12 GiB, p100 16 GiB; unknown types get 80 GiB (the A800 of
+ * the Rubick testbed) and should say gpumem= in the spec.
+ */
+int64_t rk_gpu_type_mem_mb(const char *type);
 
 /* Release the nodes of `c` and leave it empty; NULL and empty clusters are fine. */
 void rk_cluster_fini(struct rk_cluster *c);

@@ -25,6 +25,23 @@
 #define MAX_MEM_MB_PER_NODE (1LL << 40) /* 1 EiB in MiB: anything above is a typo */
 #define MAX_GBPS 1e6
 
+static const struct {
+	const char *type;
+	int gib;
+} gpu_mem_table[] = {
+	{"a800", 80}, {"a100-80g", 80}, {"h100", 80}, {"h800", 80}, {"a100", 40},
+	{"v100", 32}, {"rtx6000", 24}, {"t4", 16},    {"2080ti", 11}, {"k80", 12},
+	{"p100", 16},
+};
+
+int64_t rk_gpu_type_mem_mb(const char *type)
+{
+	for (size_t i = 0; i < sizeof(gpu_mem_table) / sizeof(gpu_mem_table[0]); i++)
+		if (type && !strcmp(type, gpu_mem_table[i].type))
+			return (int64_t)gpu_mem_table[i].gib * 1024;
+	return 80LL * 1024;
+}
+
 /* Cursor over the spec text; line and column are 1-based for messages. */
 struct cursor {
 	const char *p;
@@ -138,19 +155,19 @@ static int parse_gbps_value(struct cursor *c, const char *v, size_t n, const cha
 }
 
 /* Memory with an optional binary suffix K, M, G or T (bare number = MiB). */
-static int parse_mem_value(struct cursor *c, const char *v, size_t n, int64_t *out_mb,
-			   struct rk_error *err)
+static int parse_mem_value(struct cursor *c, const char *v, size_t n, const char *key,
+			   int64_t *out_mb, struct rk_error *err)
 {
 	char buf[32];
 	if (n == 0 || n >= sizeof(buf))
-		return FAIL(c, v, err, RK_EINVAL, "mem: expected a size such as 1600G");
+		return FAIL(c, v, err, RK_EINVAL, "%s: expected a size such as 1600G", key);
 	memcpy(buf, v, n);
 	buf[n] = '\0';
 	char *end;
 	errno = 0;
 	double x = strtod(buf, &end);
 	if (end == buf || !(isdigit((unsigned char)buf[0]) || buf[0] == '.'))
-		return FAIL(c, v, err, RK_EINVAL, "mem: '%s' is not a size such as 1600G", buf);
+		return FAIL(c, v, err, RK_EINVAL, "%s: '%s' is not a size such as 1600G", key, buf);
 	double mb_per_unit = 1.0;
 	if (*end) {
 		switch (toupper((unsigned char)*end)) {
@@ -160,7 +177,7 @@ static int parse_mem_value(struct cursor *c, const char *v, size_t n, int64_t *o
 		case 'T': mb_per_unit = 1024.0 * 1024; break;
 		default:
 			return FAIL(c, v + (end - buf), err, RK_EINVAL,
-				    "mem: unknown unit '%c' (use K, M, G or T)", *end);
+				    "%s: unknown unit '%c' (use K, M, G or T)", key, *end);
 		}
 		end++;
 		/* Accept "G", "GB" and "GiB" alike. */
@@ -170,11 +187,11 @@ static int parse_mem_value(struct cursor *c, const char *v, size_t n, int64_t *o
 			end++;
 		if (*end)
 			return FAIL(c, v + (end - buf), err, RK_EINVAL,
-				    "mem: unexpected '%s' after the unit", end);
+				    "%s: unexpected '%s' after the unit", key, end);
 	}
 	double mb = x * mb_per_unit;
 	if (errno || !isfinite(mb) || mb < 0 || mb > (double)MAX_MEM_MB_PER_NODE)
-		return FAIL(c, v, err, RK_ERANGE, "mem: %s is out of range", buf);
+		return FAIL(c, v, err, RK_ERANGE, "%s: %s is out of range", key, buf);
 	*out_mb = (int64_t)floor(mb);
 	return 0;
 }
@@ -220,7 +237,8 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 		c->p += n;
 	}
 	unsigned seen = 0;
-	static const char *const keys[] = {"cpus", "mem", "nvlink", "net", "pool"};
+	int64_t gpumem = -1;
+	static const char *const keys[] = {"cpus", "mem", "nvlink", "net", "pool", "gpumem"};
 	for (skip_blanks(c); *c->p == ','; skip_blanks(c)) {
 		c->p++;
 		skip_blanks(c);
@@ -229,12 +247,12 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 		while (isalpha((unsigned char)k[kn]))
 			kn++;
 		int key = -1;
-		for (int i = 0; i < 5; i++)
+		for (int i = 0; i < 6; i++)
 			if (strlen(keys[i]) == kn && !strncmp(k, keys[i], kn))
 				key = i;
 		if (key < 0)
 			return FAIL(c, k, err, RK_EINVAL,
-				    "unknown key '%.*s' (expected cpus, mem, nvlink, net or pool)",
+				    "unknown key '%.*s' (expected cpus, mem, nvlink, net, gpumem or pool)",
 				    (int)(kn ? kn : 1), kn ? k : "?");
 		if (seen & (1u << key))
 			return FAIL(c, k, err, RK_EINVAL, "key '%s' given twice", keys[key]);
@@ -249,9 +267,10 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 			rc = parse_int_value(c, v, vn, MAX_CPUS_PER_NODE, "cpus", &iv, err);
 			proto.cpus = (int)iv;
 			break;
-		case 1: rc = parse_mem_value(c, v, vn, &proto.mem_mb, err); break;
+		case 1: rc = parse_mem_value(c, v, vn, "mem", &proto.mem_mb, err); break;
 		case 2: rc = parse_gbps_value(c, v, vn, "nvlink", &proto.nvlink_gbps, err); break;
 		case 3: rc = parse_gbps_value(c, v, vn, "net", &proto.net_gbps, err); break;
+		case 5: rc = parse_mem_value(c, v, vn, "gpumem", &gpumem, err); break;
 		default:
 			if (vn == 8 && !strncmp(v, "training", 8))
 				proto.pool = RK_POOL_TRAINING;
@@ -265,6 +284,7 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 			return rc;
 		c->p = v + vn;
 	}
+	proto.gpu_mem_mb = gpumem >= 0 ? gpumem : rk_gpu_type_mem_mb(proto.gpu_type);
 	if (!field_end(*c->p))
 		return FAIL(c, c->p, err, RK_EINVAL, "unexpected '%c' (groups read NxG[:type],key=value"
 				     " and are joined by '+')", *c->p);
@@ -373,6 +393,7 @@ int rk_cluster_total_gpus(const struct rk_cluster *c)
 static int same_kind(const struct rk_node *a, const struct rk_node *b)
 {
 	return a->gpus == b->gpus && a->cpus == b->cpus && a->mem_mb == b->mem_mb &&
+	       a->gpu_mem_mb == b->gpu_mem_mb &&
 	       a->nvlink_gbps == b->nvlink_gbps && a->net_gbps == b->net_gbps &&
 	       a->pool == b->pool && !strcmp(a->gpu_type, b->gpu_type);
 }
@@ -386,9 +407,10 @@ int rk_cluster_format(const struct rk_cluster *c, char *buf, size_t size)
 			j++;
 		const struct rk_node *n = &c->nodes[i];
 		int w = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0,
-				 "%s%dx%d:%s,cpus=%d,mem=%lldM,nvlink=%g,net=%g%s", i ? "+" : "",
-				 j - i, n->gpus, n->gpu_type, n->cpus, (long long)n->mem_mb,
-				 n->nvlink_gbps, n->net_gbps,
+				 "%s%dx%d:%s,cpus=%d,mem=%lldM,nvlink=%g,net=%g,gpumem=%lldM%s",
+				 i ? "+" : "", j - i, n->gpus, n->gpu_type, n->cpus,
+				 (long long)n->mem_mb, n->nvlink_gbps, n->net_gbps,
+				 (long long)n->gpu_mem_mb,
 				 n->pool == RK_POOL_LOANED ? ",pool=loaned" : "");
 		if (w < 0)
 			return w;

@@ -69,5 +69,6 @@ const struct rk_policy_ops rk_policy_tiresias = {
 	.create = tiresias_create,
 	.destroy = tiresias_destroy,
 	.schedule = tiresias_schedule,
-	.flags = 0, /* attained service grows while running: rounds matter even with no queue */
+	/* With nobody waiting every holder fits the budget: nothing to preempt for. */
+	.flags = RK_POLICY_IDLE_NOOP,
 };

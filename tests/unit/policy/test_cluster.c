@@ -35,7 +35,7 @@ static void parse_testbed(void **state)
 	char buf[256];
 	int len = rk_cluster_format(&c, buf, sizeof(buf));
 	assert_int_equal(len, (int)strlen(buf));
-	assert_string_equal(buf, "8x8:a800,cpus=96,mem=1638400M,nvlink=400,net=100");
+	assert_string_equal(buf, "8x8:a800,cpus=96,mem=1638400M,nvlink=400,net=100,gpumem=81920M");
 	/* Formatting and parsing again gives the same cluster. */
 	struct rk_cluster d;
 	assert_int_equal(rk_cluster_parse(&d, buf, "fmt", &err), 0);
@@ -63,6 +63,8 @@ static void parse_defaults_and_hetero(void **state)
 	assert_int_equal(c.nodes[2].cpus, 96);
 	assert_int_equal(c.nodes[2].mem_mb, 512 * 1024);
 	assert_true(c.nodes[2].net_gbps == 12.5);
+	assert_int_equal(c.nodes[2].gpu_mem_mb, 32 * 1024); /* from the type */
+	assert_int_equal(c.nodes[0].gpu_mem_mb, 80 * 1024);
 	assert_int_equal(c.nodes[2].pool, RK_POOL_LOANED);
 	assert_int_equal(c.nodes[0].pool, RK_POOL_TRAINING);
 	assert_int_equal(rk_cluster_total_gpus(&c), 16);
@@ -74,13 +76,14 @@ static void parse_defaults_and_hetero(void **state)
 	const char *file = "# test cluster\n"
 			   "4x8:a800,cpus=96   # big nodes\n"
 			   "\n"
-			   "2x4:t4,mem=64T,nvlink=0\r\n";
+			   "2x4:t4,mem=64T,nvlink=0,gpumem=15G\r\n";
 	assert_int_equal(rk_cluster_parse(&c, file, "c.txt", &err), 0);
 	assert_int_equal(c.n_nodes, 6);
 	assert_string_equal(c.nodes[5].gpu_type, "t4");
 	assert_int_equal(c.nodes[5].id, 5);
 	assert_int_equal(c.nodes[5].mem_mb, 64LL * 1024 * 1024);
 	assert_true(c.nodes[5].nvlink_gbps == 0.0);
+	assert_int_equal(c.nodes[5].gpu_mem_mb, 15 * 1024);
 	struct rk_cluster d;
 	assert_int_equal(rk_cluster_copy(&d, &c), 0);
 	assert_memory_equal(c.nodes, d.nodes, sizeof(*c.nodes) * 6);
@@ -126,6 +129,7 @@ static void parse_errors(void **state)
 	expect_error("8x8,nvlink=fast", RK_EINVAL, "X:1:12: nvlink: 'fast' is not a number");
 	expect_error("8x8,net=1e9", RK_ERANGE, "net: 1e9 GB/s is out of range");
 	expect_error("8x8,net=nan", RK_EINVAL, "net: 'nan' is not a number");
+	expect_error("8x8,gpumem=big", RK_EINVAL, "X:1:12: gpumem: 'big' is not a size");
 	expect_error("8x8,pool=spot", RK_EINVAL, "X:1:10: pool: 'spot' is not");
 	expect_error("8x8 8x8", RK_EINVAL, "X:1:5: unexpected '8'");
 	expect_error("8x8+", RK_EINVAL, "X:1:5: expected a group after '+'");

@@ -1,0 +1,131 @@
+/*
+ * The trace-driven simulator engine: a discrete-event loop over integer
+ * milliseconds that replays jobs through one policy (the same rk_policy_ops
+ * the daemon runs), applies its decisions after rk_decisions_validate, charges
+ * a restart delay for every change of placement or plan, and advances jobs
+ * with a throughput oracle (never with the policy's own model).
+ *
+ * Deterministic: the same jobs, cluster, policy, config and seed give the
+ * same outcomes and samples, bit for bit. Events at the same instant are
+ * handled in a fixed order: restarts that end, completions, arrivals, then
+ * one scheduling round.
+ */
+#ifndef RUBICK_SIM_H
+#define RUBICK_SIM_H
+
+#include "rubick/cluster.h"
+#include "rubick/error.h"
+#include "rubick/job.h"
+#include "rubick/metrics.h"
+#include "rubick/policy.h"
+
+#include <stdint.h>
+
+/* Defaults of the papers' simulators (algorithms.md §1.9, §7). */
+#define RK_SIM_DEFAULT_INTERVAL_MS 60000       /* scheduling round: 60 s */
+#define RK_SIM_DEFAULT_RESTART_MS 260000       /* Rubick simulator's restart delay: 260 s */
+
+/*
+ * Seconds per iteration of `job` running `plan` on `alloc` (the oracle). Same
+ * contract as rk_oracle_iter_s; `ctx` is the caller's.
+ */
+typedef int (*rk_sim_iter_fn)(void *ctx, const struct rk_job *job, const struct rk_plan *plan,
+			      const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+			      double *iter_s, struct rk_error *err);
+
+/* rk_sim_iter_fn over an rk_oracle (ctx = struct rk_oracle *). */
+int rk_sim_oracle_iter(void *ctx, const struct rk_job *job, const struct rk_plan *plan,
+		       const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+		       double *iter_s, struct rk_error *err);
+
+/* A per-model restart delay overriding the default one. */
+struct rk_sim_restart_override {
+	char model[RK_MODEL_NAME_MAX]; /* zoo key */
+	int64_t restart_ms;
+};
+
+struct rk_sim_config {
+	int64_t interval_ms;      /* periodic round; > 0 */
+	int64_t restart_ms;       /* delay of every reconfiguration; >= 0 */
+	const struct rk_sim_restart_override *overrides; /* borrowed, n_overrides entries */
+	int n_overrides;
+	uint64_t seed;            /* mixed with the round number into rk_sched_input.seed */
+	int check;                /* 1 = verify the invariants after every event (slow) */
+	int64_t horizon_ms;       /* stop at this time, 0 = run until every job ends */
+	rk_sim_iter_fn iter;      /* the oracle; required */
+	void *iter_ctx;
+	const struct rk_perf_env *env; /* passed to policies (may be NULL) */
+	const char *policy_options;    /* "key=value,..." for the policy's create, or NULL */
+	/* Called after each round with jobs finished so far (may be NULL). */
+	void (*progress)(void *ctx, int64_t now_ms, int done, int total);
+	void *progress_ctx;
+};
+
+/* Defaults: 60 s rounds, 260 s restarts, seed 0, check off, no horizon. */
+void rk_sim_config_default(struct rk_sim_config *cfg);
+
+struct rk_sim_result {
+	struct rk_job_outcome *outcomes; /* owned; one per job, in input order */
+	int n_outcomes;
+	struct rk_sim_sample *samples;   /* owned; one per change, sorted by t_ms */
+	int n_samples;
+	int64_t start_ms, end_ms;        /* simulated window */
+	int64_t rounds;                  /* scheduling rounds run */
+	int64_t reconfigs;               /* restarts paid (changes after the first start) */
+	int64_t preemptions;
+	int64_t decisions;               /* decisions applied */
+	int64_t checks;                  /* invariant checks passed (check mode) */
+	int64_t jobs_scaled;             /* jobs whose iterations came from duration / oracle */
+};
+
+void rk_sim_result_fini(struct rk_sim_result *r);
+
+/*
+ * Replay `jobs` (n templates, read only; ids unique; submit_ms >= 0) on
+ * `cluster` under `policy`. Each job needs its model, global batch, request
+ * (req_gpus >= 1 and req_plan valid for them) and either iters_total > 0 or
+ * est_duration_s > 0: a job with only a duration gets iters_total = duration
+ * / the oracle's iteration time at its request on a consolidated placement
+ * of an empty cluster; one with only iterations gets est_duration_s the same
+ * way. OUT: *out (release with rk_sim_result_fini). Errors name the job or
+ * policy: a bad job (RK_EINVAL), a rejected decision (the validator's code),
+ * an oracle failure for a decided allocation, a broken invariant in check mode
+ * (RK_EINTERNAL).
+ */
+int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int n,
+	       const struct rk_policy_ops *policy, const struct rk_sim_config *cfg,
+	       struct rk_sim_result *out, struct rk_error *err);
+
+/* ---- jobs from a trace (src/sim/sim_jobs.c) ------------------------------ */
+
+struct rk_trace;
+struct rk_zoo;
+
+/* What building the jobs changed or dropped (never silent: the CLI prints it). */
+struct rk_sim_jobs_report {
+	int dropped;          /* jobs skipped as bad (only with skip_bad) */
+	int batch_adjusted;   /* jobs whose default global batch was rounded up to a multiple
+			       * of their GPUs (the trace gave no batch) */
+	int default_plan;     /* jobs given plain data parallelism (the trace gave no plan) */
+	char first_reason[256]; /* the first dropped job: "FILE:LINE: why" */
+};
+
+/*
+ * Turn a parsed trace into simulator jobs (ids 1..n in trace order). Per job:
+ * the zoo model (rk_zoo_find), the trace's global batch or the model's (rounded
+ * up to a multiple of the GPUs when the trace gave none), the requested
+ * GPUs/CPUs/memory, the plan (canonical text, or an artifact name read with
+ * rk_plan_from_artifact on the consolidated placement of the request, or plain
+ * data parallelism "ga" when none), iterations and duration. A job whose model
+ * is unknown, whose plan cannot be read or whose request cannot fit the empty
+ * cluster is an error "FILE:LINE: job NAME: why", or with `skip_bad` dropped
+ * and counted. OUT: *jobs (free with rk_sim_jobs_free), *n, *rep.
+ */
+int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
+			   const struct rk_zoo *zoo, const struct rk_cluster *cluster, int skip_bad,
+			   struct rk_job **jobs, int *n, struct rk_sim_jobs_report *rep,
+			   struct rk_error *err);
+
+void rk_sim_jobs_free(struct rk_job *jobs, int n);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * Internal state of the simulator engine, shared by engine.c (event loop,
+ * applying decisions), engine_run.c (set-up, outcomes) and engine_check.c
+ * (check mode). Not a public interface.
+ */
+#ifndef RUBICK_SIM_ENGINE_INTERNAL_H
+#define RUBICK_SIM_ENGINE_INTERNAL_H
+
+#include "rubick/sim.h"
+
+#include <stdint.h>
+
+/* Heap events at the same instant: restarts end before completions. */
+enum { EV_RESTART_END = 0, EV_COMPLETE = 1 };
+
+struct ev {
+	int64_t t_ms;
+	int kind;
+	int job;          /* index in sim.jobs */
+	uint32_t version; /* stale when != the job's version */
+};
+
+/* One simulated job: the live rk_job plus the engine's bookkeeping. */
+struct sjob {
+	struct rk_job j;       /* live copy; alloc owned */
+	double iter_ms;        /* ms per iteration with the current plan/alloc (oracle) */
+	int64_t run_from_ms;   /* progress accrues from here ... */
+	double iters_at_run;   /* ... starting at this many iterations */
+	int64_t hold_from_ms;  /* GPU-seconds accrue from here while holding */
+	int64_t ready_ms;      /* end of the current restart delay */
+	int64_t finish_ms;     /* -1 until done */
+	int64_t restart_ms;    /* this job's restart delay (per-model override) */
+	double gpu_s;          /* GPU-seconds held so far */
+	int preemptions;
+	uint32_t version;
+};
+
+struct sim {
+	const struct rk_cluster *cluster;
+	const struct rk_job *tmpl; /* the caller's templates, for the invariant checks */
+	struct rk_sim_config cfg;
+	int n;
+	struct sjob *jobs;         /* n, input order */
+	int *order;                /* job indices by (submit_ms, input index) */
+	int next_arrival;          /* position in order */
+	int *act;                  /* active job indices (pending or holding), arrival order */
+	int n_act;
+	struct rk_job **snap;      /* policy snapshot, n_act entries */
+	struct id_slot *ids;       /* job id -> index, sorted by id */
+	struct rk_capacity cap;
+	int gpus_total;
+	struct ev *heap;
+	int n_heap, cap_heap;
+	int64_t now_ms;
+	int64_t next_round_ms;
+	int last_round_decisions;
+	int n_pending, n_holding, n_done;
+	struct rk_decisions ds;
+	struct rk_sim_result res;
+	int cap_samples;
+};
+
+struct id_slot {
+	int64_t id;
+	int index;
+};
+
+/* Index of the job with id `id` (it must exist: decisions are validated first). */
+int sim_job_index(const struct sim *s, int64_t id);
+void sim_settle(struct sim *s, struct sjob *sj, int64_t now);
+int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
+	      struct rk_error *err);
+int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err);
+/* Check mode: the invariants of sim.h after the instant that followed `prev_ms`. */
+int sim_check(struct sim *s, int64_t prev_ms, struct rk_error *err);
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * rk_sim_run: checks the jobs, derives missing iteration counts or durations
+ * from the oracle at each job's request, runs the event loop (engine.c) and
+ * collects one outcome per job.
+ */
+#include "engine_internal.h"
+
+#include "rubick/placement.h"
+#include "rubick/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int by_id(const void *a, const void *b)
+{
+	const struct id_slot *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+int sim_job_index(const struct sim *s, int64_t id)
+{
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (s->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return s->ids[lo].index;
+}
+
+/* Arrival order: submit time, then input order (ids reused as (submit, index) pairs). */
+static int by_arrival(const void *a, const void *b)
+{
+	const struct id_slot *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static int job_fail(struct rk_error *err, int code, const struct rk_job *j, const char *what)
+{
+	return rk_error_set(err, code, "job %lld (%s): %s", (long long)j->id, j->name, what);
+}
+
+/*
+ * The oracle's iteration time at the job's request: its requested plan on the
+ * consolidated placement an empty cluster gives it.
+ */
+static int iter_at_request(struct sim *s, const struct rk_job *j, double *iter_s,
+			   struct rk_error *err)
+{
+	struct rk_capacity empty;
+	int rc = rk_capacity_init(&empty, s->cluster);
+	if (rc)
+		return rk_error_set(err, rc, "simulator: out of memory");
+	struct rk_place_req req;
+	rk_place_req_from_job(j, &req);
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	rc = rk_place_gang(&empty, &req, &a);
+	rk_capacity_fini(&empty);
+	if (rc) {
+		rk_alloc_fini(&a);
+		return rk_error_set(err, RK_EINFEASIBLE, "job %lld (%s): its request (%d GPUs, "
+				    "%d CPUs) does not fit the empty cluster", (long long)j->id,
+				    j->name, j->req_gpus, j->req_cpus);
+	}
+	rc = s->cfg.iter(s->cfg.iter_ctx, j, &j->req_plan, &a, s->cluster, iter_s, err);
+	rk_alloc_fini(&a);
+	if (rc == 0 && !(*iter_s > 0 && isfinite(*iter_s)))
+		rc = rk_error_set(err, RK_EINTERNAL, "oracle returned %g s per iteration", *iter_s);
+	if (rc)
+		rk_error_prefix(err, "job %lld (%s): iteration time at the request",
+				(long long)j->id, j->name);
+	return rc;
+}
+
+static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *err)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct rk_job *t = &tmpl[i];
+		struct sjob *sj = &s->jobs[i];
+		struct rk_job *j = &sj->j;
+		*j = *t;
+		rk_alloc_init(&j->alloc);
+		j->state = RK_JOB_PENDING;
+		j->iters_done = 0;
+		j->restarts = 0;
+		j->first_start_ms = -1;
+		j->last_change_ms = -1;
+		j->attained_gpu_s = 0;
+		memset(&j->plan, 0, sizeof(j->plan));
+		sj->finish_ms = -1;
+		if (!t->model)
+			return job_fail(err, RK_EINVAL, t, "no model");
+		if (t->submit_ms < 0)
+			return job_fail(err, RK_EINVAL, t, "negative submit time");
+		if (t->req_gpus < 1 || t->global_batch < 1)
+			return job_fail(err, RK_EINVAL, t, "needs req_gpus >= 1 and a global batch");
+		int rc = rk_plan_validate(&t->req_plan, t->global_batch, t->req_gpus, err);
+		if (rc)
+			return rk_error_prefix(err, "job %lld (%s): requested plan", (long long)t->id,
+					       t->name);
+		if (!(t->iters_total > 0) && !(t->est_duration_s > 0))
+			return job_fail(err, RK_EINVAL, t, "neither iterations nor a duration");
+		if (!isfinite(t->iters_total) || !isfinite(t->est_duration_s))
+			return job_fail(err, RK_EINVAL, t, "iterations or duration not finite");
+		/* Fill whichever of iterations and duration the trace left out. */
+		if (!(t->iters_total > 0) || !(t->est_duration_s > 0)) {
+			double it_s;
+			rc = iter_at_request(s, t, &it_s, err);
+			if (rc)
+				return rc;
+			if (!(t->iters_total > 0)) {
+				j->iters_total = t->est_duration_s / it_s;
+				s->res.jobs_scaled++;
+			} else {
+				j->est_duration_s = t->iters_total * it_s;
+			}
+		}
+		sj->restart_ms = s->cfg.restart_ms;
+		for (int k = 0; k < s->cfg.n_overrides; k++)
+			if (!strcmp(s->cfg.overrides[k].model, t->model->name))
+				sj->restart_ms = s->cfg.overrides[k].restart_ms;
+		s->ids[i] = (struct id_slot){t->id, i};
+	}
+	qsort(s->ids, (size_t)s->n, sizeof(*s->ids), by_id);
+	for (int i = 1; i < s->n; i++)
+		if (s->ids[i].id == s->ids[i - 1].id)
+			return job_fail(err, RK_EINVAL, &tmpl[s->ids[i].index], "duplicate job id");
+	/* Arrival order, sorted in the id table's storage, then the id table rebuilt. */
+	for (int i = 0; i < s->n; i++)
+		s->ids[i] = (struct id_slot){s->jobs[i].j.submit_ms, i};
+	qsort(s->ids, (size_t)s->n, sizeof(*s->ids), by_arrival);
+	for (int i = 0; i < s->n; i++)
+		s->order[i] = s->ids[i].index;
+	for (int i = 0; i < s->n; i++)
+		s->ids[i] = (struct id_slot){s->jobs[i].j.id, i};
+	qsort(s->ids, (size_t)s->n, sizeof(*s->ids), by_id);
+	return 0;
+}
+
+static int collect(struct sim *s)
+{
+	struct rk_job_outcome *o = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*o));
+	if (!o)
+		return RK_ENOMEM;
+	for (int i = 0; i < s->n; i++) {
+		struct sjob *sj = &s->jobs[i];
+		sim_settle(s, sj, s->now_ms);
+		o[i].id = sj->j.id;
+		memcpy(o[i].name, sj->j.name, sizeof(o[i].name));
+		snprintf(o[i].model, sizeof(o[i].model), "%s", sj->j.model->name);
+		o[i].req_gpus = sj->j.req_gpus;
+		o[i].submit_ms = sj->j.submit_ms;
+		o[i].first_start_ms = sj->j.first_start_ms;
+		o[i].finish_ms = sj->finish_ms;
+		o[i].restarts = sj->j.restarts;
+		o[i].preemptions = sj->preemptions;
+		o[i].completed = sj->j.state == RK_JOB_DONE;
+		o[i].gpu_s = sj->gpu_s;
+	}
+	s->res.outcomes = o;
+	s->res.n_outcomes = s->n;
+	return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+	if (s->jobs)
+		for (int i = 0; i < s->n; i++)
+			rk_alloc_fini(&s->jobs[i].j.alloc);
+	free(s->jobs);
+	free(s->order);
+	free(s->act);
+	free(s->snap);
+	free(s->ids);
+	free(s->heap);
+	rk_capacity_fini(&s->cap);
+	rk_decisions_fini(&s->ds);
+	rk_sim_result_fini(&s->res);
+}
+
+int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int n,
+	       const struct rk_policy_ops *policy, const struct rk_sim_config *cfg,
+	       struct rk_sim_result *out, struct rk_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!cfg || !cfg->iter || !policy || !cluster || n < 0 || (n > 0 && !jobs))
+		return rk_error_set(err, RK_EINVAL, "simulator: missing cluster, jobs, policy or "
+				    "oracle");
+	if (cfg->interval_ms <= 0)
+		return rk_error_set(err, RK_ERANGE, "--interval: must be > 0 (got %lld ms)",
+				    (long long)cfg->interval_ms);
+	if (cfg->restart_ms < 0)
+		return rk_error_set(err, RK_ERANGE, "--restart-cost: must be >= 0 (got %lld ms)",
+				    (long long)cfg->restart_ms);
+	struct sim s;
+	memset(&s, 0, sizeof(s));
+	s.cluster = cluster;
+	s.tmpl = jobs;
+	s.cfg = *cfg;
+	s.n = n;
+	rk_decisions_init(&s.ds);
+	size_t m = (size_t)(n > 0 ? n : 1);
+	s.jobs = calloc(m, sizeof(*s.jobs));
+	s.order = malloc(m * sizeof(*s.order));
+	s.act = malloc(m * sizeof(*s.act));
+	s.snap = malloc(m * sizeof(*s.snap));
+	s.ids = malloc(m * sizeof(*s.ids));
+	int rc = 0;
+	if (!s.jobs || !s.order || !s.act || !s.snap || !s.ids || rk_capacity_init(&s.cap, cluster)) {
+		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory for %d jobs", n);
+		goto done;
+	}
+	s.gpus_total = rk_cluster_total_gpus(cluster);
+	rc = init_jobs(&s, jobs, err);
+	if (rc)
+		goto done;
+	s.res.start_ms = n > 0 ? s.jobs[s.order[0]].j.submit_ms : 0;
+	s.now_ms = s.res.start_ms;
+	s.next_round_ms = s.res.start_ms;
+	s.n_pending = 0;
+	void *pstate = NULL;
+	rc = policy->create(&pstate, cfg->policy_options, err);
+	if (rc) {
+		rk_error_prefix(err, "policy %s", policy->name);
+		goto done;
+	}
+	rc = sim_loop(&s, policy, pstate, err);
+	policy->destroy(pstate);
+	if (rc)
+		goto done;
+	s.res.end_ms = s.now_ms;
+	rc = collect(&s);
+	if (rc) {
+		rk_error_set(err, rc, "simulator: out of memory");
+		goto done;
+	}
+	*out = s.res;
+	memset(&s.res, 0, sizeof(s.res));
+done:
+	sim_free(&s);
+	return rc;
+}
