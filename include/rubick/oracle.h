@@ -43,8 +43,11 @@
  * canonical placement's rows (EXACT when mb is a measured local batch, else
  * INTERP linearly between the two measured local batches around mb), else the
  * rows with the same (nodes, replicas) from `placements` and `scalability`
- * (NEAREST, linear over local batch), else log-linear between the nearest
- * replica counts with the same node count (INTERP).
+ * (NEAREST, linear over local batch), else (INTERP) at the node count nearest
+ * the query's: its rows with this replica count, or linear between the
+ * nearest replica counts around it. A local batch below the smallest measured
+ * uses the smallest (a smaller batch never steps slower); above the largest
+ * measured it fails with RK_EINFEASIBLE (profiles stop where memory ends).
  */
 #ifndef RUBICK_ORACLE_H
 #define RUBICK_ORACLE_H

@@ -93,6 +93,8 @@ static int create(struct rk_oracle **out, const struct rk_perf_env *env, int mea
 int rk_oracle_create_model(struct rk_oracle **out, const struct rk_perf_env *env,
 			   struct rk_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!env)
 		return rk_error_set(err, RK_EINVAL, "oracle: the model oracle needs a performance env");
 	return create(out, env, 0, RK_ORACLE_FALLBACK_MODEL, err);

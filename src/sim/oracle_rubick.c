@@ -99,7 +99,7 @@ static int nearest_of(const struct query *q, const struct rk_job *job, int exact
 {
 	int best = -1, n_ok = 0;
 	double sum_tput = 0.0;
-	const struct rubick_row *failed = NULL;
+	const struct rubick_row *failed = NULL, *one = NULL;
 	for (int i = 0; i < q->t->n; i++) {
 		const struct rubick_row *r = &q->t->rows[i];
 		if (strcmp(r->family, q->fam) || r->gpus != q->g || r->pl.n_nodes != q->n ||
@@ -118,6 +118,7 @@ static int nearest_of(const struct query *q, const struct rk_job *job, int exact
 		}
 		if (r->iter_s > 0.0) {
 			sum_tput += 1.0 / r->iter_s;
+			one = r;
 			n_ok++;
 		} else if (!failed) {
 			failed = r;
@@ -127,7 +128,8 @@ static int nearest_of(const struct query *q, const struct rk_job *job, int exact
 		return 0;
 	if (n_ok == 0)
 		return infeasible(q, job, failed, err);
-	*iter_s = (double)n_ok / sum_tput;
+	/* One row answers with its own value (1/(1/x) need not round back to x). */
+	*iter_s = n_ok == 1 ? one->iter_s : (double)n_ok / sum_tput;
 	return 1;
 }
 

@@ -376,9 +376,9 @@ static void bracket_replicas(const struct sia_profile *p, int nn, int replicas, 
 }
 
 /*
- * Rule 3 for profiles: linear in replicas between the nearest measured replica
- * counts, at the node count nearest to the query's that brackets it (ties:
- * fewer nodes). Returns 1 with step/sync, 0 when nothing brackets it, or
+ * Rule 3 for profiles: at the node count nearest to the query's (ties: fewer
+ * nodes) that measured this replica count, its rows; else that brackets it,
+ * linear in replicas between the nearest measured replica counts. Returns 1 with step/sync, 0 when nothing brackets it, or
  * RK_ENOMEM.
  */
 static int interp_replicas(const struct sia_profile *p, int nodes, int replicas, double b,
@@ -408,12 +408,19 @@ static int interp_replicas(const struct sia_profile *p, int nodes, int replicas,
 	}
 	int found = 0;
 	for (int k = 0; k < nn_count && !found; k++) {
+		struct group ge = {NULL, nn[k], replicas};
+		double mx;
+		int rc = group_at(p, &ge, b, step, sync, &mx);
+		if (rc > 0) { /* this replica count measured at another node count */
+			found = 1;
+			break;
+		}
 		int lo, hi;
 		bracket_replicas(p, nn[k], replicas, &lo, &hi);
 		if (lo == 0 || hi == 0)
 			continue;
 		struct group gl = {NULL, nn[k], lo}, gh = {NULL, nn[k], hi};
-		double sl, yl, sh, yh, mx;
+		double sl, yl, sh, yh;
 		if (group_at(p, &gl, b, &sl, &yl, &mx) <= 0 || group_at(p, &gh, b, &sh, &yh, &mx) <= 0)
 			continue;
 		double w = (double)(replicas - lo) / (double)(hi - lo);
