@@ -8,12 +8,14 @@ int rk_cmd_model(int argc, char **argv);
 int rk_cmd_plan(int argc, char **argv);
 int rk_cmd_curve(int argc, char **argv);
 int rk_cmd_demo(int argc, char **argv);
+int rk_cmd_sim(int argc, char **argv);
 
 const struct rk_command rk_commands[] = {
 	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
 	{"plan", "list every feasible plan of a model on a placement, best first", rk_cmd_plan},
 	{"curve", "a model's resource sensitivity curve (best plan per GPU count)", rk_cmd_curve},
 	{"demo", "print the sensitivity curves of all bundled models", rk_cmd_demo},
+	{"sim", "replay a job trace on a simulated cluster under one or more policies", rk_cmd_sim},
 	{NULL, NULL, NULL},
 };
 

@@ -45,6 +45,20 @@ static int request_placement(const struct rk_cluster *cl, const struct rk_job *j
 	return rc;
 }
 
+static int read_plan(const char *text, const struct rk_model *m, struct rk_job *j,
+		     const struct rk_placement *pl, int64_t gpu_mem_mb, struct rk_error *perr)
+{
+	int rc;
+	if (!strncmp(text, "dp=", 3))
+		rc = rk_plan_parse(text, "plan", &j->req_plan, perr);
+	else
+		rc = rk_plan_from_artifact(text, "plan", m, j->global_batch, pl, gpu_mem_mb,
+					   &j->req_plan, perr);
+	if (!rc)
+		rc = rk_plan_validate(&j->req_plan, j->global_batch, j->req_gpus, perr);
+	return rc;
+}
+
 /* Build job `j` from record `tj`; on a bad record fill `why` and return nonzero. */
 static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 		     const struct rk_cluster *cl, struct rk_job *j, struct rk_sim_jobs_report *rep,
@@ -68,16 +82,9 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	j->est_duration_s = tj->duration_s;
 	j->first_start_ms = -1;
 	j->last_change_ms = -1;
-	j->global_batch = tj->global_batch;
-	if (j->global_batch <= 0) {
-		int b = m->global_batch > 0 ? m->global_batch : 1;
-		int g = tj->gpus;
-		/* Every replica needs at least one sample: round up to a multiple of the GPUs. */
-		int adj = (b + g - 1) / g * g;
-		if (adj != b)
-			rep->batch_adjusted++;
-		j->global_batch = adj;
-	}
+	/* No batch in the trace: the model's own, rounded up later if the plan needs it. */
+	j->global_batch = tj->global_batch > 0 ? tj->global_batch
+					       : (m->global_batch > 0 ? m->global_batch : 1);
 	/* Place with tp = 1 first: the plan's tp is not known before it is read. */
 	j->req_plan = (struct rk_plan){.dp = tj->gpus, .tp = 1, .pp = 1, .mb = 1, .ga = 1};
 	struct rk_placement pl;
@@ -92,13 +99,14 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	if (!tj->plan[0])
 		rep->default_plan++;
 	struct rk_error perr;
-	if (!strncmp(text, "dp=", 3))
-		rc = rk_plan_parse(text, "plan", &j->req_plan, &perr);
-	else
-		rc = rk_plan_from_artifact(text, "plan", m, j->global_batch, &pl, gpu_mem_mb,
-					   &j->req_plan, &perr);
-	if (!rc)
-		rc = rk_plan_validate(&j->req_plan, j->global_batch, j->req_gpus, &perr);
+	rc = read_plan(text, m, j, &pl, gpu_mem_mb, &perr);
+	if (rc && tj->global_batch <= 0 && j->global_batch % tj->gpus) {
+		/* Every replica needs whole samples: round the default batch up to a multiple of the GPUs. */
+		j->global_batch = (j->global_batch + tj->gpus - 1) / tj->gpus * tj->gpus;
+		rc = read_plan(text, m, j, &pl, gpu_mem_mb, &perr);
+		if (!rc)
+			rep->batch_adjusted++;
+	}
 	if (rc)
 		return rk_error_set(why, rc, "plan '%s': %s", text, perr.msg);
 	/* A tensor-parallel plan must also be placeable with tp GPUs per node. */

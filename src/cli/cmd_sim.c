@@ -1,0 +1,538 @@
+/*
+ * `rubick sim`: replay a trace on a cluster under one or more policies and
+ * print the comparison (table or JSON), optionally writing the per-job CSV,
+ * time series, summary JSON and HTML report. Reads files; everything else is
+ * the library (trace readers, oracle, engine, metrics, report writers).
+ */
+#include "cli/commands.h"
+#include "cli/util.h"
+
+#include "rubick/oracle.h"
+#include "rubick/perf.h"
+#include "rubick/report.h"
+#include "rubick/sim.h"
+#include "rubick/trace.h"
+#include "rubick/zoo.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_POLICIES 32
+#define MAX_OVERRIDES 32
+
+struct opts {
+	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
+	double interval_s, restart_s, horizon_s;
+	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
+	int n_overrides;
+	uint64_t seed;
+	int json, skip_bad, check, no_timing;
+};
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: rubick sim --trace FILE --cluster SPEC|FILE --policy NAME[,NAME...]\n"
+		"                  [--format auto|NAME] [--oracle measured=DIR|model]\n"
+		"                  [--interval SECONDS] [--restart-cost SECONDS[,MODEL=SECONDS...]]\n"
+		"                  [--seed N] [--json] [--out DIR] [--skip-bad] [--check]\n"
+		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
+		"                  [--no-timing]\n\n"
+		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
+		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
+		"never with the policy's own model.\n\n"
+		"  --trace FILE        job trace; every format below is detected from its header\n"
+		"  --format NAME       force a trace format (default auto)\n"
+		"  --cluster SPEC      NODESxGPUS[:TYPE][,cpus=N][,mem=SIZE][,nvlink=GBPS][,net=GBPS]\n"
+		"                      [,gpumem=SIZE][,pool=training|loaned], '+'-joined groups, or a\n"
+		"                      file with one group per line; e.g. the Rubick testbed\n"
+		"                      8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100\n"
+		"  --policy LIST       comma-separated policies, run one after the other\n"
+		"  --oracle SRC        measured=DIR (folders of placements.csv tables, with the\n"
+		"                      analytic model where no table answers) or model;\n"
+		"                      default measured=%s/measured/rubick\n"
+		"  --interval S        scheduling round (default 60 s); rounds also run at every\n"
+		"                      arrival and completion\n"
+		"  --restart-cost S    delay of every reconfiguration and resume (default 260 s),\n"
+		"                      then MODEL=S overrides, e.g. 260,llama30=600\n"
+		"  --seed N            seed of the trace's model mapping and of the policies\n"
+		"  --json              print the summary as JSON instead of a table\n"
+		"  --out DIR           write jobs.csv, samples.csv, summary.json and report.html\n"
+		"  --skip-bad          skip and count bad trace lines and jobs instead of failing\n"
+		"  --check             verify the invariants after every event (slow)\n"
+		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
+		"  --no-timing         report wall_s as 0, so that output is byte-identical\n\n"
+		"policies:\n",
+		RK_DEFAULT_DATA_DIR);
+	int n;
+	const struct rk_policy_ops *const *all = rk_policy_list(&n);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %-12s %s\n", all[i]->name, all[i]->summary);
+	fprintf(f, "\ntrace formats:\n");
+	for (const char *const *fm = rk_trace_formats(); *fm; fm++) {
+		const char *s = rk_trace_format_summary(*fm);
+		fprintf(f, "  %-12s %s\n", *fm, s ? s : "");
+	}
+}
+
+/* Split a comma list in place: the next item, or NULL at the end. */
+static char *next_item(char **cursor)
+{
+	char *p = *cursor;
+	if (!p)
+		return NULL;
+	char *comma = strchr(p, ',');
+	if (comma) {
+		*comma = '\0';
+		*cursor = comma + 1;
+	} else {
+		*cursor = NULL;
+	}
+	return p;
+}
+
+static int usage_error(const char *flag, const char *what)
+{
+	fprintf(stderr, "rubick sim: %s: %s (try `rubick sim --help`)\n", flag, what);
+	return RK_EXIT_USAGE;
+}
+
+/* A non-negative number of seconds, at most a year of simulated time per step. */
+static int parse_seconds(const char *flag, const char *v, int positive, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (end == v || *end || errno || !isfinite(x) || x < 0 || (positive && x <= 0) ||
+	    x > 1e9)
+		return usage_error(flag, positive ? "expected seconds > 0" : "expected seconds >= 0");
+	*out = x;
+	return 0;
+}
+
+static int parse_restart(struct opts *o, const char *v)
+{
+	char buf[1024];
+	if (strlen(v) >= sizeof(buf))
+		return usage_error("--restart-cost", "too long");
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *cur = buf;
+	int first = 1;
+	for (char *tok = next_item(&cur); tok; tok = next_item(&cur)) {
+		char *eq = strchr(tok, '=');
+		if (first && !eq) {
+			if (parse_seconds("--restart-cost", tok, 0, &o->restart_s))
+				return RK_EXIT_USAGE;
+			first = 0;
+			continue;
+		}
+		first = 0;
+		if (!eq || eq == tok || eq - tok >= RK_MODEL_NAME_MAX)
+			return usage_error("--restart-cost", "expected SECONDS then MODEL=SECONDS items");
+		if (o->n_overrides == MAX_OVERRIDES)
+			return usage_error("--restart-cost", "too many MODEL=SECONDS items");
+		struct rk_sim_restart_override *ov = &o->overrides[o->n_overrides++];
+		memcpy(ov->model, tok, (size_t)(eq - tok));
+		ov->model[eq - tok] = '\0';
+		double s;
+		if (parse_seconds("--restart-cost", eq + 1, 0, &s))
+			return RK_EXIT_USAGE;
+		ov->restart_ms = (int64_t)llround(s * 1000.0);
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = "auto";
+	o->interval_s = RK_SIM_DEFAULT_INTERVAL_MS / 1000.0;
+	o->restart_s = RK_SIM_DEFAULT_RESTART_MS / 1000.0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **str = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			help(stdout);
+			return -1;
+		}
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
+		if (!strcmp(a, "--skip-bad")) {
+			o->skip_bad = 1;
+			continue;
+		}
+		if (!strcmp(a, "--check")) {
+			o->check = 1;
+			continue;
+		}
+		if (!strcmp(a, "--no-timing")) {
+			o->no_timing = 1;
+			continue;
+		}
+		if (!strcmp(a, "--trace"))
+			str = &o->trace;
+		else if (!strcmp(a, "--format"))
+			str = &o->format;
+		else if (!strcmp(a, "--cluster"))
+			str = &o->cluster;
+		else if (!strcmp(a, "--policy"))
+			str = &o->policies;
+		else if (!strcmp(a, "--oracle"))
+			str = &o->oracle;
+		else if (!strcmp(a, "--out"))
+			str = &o->out;
+		else if (!strcmp(a, "--zoo"))
+			str = &o->zoo;
+		else if (!strcmp(a, "--policy-options"))
+			str = &o->policy_options;
+		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
+			 strcmp(a, "--seed") && strcmp(a, "--horizon"))
+			return usage_error(a, "unknown option");
+		if (i + 1 >= argc)
+			return usage_error(a, "needs a value");
+		const char *v = argv[++i];
+		if (str) {
+			*str = v;
+			continue;
+		}
+		int rc = 0;
+		if (!strcmp(a, "--interval"))
+			rc = parse_seconds(a, v, 1, &o->interval_s);
+		else if (!strcmp(a, "--horizon"))
+			rc = parse_seconds(a, v, 1, &o->horizon_s);
+		else if (!strcmp(a, "--restart-cost"))
+			rc = parse_restart(o, v);
+		else {
+			char *end;
+			errno = 0;
+			unsigned long long s = strtoull(v, &end, 10);
+			if (end == v || *end || errno || v[0] == '-')
+				rc = usage_error(a, "expected a non-negative integer");
+			o->seed = (uint64_t)s;
+		}
+		if (rc)
+			return rc;
+	}
+	if (!o->trace)
+		return usage_error("--trace", "required");
+	if (!o->cluster)
+		return usage_error("--cluster", "required");
+	if (!o->policies)
+		return usage_error("--policy", "required");
+	if (o->interval_s * 1000.0 < 1)
+		return usage_error("--interval", "must be at least 1 ms");
+	return 0;
+}
+
+/* --cluster: a file when one exists at that path, else a spec. */
+static int load_cluster(const char *arg, struct rk_cluster *cl)
+{
+	struct stat st;
+	struct rk_error err;
+	int rc;
+	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *text;
+		size_t len;
+		rc = rk_cli_read_file(arg, &text, &len, &err);
+		if (!rc) {
+			rc = rk_cluster_parse(cl, text, arg, &err);
+			free(text);
+		}
+	} else {
+		rc = rk_cluster_parse(cl, arg, "--cluster", &err);
+	}
+	if (rc)
+		fprintf(stderr, "rubick sim: %s\n", err.msg);
+	return rc;
+}
+
+static int load_oracle(const char *arg, const struct rk_perf_env *env, struct rk_oracle **o)
+{
+	struct rk_error err;
+	char def[4096];
+	int rc;
+	if (arg && !strcmp(arg, "model")) {
+		rc = rk_oracle_create_model(o, env, &err);
+	} else {
+		const char *dir = NULL;
+		if (!arg) {
+			snprintf(def, sizeof(def), "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
+			dir = def;
+		} else if (!strncmp(arg, "measured=", 9) && arg[9]) {
+			dir = arg + 9;
+		} else {
+			fprintf(stderr, "rubick sim: --oracle: expected measured=DIR or model, got '%s'\n",
+				arg);
+			return RK_EINVAL;
+		}
+		rc = rk_oracle_create_measured(o, env, RK_ORACLE_FALLBACK_MODEL, &err);
+		if (!rc) {
+			rc = rk_oracle_load_dir(*o, dir, &err);
+			if (rc) {
+				rk_oracle_destroy(*o);
+				*o = NULL;
+			}
+		}
+	}
+	if (rc)
+		fprintf(stderr, "rubick sim: --oracle: %s\n", err.msg);
+	return rc;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct progress {
+	const char *policy;
+	int last_pct;
+};
+
+/* Progress bar on stderr (only installed when stderr is a terminal). */
+static void show_progress(void *ctx, int64_t now_ms, int done, int total)
+{
+	struct progress *p = ctx;
+	int pct = total > 0 ? (int)(100LL * done / total) : 100;
+	if (pct == p->last_pct)
+		return;
+	p->last_pct = pct;
+	char bar[41];
+	int fill = pct * 40 / 100;
+	for (int i = 0; i < 40; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[40] = '\0';
+	fprintf(stderr, "\r%-10s [%s] %3d%% %d/%d jobs, t=%.1f h", p->policy, bar, pct, done, total,
+		(double)now_ms / 3.6e6);
+	fflush(stderr);
+}
+
+static int write_file(const char *dir, const char *name, const struct rk_report *rep,
+		      int (*fn)(FILE *, const struct rk_report *, struct rk_error *))
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "rubick sim: --out: %s: %s\n", path, strerror(errno));
+		return RK_EIO;
+	}
+	struct rk_error err;
+	int rc = fn(f, rep, &err);
+	if (fclose(f) && !rc) {
+		fprintf(stderr, "rubick sim: --out: %s: %s\n", path, strerror(errno));
+		return RK_EIO;
+	}
+	if (rc)
+		fprintf(stderr, "rubick sim: %s: %s\n", path, err.msg);
+	return rc;
+}
+
+static int write_json_pretty(FILE *f, const struct rk_report *r, struct rk_error *err)
+{
+	return rk_report_write_json(f, r, 1, err);
+}
+
+static int write_out(const char *dir, const struct rk_report *rep)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "rubick sim: --out: %s: %s\n", dir, strerror(errno));
+		return RK_EIO;
+	}
+	int rc = write_file(dir, "jobs.csv", rep, rk_report_write_jobs_csv);
+	if (!rc)
+		rc = write_file(dir, "samples.csv", rep, rk_report_write_samples_csv);
+	if (!rc)
+		rc = write_file(dir, "summary.json", rep, write_json_pretty);
+	if (!rc)
+		rc = write_file(dir, "report.html", rep, rk_report_write_html);
+	return rc;
+}
+
+/* Everything one invocation owns, released in one place. */
+struct run_state {
+	struct rk_zoo zoo;
+	struct rk_cluster cl;
+	struct rk_trace trace;
+	struct rk_oracle *oracle;
+	struct rk_job *jobs;
+	int n_jobs;
+	struct rk_sim_result results[MAX_POLICIES];
+	struct rk_report_run runs[MAX_POLICIES];
+	int n_runs;
+	char *text;
+};
+
+static void run_state_fini(struct run_state *s)
+{
+	for (int i = 0; i < s->n_runs; i++)
+		rk_sim_result_fini(&s->results[i]);
+	rk_sim_jobs_free(s->jobs, s->n_jobs);
+	rk_oracle_destroy(s->oracle);
+	rk_trace_fini(&s->trace);
+	rk_cluster_fini(&s->cl);
+	rk_zoo_fini(&s->zoo);
+	free(s->text);
+}
+
+static int load_inputs(const struct opts *o, struct run_state *s, const struct rk_perf_env *env)
+{
+	struct rk_error err;
+	if (rk_cli_zoo_load(rk_cli_zoo_dir(o->zoo), &s->zoo, &err)) {
+		fprintf(stderr, "rubick sim: zoo: %s\n", err.msg);
+		return RK_EXIT_FAILURE;
+	}
+	if (load_cluster(o->cluster, &s->cl))
+		return RK_EXIT_FAILURE;
+	size_t len;
+	if (rk_cli_read_file(o->trace, &s->text, &len, &err)) {
+		fprintf(stderr, "rubick sim: --trace: %s\n", err.msg);
+		return RK_EXIT_FAILURE;
+	}
+	struct rk_trace_options topt = rk_trace_options_default();
+	topt.skip_bad = o->skip_bad;
+	topt.seed = o->seed;
+	if (rk_trace_parse(s->text, len, o->trace, o->format, &topt, &s->trace, &err)) {
+		fprintf(stderr, "rubick sim: %s\n", err.msg);
+		return RK_EXIT_FAILURE;
+	}
+	if (s->trace.n_skipped)
+		fprintf(stderr, "rubick sim: %s: skipped %zu bad line(s); first: %s\n", o->trace,
+			s->trace.n_skipped, s->trace.n_reasons ? s->trace.reasons[0] : "");
+	if (s->trace.n_no_gpu)
+		fprintf(stderr, "rubick sim: %s: dropped %zu job(s) that request no GPU\n", o->trace,
+			s->trace.n_no_gpu);
+	struct rk_sim_jobs_report rep;
+	if (rk_sim_jobs_from_trace(&s->trace, o->trace, &s->zoo, &s->cl, o->skip_bad, &s->jobs,
+				   &s->n_jobs, &rep, &err)) {
+		fprintf(stderr, "rubick sim: %s\n", err.msg);
+		return RK_EXIT_FAILURE;
+	}
+	if (rep.dropped)
+		fprintf(stderr, "rubick sim: %s: skipped %d job(s) that cannot run here; first: %s\n",
+			o->trace, rep.dropped, rep.first_reason);
+	if (load_oracle(o->oracle, env, &s->oracle))
+		return RK_EXIT_FAILURE;
+	return 0;
+}
+
+int rk_cmd_sim(int argc, char **argv)
+{
+	struct opts o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? RK_EXIT_OK : rc;
+	const struct rk_policy_ops *pols[MAX_POLICIES];
+	int n_pols = 0;
+	char list[1024];
+	snprintf(list, sizeof(list), "%s", o.policies);
+	char *cur = list;
+	for (char *t = next_item(&cur); t; t = next_item(&cur)) {
+		if (n_pols == MAX_POLICIES)
+			return usage_error("--policy", "too many policies");
+		pols[n_pols] = rk_policy_find(t);
+		if (!pols[n_pols]) {
+			fprintf(stderr, "rubick sim: --policy: unknown policy '%s' (registered:", t);
+			int n;
+			const struct rk_policy_ops *const *all = rk_policy_list(&n);
+			for (int i = 0; i < n; i++)
+				fprintf(stderr, " %s", all[i]->name);
+			fprintf(stderr, ")\n");
+			return RK_EXIT_USAGE;
+		}
+		n_pols++;
+	}
+	if (n_pols == 0)
+		return usage_error("--policy", "no policy named");
+
+	struct rk_perf_env env;
+	rk_perf_env_a800(&env);
+	struct run_state *s = calloc(1, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "rubick sim: out of memory\n");
+		return RK_EXIT_FAILURE;
+	}
+	rk_zoo_init(&s->zoo);
+	rc = load_inputs(&o, s, &env);
+	int tty = isatty(STDERR_FILENO);
+	for (int i = 0; !rc && i < n_pols; i++) {
+		struct rk_sim_config cfg;
+		rk_sim_config_default(&cfg);
+		cfg.interval_ms = (int64_t)llround(o.interval_s * 1000.0);
+		cfg.restart_ms = (int64_t)llround(o.restart_s * 1000.0);
+		cfg.overrides = o.overrides;
+		cfg.n_overrides = o.n_overrides;
+		cfg.seed = o.seed;
+		cfg.check = o.check;
+		cfg.horizon_ms = (int64_t)llround(o.horizon_s * 1000.0);
+		cfg.iter = rk_sim_oracle_iter;
+		cfg.iter_ctx = s->oracle;
+		cfg.env = &env;
+		cfg.policy_options = o.policy_options;
+		struct progress pr = {pols[i]->name, -1};
+		if (tty) {
+			cfg.progress = show_progress;
+			cfg.progress_ctx = &pr;
+		}
+		struct rk_error err;
+		double t0 = now_s();
+		rc = rk_sim_run(&s->cl, s->jobs, s->n_jobs, pols[i], &cfg, &s->results[i], &err);
+		double wall = now_s() - t0;
+		if (tty)
+			fprintf(stderr, "\n");
+		if (rc) {
+			fprintf(stderr, "rubick sim: %s\n", err.msg);
+			break;
+		}
+		s->n_runs++;
+		struct rk_sim_result *r = &s->results[i];
+		struct rk_report_run *run = &s->runs[i];
+		run->policy = pols[i]->name;
+		run->wall_s = o.no_timing ? 0 : wall;
+		run->outcomes = r->outcomes;
+		run->n_outcomes = r->n_outcomes;
+		run->samples = r->samples;
+		run->n_samples = r->n_samples;
+		rc = rk_metrics_summarize(r->outcomes, r->n_outcomes, r->samples, r->n_samples,
+					  r->start_ms, r->end_ms, &run->summary, &err);
+		if (rc)
+			fprintf(stderr, "rubick sim: %s: metrics: %s\n", pols[i]->name, err.msg);
+	}
+	if (!rc) {
+		char oracle_text[4200];
+		snprintf(oracle_text, sizeof(oracle_text), "%s",
+			 o.oracle ? o.oracle : "measured=" RK_DEFAULT_DATA_DIR "/measured/rubick");
+		struct rk_report rep = {
+			.trace = o.trace,
+			.jobs = s->n_jobs,
+			.cluster = o.cluster,
+			.oracle = oracle_text,
+			.interval_s = o.interval_s,
+			.restart_cost_s = o.restart_s,
+			.seed = o.seed,
+			.runs = s->runs,
+			.n_runs = s->n_runs,
+		};
+		struct rk_error err;
+		rc = o.json ? rk_report_write_json(stdout, &rep, 0, &err)
+			    : rk_report_write_table(stdout, &rep, &err);
+		if (rc)
+			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
+		if (!rc && o.out)
+			rc = write_out(o.out, &rep);
+	}
+	run_state_fini(s);
+	free(s);
+	return rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
+}
