@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
 	build-essential meson ninja-build pkg-config python3
-	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev
+	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
 	clang libclang-rt-14-dev curl
 )
 missing=()

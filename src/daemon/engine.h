@@ -1,0 +1,96 @@
+/*
+ * Execution engines: what actually runs a job's processes. One const struct
+ * of methods per engine (local, later slurm), driven only by the scheduler
+ * thread. Engines are asynchronous: launch and stop return at once, and
+ * `poll` reports runs that have ended.
+ *
+ * A job's processes are identified by (job id, run number): every launch of a
+ * job gets the next run number, so a relaunch after a reconfiguration or a
+ * daemon crash can never be confused with an older run.
+ *
+ * Stop protocol (docs/rubickd.8, "JOB PROTOCOL"): SIGUSR1 asks the job to
+ * checkpoint and exit with status RKD_EXIT_CHECKPOINTED; SIGTERM follows
+ * after the grace period, SIGKILL after a second grace period.
+ */
+#ifndef RUBICKD_ENGINE_H
+#define RUBICKD_ENGINE_H
+
+#include "rubick/error.h"
+
+#include <stdint.h>
+
+/* Exit status a job uses after checkpointing on request (sysexits EX_TEMPFAIL). */
+#define RKD_EXIT_CHECKPOINTED 75
+
+struct rkd_launch {
+	int64_t job_id;
+	int run;                  /* run number, >= 1 */
+	const char *command;      /* run by /bin/sh -c */
+	const char *plan_text;    /* canonical plan (RUBICK_PLAN) */
+	const char *alloc_text;   /* "node:gpus:cpus:mem_mb;..." (RUBICK_ALLOC) */
+	const char *gpu_ids;      /* "0,1,2,3" (CUDA_VISIBLE_DEVICES) */
+	const char *url;          /* where the job reports (RUBICK_URL) */
+	const char *job_token;    /* the job's report token (RUBICK_JOB_TOKEN) */
+	int global_batch;         /* RUBICK_GLOBAL_BATCH */
+	double iters_total;       /* RUBICK_ITERS */
+	int gpus;                 /* RUBICK_GPUS */
+	int cpus;                 /* RUBICK_CPUS */
+};
+
+/* How a run ended. */
+struct rkd_exit {
+	int64_t job_id;
+	int run;
+	int status; /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
+	char gpu_ids[1024]; /* adopt: the GPU ids the run was launched with */
+};
+#define RKD_EXIT_LOST (-1000)
+
+/* What rkd_engine_ops.adopt found for a run recorded before a restart. */
+enum rkd_adopt {
+	RKD_ADOPT_ALIVE = 0,  /* still running: now tracked again */
+	RKD_ADOPT_EXITED = 1, /* ended while we were away; *exit filled */
+	RKD_ADOPT_ABSENT = 2, /* never started (crash before launch): launch it */
+};
+
+struct rkd_engine_config {
+	const char *state_dir; /* per-job folders: plan file, logs, run records */
+	const char *self_exe;  /* path of rubickd, re-executed as the run supervisor */
+	int grace_ms;          /* SIGUSR1 -> SIGTERM -> SIGKILL spacing */
+};
+
+struct rkd_engine_ops {
+	const char *name;
+	int (*create)(void **state, const struct rkd_engine_config *cfg, struct rk_error *err);
+	void (*destroy)(void *state);
+	/* Start a run; returns once the processes exist (or failed to start). */
+	int (*launch)(void *state, const struct rkd_launch *l, struct rk_error *err);
+	/*
+	 * Ask a run to end: checkpoint = 1 starts with SIGUSR1 (reconfiguration,
+	 * preemption), 0 with SIGTERM (cancel). Idempotent.
+	 */
+	int (*stop)(void *state, int64_t job_id, int run, int checkpoint, int64_t now_ms);
+	/*
+	 * Advance timers (signal escalation) and report ended runs: writes up to
+	 * `max` entries to `out` and returns how many, each reported once.
+	 */
+	int (*poll)(void *state, int64_t now_ms, struct rkd_exit *out, int max);
+	/* Re-attach to a run recorded before a daemon restart. */
+	int (*adopt)(void *state, int64_t job_id, int run, struct rkd_exit *exit,
+		     struct rk_error *err);
+	/* Number of runs alive now. */
+	int (*running)(void *state);
+};
+
+extern const struct rkd_engine_ops rkd_engine_local;
+
+/* Find an engine by name; NULL when unknown. Sets *not_built for known-but-absent ones. */
+const struct rkd_engine_ops *rkd_engine_find(const char *name, int *not_built);
+
+/*
+ * The body of `rubickd --supervise`: the per-run supervisor process the local
+ * engine re-executes (see engine_local.c). Returns the process exit code.
+ */
+int rkd_supervise_main(int argc, char **argv);
+
+#endif

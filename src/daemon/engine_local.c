@@ -1,0 +1,537 @@
+/*
+ * The local engine: runs each job as real processes on this machine.
+ *
+ * Every run has a folder STATE/job-ID/run-N holding:
+ *   lock  flock()ed by the run's supervisor for as long as it lives
+ *   pid   "PID STARTTIME" of the job's process group leader
+ *   exit  "exit CODE" or "signal NUM", written by the supervisor when the job ends
+ * and the job folder holds `plan` (RUBICK_PLAN_FILE, rewritten before each
+ * launch), `log` (stdout and stderr of every run, appended) and `ckpt/`
+ * (RUBICK_CKPT_DIR, the job's own checkpoint space).
+ *
+ * The supervisor is rubickd itself re-executed with --supervise: it sits
+ * between the daemon and the job so that the job's exit status is recorded
+ * even when the daemon is dead (a kill -9 of rubickd leaves jobs running and
+ * reparented to init, where no one could wait() for them). After a restart
+ * the daemon re-adopts runs by testing the lock: held means the supervisor
+ * (hence the run) is alive; free means the exit file tells how it ended; no
+ * pid file means the job never got past its start gate, so it is launched
+ * again and nothing runs twice. The pid file's start time (field 22 of
+ * /proc/PID/stat) guards every signal against pid reuse.
+ */
+#include "daemon/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum phase { PH_RUNNING = 0, PH_USR1, PH_TERM, PH_KILL };
+
+struct run {
+	int64_t job_id;
+	int run;
+	pid_t sup_pid;       /* our child supervisor, 0 when adopted after a restart */
+	int sup_exited;      /* waitpid saw the supervisor end */
+	pid_t job_pid;       /* pgid of the job, 0 until read from the pid file */
+	unsigned long long job_start; /* its start time, for the pid-reuse guard */
+	enum phase phase;
+	int stop_wanted;     /* 1 = stop requested but pid not known yet */
+	int stop_checkpoint;
+	int64_t deadline_ms; /* when to escalate to the next signal */
+};
+
+struct local {
+	char *state_dir;
+	char *self_exe;
+	int grace_ms;
+	struct run *runs;
+	int n, cap;
+};
+
+static int path_fmt(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int path_fmt(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= cap) ? RK_ERANGE : 0;
+}
+
+static int run_dir(const struct local *l, int64_t job, int run, char *buf, size_t cap)
+{
+	return path_fmt(buf, cap, "%s/job-%lld/run-%d", l->state_dir, (long long)job, run);
+}
+
+/* Field 22 of /proc/PID/stat: start time in clock ticks since boot; 0 if gone. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')'); /* the command name may hold spaces and ')' */
+	if (!p)
+		return 0;
+	/* after ") " come fields 3.. ; start time is field 22 */
+	int field = 2;
+	for (p++; *p && field < 21; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Write `text` to `path` atomically (temp file, fsync, rename). */
+static int write_atomic(const char *path, const char *text)
+{
+	char tmp[4200];
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp", path))
+		return -1;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	ssize_t w = write(fd, text, len);
+	int ok = w == (ssize_t)len && fsync(fd) == 0;
+	close(fd);
+	if (!ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	if (path_fmt(buf, sizeof(buf), "%s", path))
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return (mkdir(buf, 0700) && errno != EEXIST) ? -1 : 0;
+}
+
+/* Parse the supervisor's exit record into the rkd_exit status encoding. */
+static int read_exit(const char *dir, int *status)
+{
+	char path[4200], buf[64];
+	if (path_fmt(path, sizeof(path), "%s/exit", dir) || read_small(path, buf, sizeof(buf)))
+		return -1;
+	int v;
+	if (sscanf(buf, "exit %d", &v) == 1)
+		*status = v;
+	else if (sscanf(buf, "signal %d", &v) == 1)
+		*status = -v;
+	else
+		return -1;
+	return 0;
+}
+
+/* Read the job pid file of a run; 0 when the job is known. */
+static int read_pid(const char *dir, pid_t *pid, unsigned long long *start)
+{
+	char path[4200], buf[128];
+	long long p;
+	if (path_fmt(path, sizeof(path), "%s/pid", dir) || read_small(path, buf, sizeof(buf)))
+		return -1;
+	if (sscanf(buf, "%lld %llu", &p, start) != 2 || p <= 1)
+		return -1;
+	*pid = (pid_t)p;
+	return 0;
+}
+
+static struct run *run_find(struct local *l, int64_t job, int run)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->runs[i].job_id == job && l->runs[i].run == run)
+			return &l->runs[i];
+	return NULL;
+}
+
+static struct run *run_add(struct local *l)
+{
+	if (l->n == l->cap) {
+		int ncap = l->cap ? 2 * l->cap : 16;
+		struct run *v = realloc(l->runs, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		l->runs = v;
+		l->cap = ncap;
+	}
+	struct run *r = &l->runs[l->n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static int local_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
+{
+	if (mkdir_p(cfg->state_dir))
+		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
+				    strerror(errno));
+	if (access(cfg->self_exe, X_OK))
+		return rk_error_set(err, RK_EIO, "%s: supervisor not executable: %s", cfg->self_exe,
+				    strerror(errno));
+	struct local *l = calloc(1, sizeof(*l));
+	if (!l)
+		return rk_error_set(err, RK_ENOMEM, "local engine: out of memory");
+	l->state_dir = strdup(cfg->state_dir);
+	l->self_exe = strdup(cfg->self_exe);
+	l->grace_ms = cfg->grace_ms;
+	if (!l->state_dir || !l->self_exe) {
+		free(l->state_dir);
+		free(l->self_exe);
+		free(l);
+		return rk_error_set(err, RK_ENOMEM, "local engine: out of memory");
+	}
+	*state = l;
+	return 0;
+}
+
+static void local_destroy(void *state)
+{
+	struct local *l = state;
+	if (!l)
+		return;
+	/* Runs keep going: a restarted daemon adopts them. */
+	free(l->runs);
+	free(l->state_dir);
+	free(l->self_exe);
+	free(l);
+}
+
+/* Build "KEY=value" in a fresh string; NULL on failure. */
+static char *env_pair(const char *key, const char *value)
+{
+	size_t n = strlen(key) + strlen(value) + 2;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s=%s", key, value);
+	return s;
+}
+
+static int is_ours(const char *entry)
+{
+	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strncmp(entry, keys[i], strlen(keys[i])))
+			return 1;
+	return 0;
+}
+
+static int local_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
+{
+	struct local *l = state;
+	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200];
+	int lockfd = -1, ret = 0;
+	char **envp = NULL;
+	size_t n_env = 0;
+	if (run_find(l, ln->job_id, ln->run))
+		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
+				    (long long)ln->job_id, ln->run);
+	if (path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", l->state_dir, (long long)ln->job_id) ||
+	    run_dir(l, ln->job_id, ln->run, dir, sizeof(dir)) ||
+	    path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
+	    path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
+	    path_fmt(planp, sizeof(planp), "%s/plan", job_dir))
+		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
+				    (long long)ln->job_id);
+	if (mkdir_p(dir) || mkdir_p(ckpt))
+		return rk_error_set(err, RK_EIO, "%s: %s", dir, strerror(errno));
+	char plan_line[256];
+	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
+	if (write_atomic(planp, plan_line))
+		return rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
+				    strerror(errno));
+	/* Not O_CLOEXEC: the supervisor inherits this open file description. */
+	path_fmt(path, sizeof(path), "%s/lock", dir);
+	lockfd = open(path, O_RDWR | O_CREAT, 0600);
+	if (lockfd < 0)
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	if (flock(lockfd, LOCK_EX | LOCK_NB)) {
+		close(lockfd);
+		return rk_error_set(err, RK_EEXIST, "job %lld run %d: a supervisor holds %s",
+				    (long long)ln->job_id, ln->run, path);
+	}
+	/* The GPU ids go with the run so a restarted daemon can re-adopt it. */
+	path_fmt(path, sizeof(path), "%s/gpus", dir);
+	if (write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "")) {
+		close(lockfd);
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	}
+	/* A stale record of a run that never started must not be mistaken for this one. */
+	path_fmt(path, sizeof(path), "%s/pid", dir);
+	unlink(path);
+	path_fmt(path, sizeof(path), "%s/exit", dir);
+	unlink(path);
+
+	size_t n_base = 0;
+	while (environ[n_base])
+		n_base++;
+	envp = calloc(n_base + 16, sizeof(*envp));
+	if (!envp) {
+		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n_base; i++)
+		if (!is_ours(environ[i]))
+			envp[n_env++] = strdup(environ[i]);
+	char num[4][32];
+	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
+	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
+	snprintf(num[2], sizeof(num[2]), "%.0f", ln->iters_total);
+	snprintf(num[3], sizeof(num[3]), "%d", ln->run);
+	char gc[2][32];
+	snprintf(gc[0], sizeof(gc[0]), "%d", ln->gpus);
+	snprintf(gc[1], sizeof(gc[1]), "%d", ln->cpus);
+	const char *kv[][2] = {
+		{"CUDA_VISIBLE_DEVICES", ln->gpu_ids}, {"RUBICK_PLAN", ln->plan_text},
+		{"RUBICK_PLAN_FILE", planp},           {"RUBICK_JOB_ID", num[0]},
+		{"RUBICK_URL", ln->url},               {"RUBICK_GLOBAL_BATCH", num[1]},
+		{"RUBICK_ITERS", num[2]},              {"RUBICK_RUN", num[3]},
+		{"RUBICK_ALLOC", ln->alloc_text},      {"RUBICK_CKPT_DIR", ckpt},
+		{"RUBICK_GPUS", gc[0]},                {"RUBICK_CPUS", gc[1]},
+		{"RUBICK_JOB_TOKEN", ln->job_token},
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		envp[n_env++] = env_pair(kv[i][0], kv[i][1] ? kv[i][1] : "");
+	for (size_t i = 0; i < n_env; i++)
+		if (!envp[i]) {
+			ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
+			goto out;
+		}
+	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c",
+			(char *)ln->command, NULL};
+
+	struct run *r = run_add(l);
+	if (!r) {
+		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
+		goto out;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		l->n--;
+		ret = rk_error_set(err, RK_EIO, "job %lld: fork: %s", (long long)ln->job_id,
+				   strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Child of a threaded process: only async-signal-safe calls until exec. */
+		if (lockfd != 3) {
+			dup2(lockfd, 3);
+			close(lockfd);
+		}
+		for (int fd = 4; fd < 1024; fd++)
+			close(fd);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	r->job_id = ln->job_id;
+	r->run = ln->run;
+	r->sup_pid = pid;
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	if (envp) {
+		for (size_t i = 0; i < n_env; i++)
+			free(envp[i]);
+		free(envp);
+	}
+	return ret;
+}
+
+/* Learn the job's pgid from the pid file once the supervisor wrote it. */
+static int run_know_pid(struct local *l, struct run *r)
+{
+	if (r->job_pid > 0)
+		return 0;
+	char dir[4096];
+	if (run_dir(l, r->job_id, r->run, dir, sizeof(dir)))
+		return -1;
+	return read_pid(dir, &r->job_pid, &r->job_start);
+}
+
+/* Signal the job's process group, unless its leader is gone or was replaced. */
+static void run_signal(struct run *r, int sig)
+{
+	if (r->job_pid <= 0 || proc_start_time(r->job_pid) != r->job_start)
+		return;
+	kill(-r->job_pid, sig);
+}
+
+static void run_escalate(struct local *l, struct run *r, int64_t now_ms)
+{
+	if (r->stop_wanted && run_know_pid(l, r) == 0) {
+		r->stop_wanted = 0;
+		r->phase = r->stop_checkpoint ? PH_USR1 : PH_TERM;
+		run_signal(r, r->stop_checkpoint ? SIGUSR1 : SIGTERM);
+		r->deadline_ms = now_ms + l->grace_ms;
+		return;
+	}
+	if (r->phase == PH_RUNNING || r->phase == PH_KILL || now_ms < r->deadline_ms)
+		return;
+	r->phase = r->phase == PH_USR1 ? PH_TERM : PH_KILL;
+	run_signal(r, r->phase == PH_TERM ? SIGTERM : SIGKILL);
+	r->deadline_ms = now_ms + l->grace_ms;
+}
+
+static int local_stop(void *state, int64_t job_id, int run, int checkpoint, int64_t now_ms)
+{
+	struct local *l = state;
+	struct run *r = run_find(l, job_id, run);
+	if (!r)
+		return RK_ENOTFOUND;
+	if (r->phase != PH_RUNNING && (checkpoint || r->phase != PH_USR1))
+		return 0; /* already on its way out; a cancel hurries a checkpoint along */
+	if (run_know_pid(l, r)) {
+		r->stop_wanted = 1;
+		r->stop_checkpoint = checkpoint;
+		return 0;
+	}
+	r->phase = checkpoint ? PH_USR1 : PH_TERM;
+	run_signal(r, checkpoint ? SIGUSR1 : SIGTERM);
+	r->deadline_ms = now_ms + l->grace_ms;
+	return 0;
+}
+
+/* Whether an adopted run's supervisor is gone (its lock is free). */
+static int lock_free(const char *dir)
+{
+	char path[4200];
+	if (path_fmt(path, sizeof(path), "%s/lock", dir))
+		return 0;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	int free_ = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return free_;
+}
+
+/* How a run whose supervisor is gone ended; kills a job orphaned by a dead supervisor. */
+static int run_outcome(const char *dir)
+{
+	int status;
+	if (read_exit(dir, &status) == 0)
+		return status;
+	pid_t pid;
+	unsigned long long start;
+	if (read_pid(dir, &pid, &start) == 0 && proc_start_time(pid) == start)
+		kill(-pid, SIGKILL);
+	return RKD_EXIT_LOST;
+}
+
+static int local_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
+{
+	struct local *l = state;
+	int status;
+	pid_t pid;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		for (int i = 0; i < l->n; i++)
+			if (l->runs[i].sup_pid == pid)
+				l->runs[i].sup_exited = 1;
+	int n_out = 0;
+	for (int i = 0; i < l->n && n_out < max;) {
+		struct run *r = &l->runs[i];
+		char dir[4096];
+		run_dir(l, r->job_id, r->run, dir, sizeof(dir));
+		int ended = r->sup_pid ? r->sup_exited : lock_free(dir);
+		if (!ended) {
+			run_escalate(l, r, now_ms);
+			i++;
+			continue;
+		}
+		out[n_out].job_id = r->job_id;
+		out[n_out].run = r->run;
+		out[n_out].status = run_outcome(dir);
+		n_out++;
+		l->runs[i] = l->runs[--l->n]; /* order of runs carries no meaning */
+	}
+	return n_out;
+}
+
+static int local_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
+		       struct rk_error *err)
+{
+	struct local *l = state;
+	char dir[4096], path[4200];
+	if (run_dir(l, job_id, run, dir, sizeof(dir)))
+		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long", (long long)job_id);
+	ex->job_id = job_id;
+	ex->run = run;
+	ex->gpu_ids[0] = '\0';
+	struct stat st;
+	path_fmt(path, sizeof(path), "%s/gpus", dir);
+	read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));
+	path_fmt(path, sizeof(path), "%s/lock", dir);
+	if (stat(path, &st))
+		return RKD_ADOPT_ABSENT;
+	if (!lock_free(dir)) {
+		struct run *r = run_find(l, job_id, run);
+		if (!r) {
+			r = run_add(l);
+			if (!r)
+				return rk_error_set(err, RK_ENOMEM, "adopt: out of memory");
+			r->job_id = job_id;
+			r->run = run;
+		}
+		run_know_pid(l, r);
+		return RKD_ADOPT_ALIVE;
+	}
+	path_fmt(path, sizeof(path), "%s/pid", dir);
+	if (stat(path, &st))
+		return RKD_ADOPT_ABSENT; /* the job never passed its start gate */
+	ex->status = run_outcome(dir);
+	return RKD_ADOPT_EXITED;
+}
+
+static int local_running(void *state)
+{
+	return ((struct local *)state)->n;
+}
+
+const struct rkd_engine_ops rkd_engine_local = {
+	.name = "local",
+	.create = local_create,
+	.destroy = local_destroy,
+	.launch = local_launch,
+	.stop = local_stop,
+	.poll = local_poll,
+	.adopt = local_adopt,
+	.running = local_running,
+};

@@ -1,0 +1,101 @@
+/*
+ * Job submissions, updates and progress reports as the API receives them:
+ * strict JSON validation (unknown fields, wrong types and out-of-range values
+ * are errors naming the field) into plain C structs, and the canonical JSON
+ * a validated spec is stored as. Runs on request threads: no shared state.
+ */
+#ifndef RUBICKD_JOBSPEC_H
+#define RUBICKD_JOBSPEC_H
+
+#include "rubick/error.h"
+#include "rubick/job.h"
+#include "rubick/model.h"
+#include "rubick/plan.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rk_zoo;
+
+#define RKD_FIELD_MAX 64
+#define RKD_COMMAND_MAX 8192
+#define RKD_MODEL_TEXT_MAX 4096
+#define RKD_KEY_MAX 64
+
+/* A validation failure: the RK_E* code, the message and the JSON field at fault. */
+struct rkd_verr {
+	struct rk_error e;
+	char field[RKD_FIELD_MAX]; /* "" when the body as a whole is at fault */
+};
+
+int rkd_verr_set(struct rkd_verr *v, int code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A validated submission (POST /v1/jobs). Strings are owned. */
+struct rkd_spec {
+	char name[RK_JOB_NAME_MAX];
+	char tenant[RK_TENANT_MAX];       /* "" = the caller's tenant */
+	char model[RK_MODEL_NAME_MAX];    /* zoo name, or "" */
+	char *model_spec;                 /* inline zoo-format text, or NULL */
+	char *launch;                     /* launch command read for the structure, or NULL */
+	char *command;                    /* what the engine runs; NULL = `launch` */
+	int global_batch;                 /* 0 = the model's */
+	double iterations;
+	int gpus;
+	int cpus;
+	int64_t mem_mb;
+	double net_gbps;
+	int has_plan;
+	struct rk_plan plan;
+	int guaranteed;
+	int min_gpus, max_gpus;
+	double est_duration_s;
+	char key[RKD_KEY_MAX];            /* idempotency key, "" = none */
+};
+
+void rkd_spec_fini(struct rkd_spec *s);
+
+/* Parse and validate a submission body. OUT: *out (rkd_spec_fini). */
+int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rkd_verr *v);
+
+/* The canonical JSON of a spec (caller frees); NULL on allocation failure. */
+char *rkd_spec_encode(const struct rkd_spec *s);
+
+/*
+ * The white box of a spec: the zoo entry, the inline structure or the model
+ * read from the launch command. OUT: *model. Errors name the spec field.
+ */
+int rkd_spec_model(const struct rkd_spec *s, const struct rk_zoo *zoo, struct rk_model *model,
+		   struct rkd_verr *v);
+
+/* A change to a job's request (PUT /v1/jobs/{id}); has_* say which fields came. */
+struct rkd_update {
+	int has_gpus, gpus;
+	int has_min_gpus, min_gpus;
+	int has_max_gpus, max_gpus;
+	int has_plan, clear_plan;
+	struct rk_plan plan;
+	int has_guaranteed, guaranteed;
+};
+
+int rkd_update_parse(const char *body, size_t len, struct rkd_update *out, struct rkd_verr *v);
+
+/* A progress report (POST /v1/jobs/{id}/report). */
+struct rkd_report {
+	double iters_done;
+	double tput_sps; /* samples per second; < 0 when not reported */
+	int run;         /* the run reporting; 0 = current */
+};
+
+int rkd_report_parse(const char *body, size_t len, struct rkd_report *out, struct rkd_verr *v);
+
+/* A policy change (PUT /v1/policy). */
+struct rkd_policy_req {
+	char name[64];
+	char options[512];
+};
+
+int rkd_policy_req_parse(const char *body, size_t len, struct rkd_policy_req *out,
+			 struct rkd_verr *v);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * rubickd: the rubick scheduler as a service (docs/rubickd.8). Reads the
+ * configuration, the model zoo and the cluster spec, recovers its state from
+ * the store, then serves the HTTP API until SIGINT or SIGTERM.
+ */
+#include "daemon/config.h"
+#include "daemon/engine.h"
+#include "daemon/http.h"
+#include "daemon/sched.h"
+#include "rubick/cluster.h"
+#include "rubick/zoo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_TOKENS (RKD_MAX_TENANTS + 1)
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rubickd [--listen HOST:PORT|unix:PATH] [--db FILE] [--engine local|slurm]\n"
+		"               [--config FILE] [--policy NAME] [--policy-options K=V,...]\n"
+		"               [--cluster SPEC] [--token-file FILE] [--state-dir DIR]\n"
+		"               [--zoo DIR] [--url URL] [--round-ms N] [--grace-ms N]\n\n"
+		"rubickd runs the rubick scheduler as a service: an HTTP/JSON API (docs/api.md),\n"
+		"state in SQLite that survives crashes, and an engine that runs the jobs.\n\n"
+		"  --listen      where to serve (default 127.0.0.1:8642)\n"
+		"  --db          SQLite database (default rubickd.db)\n"
+		"  --engine      local (processes on this machine) or slurm\n"
+		"  --config      configuration file (see rubickd(8)); flags override it\n"
+		"  --policy      scheduling policy (default: the stored choice, else fifo)\n"
+		"  --cluster     cluster spec, e.g. 1x8:a800 or 8x8:a800,cpus=96 (default 1x8)\n"
+		"  --token-file  admin bearer token file (mode 600), required\n"
+		"  --state-dir   per-job folders: plan files, logs, run records (default DB.jobs)\n"
+		"  --zoo         model zoo folder (default the bundled data/zoo)\n"
+		"  --url         RUBICK_URL given to jobs (default from --listen)\n"
+		"  --round-ms    periodic scheduling round interval (default 1000)\n"
+		"  --grace-ms    SIGUSR1 -> SIGTERM -> SIGKILL spacing (default 10000)\n");
+}
+
+static int read_text(const char *path, char **text, struct rk_error *err)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t n;
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (!buf || bad) {
+		free(buf);
+		return rk_error_set(err, RK_EIO, "%s: read failed", path);
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+static int load_zoo(const char *dir, struct rk_zoo *zoo, struct rk_error *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return rk_error_set(err, RK_EIO, "--zoo %s: %s", dir, strerror(errno));
+	struct dirent *e;
+	int ret = 0;
+	while (!ret && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 7 || strcmp(e->d_name + n - 6, ".model"))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		char *text;
+		ret = read_text(path, &text, err);
+		if (!ret) {
+			ret = rk_zoo_add_text(zoo, text, strlen(text), path, err);
+			free(text);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+static const struct {
+	const char *flag, *key;
+} flag_keys[] = {
+	{"--listen", "listen"},       {"--db", "db"},
+	{"--engine", "engine"},       {"--policy", "policy"},
+	{"--policy-options", "policy_options"},
+	{"--cluster", "cluster"},     {"--token-file", "admin_token_file"},
+	{"--state-dir", "state_dir"}, {"--zoo", "zoo_dir"},
+	{"--url", "url"},             {"--round-ms", "round_interval_ms"},
+	{"--grace-ms", "grace_ms"},
+};
+
+static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_error *err)
+{
+	const char *config = NULL;
+	for (int i = 1; i < argc; i += 2) /* the file first, so flags override it */
+		if (!strcmp(argv[i], "--config")) {
+			if (i + 1 >= argc)
+				return rk_error_set(err, RK_EINVAL, "--config: needs a FILE");
+			config = argv[i + 1];
+		}
+	if (config) {
+		char *text;
+		int ret = read_text(config, &text, err);
+		if (!ret) {
+			ret = rkd_config_parse(c, text, config, err);
+			free(text);
+		}
+		if (ret)
+			return ret;
+	}
+	for (int i = 1; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--config"))
+			continue;
+		const char *key = NULL;
+		for (size_t k = 0; k < sizeof(flag_keys) / sizeof(flag_keys[0]); k++)
+			if (!strcmp(argv[i], flag_keys[k].flag))
+				key = flag_keys[k].key;
+		if (!key)
+			return rk_error_set(err, RK_EINVAL, "%s: unknown option (try --help)", argv[i]);
+		if (i + 1 >= argc)
+			return rk_error_set(err, RK_EINVAL, "%s: needs a value", argv[i]);
+		int ret = rkd_config_set(c, key, argv[i + 1], argv[i], err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int serve(struct rkd_config *c, char **argv)
+{
+	struct rk_error err;
+	rk_error_clear(&err);
+	int not_built = 0;
+	const struct rkd_engine_ops *engine = rkd_engine_find(c->engine, &not_built);
+	if (!engine) {
+		fprintf(stderr, "rubickd: --engine: %s\n",
+			not_built ? "the slurm engine is not built yet (see the Slurm issue); use --engine local"
+				  : "unknown engine (local, slurm)");
+		return 2;
+	}
+	static struct rkd_token tokens[MAX_TOKENS];
+	int n_tokens = 0;
+	if (rkd_config_tokens(c, tokens, MAX_TOKENS, &n_tokens, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		return 2;
+	}
+	struct rk_cluster cluster = {0};
+	if (rk_cluster_parse(&cluster, c->cluster, "--cluster", &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		return 2;
+	}
+	struct rk_zoo zoo;
+	rk_zoo_init(&zoo);
+	const char *zoo_dir = c->zoo_dir[0] ? c->zoo_dir : RK_DEFAULT_DATA_DIR "/zoo";
+	char state_dir[1100], url[600], self[PATH_MAX];
+	snprintf(state_dir, sizeof(state_dir), "%s", c->state_dir[0] ? c->state_dir : c->db);
+	if (!c->state_dir[0])
+		strncat(state_dir, ".jobs", sizeof(state_dir) - strlen(state_dir) - 1);
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[sl > 0 ? sl : 0] = '\0';
+	int rc = 1;
+	struct rkd_sched *sched = NULL;
+	struct rkd_http *http = NULL;
+	if (load_zoo(zoo_dir, &zoo, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		goto out;
+	}
+	struct rkd_sched_config sc = {
+		.db_path = c->db,
+		.cluster = &cluster,
+		.cluster_spec = c->cluster,
+		.policy = c->policy[0] ? c->policy : NULL,
+		.policy_options = c->policy_options,
+		.engine = engine,
+		.engine_cfg = {.state_dir = state_dir, .self_exe = self, .grace_ms = c->grace_ms},
+		.url = url,
+		.round_interval_ms = c->round_interval_ms,
+		.tenants = c->tenants,
+		.n_tenants = c->n_tenants,
+		.zoo = &zoo,
+	};
+	/* RUBICK_URL for the jobs: what the client tools accept too. */
+	snprintf(url, sizeof(url), "%s%s", c->url[0] || !strncmp(c->listen, "unix:", 5) ? "" : "http://",
+		 c->url[0] ? c->url : c->listen);
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* every thread inherits it; we sigwait */
+	signal(SIGPIPE, SIG_IGN);
+	if (rkd_sched_create(&sched, &sc, &err) || rkd_sched_start(sched, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		goto out;
+	}
+	struct rkd_http_config hc = {
+		.listen = c->listen,
+		.api = {.sched = sched, .zoo = &zoo},
+		.tokens = tokens,
+		.n_tokens = n_tokens,
+		.max_body = (size_t)c->max_body_kb * 1024,
+		.max_connections = c->max_connections,
+	};
+	if (rkd_http_start(&http, &hc, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		goto out;
+	}
+	if (!strncmp(c->listen, "unix:", 5))
+		printf("rubickd: listening on %s\n", c->listen);
+	else
+		printf("rubickd: listening on http://%.*s:%d\n",
+		       (int)(strrchr(c->listen, ':') - c->listen), c->listen, rkd_http_port(http));
+	fflush(stdout);
+	(void)argv;
+	for (;;) {
+		struct timespec ts = {0, 200 * 1000000L};
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM) {
+			rc = 0;
+			break;
+		}
+		if (rkd_sched_failed(sched)) {
+			fprintf(stderr, "rubickd: stopping after a storage failure\n");
+			break;
+		}
+	}
+out:
+	rkd_http_stop(http);
+	rkd_sched_destroy(sched);
+	rk_zoo_fini(&zoo);
+	rk_cluster_fini(&cluster);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "--supervise"))
+		return rkd_supervise_main(argc, argv);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+	struct rkd_config c;
+	rkd_config_defaults(&c);
+	struct rk_error err;
+	rk_error_clear(&err);
+	if (parse_args(argc, argv, &c, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		return 2;
+	}
+	return serve(&c, argv);
+}

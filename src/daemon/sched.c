@@ -1,0 +1,659 @@
+/*
+ * The scheduler thread (see sched.h): message queue, group commit, rounds,
+ * engine events and crash recovery.
+ *
+ * Ordering rule that makes recovery exact: every engine action happens after
+ * the transaction recording it has committed. A launch uses a run number that
+ * is already durable, so after a crash the run either exists (adopted) or does
+ * not (launched now) — never twice; a stop is re-issued for every stored run
+ * marked stopping.
+ */
+#include "daemon/sched_internal.h"
+
+#include "rubick/plan.h"
+#include "rubick/zoo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
+						  1000};
+
+/* Engine poll period: how soon an exited run is noticed and a stop escalated. */
+#define POLL_MS 50
+
+int64_t rkd_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *const state_names[] = {
+	[RK_JOB_PENDING] = "pending", [RK_JOB_RUNNING] = "running",
+	[RK_JOB_RESTARTING] = "restarting", [RK_JOB_DONE] = "done",
+	[RK_JOB_FAILED] = "failed", [RK_JOB_CANCELLED] = "cancelled",
+};
+
+const char *rkd_state_name(enum rk_job_state st)
+{
+	return (unsigned)st < sizeof(state_names) / sizeof(state_names[0]) ? state_names[st] : "?";
+}
+
+int rkd_state_parse(const char *name, enum rk_job_state *out)
+{
+	for (size_t i = 0; i < sizeof(state_names) / sizeof(state_names[0]); i++)
+		if (!strcmp(state_names[i], name)) {
+			*out = (enum rk_job_state)i;
+			return 0;
+		}
+	return RK_EINVAL;
+}
+
+int sched_state_terminal(enum rk_job_state st)
+{
+	return st == RK_JOB_DONE || st == RK_JOB_FAILED || st == RK_JOB_CANCELLED;
+}
+
+void sched_fail(struct rkd_sched *s, const struct rk_error *e)
+{
+	pthread_mutex_lock(&s->mu);
+	int first = !s->failed;
+	s->failed = 1;
+	pthread_mutex_unlock(&s->mu);
+	if (first) {
+		s->fail_err = *e;
+		fprintf(stderr, "rubickd: storage failure, stopping: %s\n", e->msg);
+	}
+}
+
+int sched_txn(struct rkd_sched *s)
+{
+	if (s->in_txn)
+		return 0;
+	struct rk_error e;
+	int ret = rkd_store_begin(s->store, &e);
+	if (ret) {
+		sched_fail(s, &e);
+		return ret;
+	}
+	s->in_txn = 1;
+	return 0;
+}
+
+static int txn_commit(struct rkd_sched *s)
+{
+	if (!s->in_txn)
+		return 0;
+	s->in_txn = 0;
+	struct rk_error e;
+	int ret = rkd_store_commit(s->store, &e);
+	if (ret)
+		sched_fail(s, &e);
+	return ret;
+}
+
+void sjob_free(struct sjob *j)
+{
+	if (!j)
+		return;
+	rk_alloc_fini(&j->core.alloc);
+	rkd_spec_fini(&j->spec);
+	rkd_job_row_fini(&j->row);
+	free(j);
+}
+
+struct sjob *sched_job_find(struct rkd_sched *s, int64_t id)
+{
+	int lo = 0, hi = s->n_jobs - 1; /* jobs are kept in id order */
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (s->jobs[mid]->core.id == id)
+			return s->jobs[mid];
+		if (s->jobs[mid]->core.id < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+int sched_job_add(struct rkd_sched *s, struct sjob *j)
+{
+	if (s->n_jobs == s->cap_jobs) {
+		int ncap = s->cap_jobs ? 2 * s->cap_jobs : 64;
+		struct sjob **v = realloc(s->jobs, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return RK_ENOMEM;
+		s->jobs = v;
+		s->cap_jobs = ncap;
+	}
+	int i = s->n_jobs++;
+	while (i > 0 && s->jobs[i - 1]->core.id > j->core.id) {
+		s->jobs[i] = s->jobs[i - 1];
+		i--;
+	}
+	s->jobs[i] = j;
+	return 0;
+}
+
+/* Replace a malloc'd row string. */
+static void row_set(char **field, const char *value)
+{
+	char *d = strdup(value ? value : "");
+	if (d) {
+		free(*field);
+		*field = d;
+	}
+}
+
+/* Copy the live state of core into the row mirror. */
+void sched_row_sync(struct sjob *j)
+{
+	char alloc[4096], plan[RK_PLAN_TEXT_MAX] = "";
+	rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
+	if (j->core.alloc.n > 0)
+		rk_plan_format(&j->core.plan, plan, sizeof(plan));
+	row_set(&j->row.state, rkd_state_name(j->core.state));
+	row_set(&j->row.alloc, alloc);
+	row_set(&j->row.plan, plan);
+	j->row.first_start_ms = j->core.first_start_ms;
+	j->row.last_change_ms = j->core.last_change_ms;
+	j->row.iters_done = j->core.iters_done;
+	j->row.attained_gpu_s = j->core.attained_gpu_s;
+	j->row.req_gpus = j->core.req_gpus;
+	j->row.restarts = j->core.restarts;
+	j->row.stopping = j->live && j->stop != STOP_NONE;
+}
+
+/* Sync the row and write it in the current transaction. */
+int sched_job_write(struct rkd_sched *s, struct sjob *j)
+{
+	sched_row_sync(j);
+	struct rk_error e;
+	if (sched_txn(s))
+		return RK_EIO;
+	int ret = rkd_store_job_update(s->store, &j->row, &e);
+	if (ret)
+		sched_fail(s, &e);
+	j->dirty = 0;
+	return ret;
+}
+
+void sched_history(struct rkd_sched *s, struct sjob *j, int64_t now, const char *reason)
+{
+	char alloc[4096], plan[RK_PLAN_TEXT_MAX] = "";
+	rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
+	if (j->core.alloc.n > 0)
+		rk_plan_format(&j->core.plan, plan, sizeof(plan));
+	struct rk_error e;
+	if (sched_txn(s))
+		return;
+	if (rkd_store_history_add(s->store, j->core.id, now, j->row.run, alloc, plan, reason, &e))
+		sched_fail(s, &e);
+}
+
+void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const char *detail)
+{
+	struct rk_error e;
+	if (sched_txn(s))
+		return;
+	if (rkd_store_event_add(s->store, rkd_now_ms(), job_id, kind, detail, &e))
+		sched_fail(s, &e);
+}
+
+void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now)
+{
+	j->launch_pending = 0;
+	if (!j->live)
+		return;
+	/* A cancel overrides a restart; a restart never downgrades a cancel. */
+	if (j->stop == STOP_NONE || why == STOP_CANCEL)
+		j->stop = why;
+	s->engine->stop(s->engine_state, j->core.id, j->row.run, why != STOP_CANCEL, now);
+	j->dirty = 1;
+}
+
+/* ---- GPU ids ---------------------------------------------------------------- */
+
+/* Mark the global ids in `text` busy (take = 1) or free. */
+void sched_ids_mark(struct rkd_sched *s, const char *text, int take)
+{
+	const char *p = text;
+	while (*p) {
+		char *end;
+		long g = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		for (int n = s->cluster.n_nodes - 1; n >= 0; n--)
+			if (g >= s->gpu_base[n]) {
+				uint64_t bit = (uint64_t)1 << (g - s->gpu_base[n]);
+				s->gpu_busy[n] = take ? (s->gpu_busy[n] | bit) : (s->gpu_busy[n] & ~bit);
+				break;
+			}
+		p = *end == ',' ? end + 1 : end;
+	}
+}
+
+/* Pick free ids for `a`, lowest first. 0 and the list in buf, or RK_EINFEASIBLE. */
+static int ids_pick(struct rkd_sched *s, const struct rk_alloc *a, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < a->n; i++) {
+		const struct rk_share *sh = &a->shares[i];
+		if (sh->node < 0 || sh->node >= s->cluster.n_nodes)
+			return RK_EINVAL;
+		uint64_t busy = s->gpu_busy[sh->node];
+		int got = 0;
+		for (int g = 0; g < s->cluster.nodes[sh->node].gpus && got < sh->gpus; g++)
+			if (!(busy & ((uint64_t)1 << g))) {
+				int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "",
+						 s->gpu_base[sh->node] + g);
+				if (n < 0 || (size_t)n >= cap - len)
+					return RK_ERANGE;
+				len += (size_t)n;
+				got++;
+			}
+		if (got < sh->gpus)
+			return RK_EINFEASIBLE;
+	}
+	return 0;
+}
+
+/* ---- launches and exits ------------------------------------------------------ */
+
+static void job_finish(struct sjob *j, enum rk_job_state st, int64_t now, const char *reason)
+{
+	j->core.state = st;
+	rk_alloc_fini(&j->core.alloc);
+	j->launch_pending = 0;
+	j->row.end_ms = now;
+	row_set(&j->row.reason, reason);
+	j->core.last_change_ms = now;
+	j->dirty = 1;
+}
+
+/* Launch every job whose run is decided, stored and whose GPUs are free. */
+static void launch_ready(struct rkd_sched *s, int64_t now)
+{
+	for (int i = 0; i < s->n_jobs; i++) {
+		struct sjob *j = s->jobs[i];
+		if (!j->launch_pending || j->live || j->core.state != RK_JOB_RUNNING)
+			continue;
+		char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
+		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids)))
+			continue; /* a draining run still holds some of them */
+		rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
+		rk_plan_format(&j->core.plan, plan, sizeof(plan));
+		struct rkd_launch ln = {
+			.job_id = j->core.id,
+			.run = j->row.run,
+			.command = j->spec.command ? j->spec.command : j->spec.launch,
+			.plan_text = plan,
+			.alloc_text = alloc,
+			.gpu_ids = ids,
+			.url = s->url,
+			.job_token = j->row.job_token,
+			.global_batch = j->core.global_batch,
+			.iters_total = j->core.iters_total,
+			.gpus = rk_alloc_total_gpus(&j->core.alloc),
+			.cpus = rk_alloc_total_cpus(&j->core.alloc),
+		};
+		struct rk_error e;
+		rk_error_clear(&e);
+		j->launch_pending = 0;
+		if (s->engine->launch(s->engine_state, &ln, &e)) {
+			job_finish(j, RK_JOB_FAILED, now, e.msg);
+			sched_event(s, j->core.id, "launch-failed", e.msg);
+			s->round_wanted = 1;
+			continue;
+		}
+		j->live = 1;
+		j->stop = STOP_NONE;
+		sched_ids_mark(s, ids, 1);
+		row_set(&j->row.gpu_ids, ids);
+		j->dirty = 1;
+		s->launches++;
+		char detail[1200];
+		snprintf(detail, sizeof(detail), "run %d gpus %s plan %s", j->row.run, ids, plan);
+		sched_event(s, j->core.id, "launch", detail);
+	}
+}
+
+/* Next run of a job: number stored now, launched after the commit. */
+void sched_run_next(struct sjob *j)
+{
+	j->row.run++;
+	j->launch_pending = 1;
+	j->dirty = 1;
+}
+
+static void exit_describe(int status, char *buf, size_t cap)
+{
+	if (status == RKD_EXIT_LOST)
+		snprintf(buf, cap, "run lost (its supervisor died)");
+	else if (status < 0)
+		snprintf(buf, cap, "killed by signal %d", -status);
+	else
+		snprintf(buf, cap, "exited with status %d", status);
+}
+
+void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
+{
+	struct sjob *j = sched_job_find(s, x->job_id);
+	if (!j || x->run != j->row.run || !j->live)
+		return; /* not the run we track: nothing holds resources for it */
+	s->exits++;
+	enum stop_kind why = j->stop;
+	j->live = 0;
+	j->stop = STOP_NONE;
+	sched_ids_mark(s, j->row.gpu_ids, 0);
+	row_set(&j->row.gpu_ids, "");
+	j->row.exit_status = x->status;
+	j->dirty = 1;
+	s->round_wanted = 1;
+	char what[96];
+	exit_describe(x->status, what, sizeof(what));
+	sched_event(s, j->core.id, "exit", what);
+	if (sched_state_terminal(j->core.state))
+		return; /* cancelled: the run was only draining */
+	if (x->status == 0) {
+		j->core.iters_done = j->core.iters_total;
+		job_finish(j, RK_JOB_DONE, now, "completed");
+		return;
+	}
+	if (why != STOP_NONE || x->status == RKD_EXIT_CHECKPOINTED || x->status == RKD_EXIT_LOST) {
+		/* Stopped on request (or lost): go on with whatever is decided now. */
+		if (j->core.state == RK_JOB_RESTARTING || j->core.state == RK_JOB_RUNNING) {
+			if (why == STOP_NONE) { /* the job itself asked to be restarted */
+				j->core.state = RK_JOB_PENDING;
+				rk_alloc_fini(&j->core.alloc);
+				j->core.restarts++;
+				sched_history(s, j, now, what);
+				return;
+			}
+			j->core.state = RK_JOB_RUNNING;
+			sched_run_next(j);
+		}
+		return;
+	}
+	job_finish(j, RK_JOB_FAILED, now, what);
+}
+
+/* ---- rounds ------------------------------------------------------------------- */
+
+static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_decision *d,
+			   int64_t now)
+{
+	if (d->alloc.n == 0) {
+		if (j->core.state == RK_JOB_PENDING)
+			return;
+		j->core.state = RK_JOB_PENDING;
+		rk_alloc_fini(&j->core.alloc);
+		j->core.restarts++;
+		j->core.last_change_ms = now;
+		s->preemptions++;
+		sched_stop_run(s, j, STOP_PREEMPT, now);
+		sched_history(s, j, now, "preempt");
+		j->dirty = 1;
+		return;
+	}
+	int same = j->core.alloc.n > 0 && rk_alloc_equal(&j->core.alloc, &d->alloc) &&
+		   rk_plan_equal(&j->core.plan, &d->plan);
+	if (same && j->core.state != RK_JOB_PENDING)
+		return;
+	struct rk_alloc copy;
+	rk_alloc_init(&copy);
+	if (rk_alloc_copy(&copy, &d->alloc))
+		return;
+	rk_alloc_fini(&j->core.alloc);
+	j->core.alloc = copy;
+	j->core.plan = d->plan;
+	j->core.last_change_ms = now;
+	j->dirty = 1;
+	if (j->core.state == RK_JOB_PENDING) {
+		if (j->core.first_start_ms < 0)
+			j->core.first_start_ms = now;
+		j->core.state = RK_JOB_RUNNING;
+		sched_run_next(j); /* waits for a draining earlier run, if any */
+		sched_history(s, j, now, "start");
+		return;
+	}
+	j->core.restarts++;
+	s->reconfigs++;
+	sched_history(s, j, now, "reconfigure");
+	if (j->live) {
+		j->core.state = RK_JOB_RESTARTING;
+		sched_stop_run(s, j, STOP_RESTART, now);
+	}
+	/* not live yet: the pending launch simply uses the new target */
+}
+
+static void lat_record(struct rkd_sched *s, double ms)
+{
+	int b = 0;
+	while (b < N_LAT_BUCKETS && ms > rkd_lat_bounds_ms[b])
+		b++;
+	s->lat_count[b]++;
+	s->lat_sum_ms += ms;
+	s->last_round_ms = ms;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
+{
+	double t0 = mono_ms();
+	struct rk_job **active = malloc((size_t)(s->n_jobs ? s->n_jobs : 1) * sizeof(*active));
+	if (!active)
+		return rk_error_set(err, RK_ENOMEM, "round: out of memory");
+	int n = 0;
+	for (int i = 0; i < s->n_jobs; i++)
+		if (!sched_state_terminal(s->jobs[i]->core.state))
+			active[n++] = &s->jobs[i]->core;
+	struct rk_sched_input in = {
+		.now_ms = now,
+		.cluster = &s->cluster,
+		.jobs = (struct rk_job *const *)active,
+		.n_jobs = n,
+		.env = NULL,
+		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
+	};
+	rk_decisions_clear(&s->dec);
+	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
+	if (!ret)
+		ret = rk_decisions_validate(&in, &s->dec, s->policy->name, err);
+	if (ret) {
+		s->policy_errors++;
+		sched_event(s, 0, "policy-error", err->msg);
+	} else {
+		for (int i = 0; i < s->dec.n; i++) {
+			struct sjob *j = sched_job_find(s, s->dec.v[i].job_id);
+			if (j)
+				apply_decision(s, j, &s->dec.v[i], now);
+		}
+	}
+	free(active);
+	s->rounds++;
+	lat_record(s, mono_ms() - t0);
+	return ret;
+}
+
+int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err)
+{
+	int ret = round_run(s, rkd_now_ms(), err);
+	for (int i = 0; i < s->n_jobs; i++)
+		if (s->jobs[i]->dirty)
+			sched_job_write(s, s->jobs[i]);
+	txn_commit(s);
+	if (latency_ms)
+		*latency_ms = s->last_round_ms;
+	return ret;
+}
+
+/* ---- the thread ---------------------------------------------------------------- */
+
+/* Forget terminal jobs whose runs are gone: they live on in the store only. */
+static void jobs_compact(struct rkd_sched *s)
+{
+	int k = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		struct sjob *j = s->jobs[i];
+		if (sched_state_terminal(j->core.state) && !j->live && !j->dirty)
+			sjob_free(j);
+		else
+			s->jobs[k++] = j;
+	}
+	s->n_jobs = k;
+}
+
+static void reply_all(struct rkd_sched *s, struct rkd_msg *batch)
+{
+	pthread_mutex_lock(&s->mu);
+	for (struct rkd_msg *m = batch; m; m = m->next)
+		m->done = 1;
+	pthread_cond_broadcast(&s->replied);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void fail_msg(struct rkd_msg *m, const struct rk_error *e)
+{
+	free(m->body);
+	m->body = NULL;
+	m->status = 503;
+	rkd_verr_set(&m->verr, RK_EUNAVAIL, "", "storage failure: %s", e->msg);
+}
+
+static void accrue(struct rkd_sched *s, int64_t now, int64_t *last)
+{
+	double dt_s = (double)(now - *last) / 1e3;
+	*last = now;
+	if (dt_s <= 0)
+		return;
+	for (int i = 0; i < s->n_jobs; i++)
+		if (s->jobs[i]->live)
+			s->jobs[i]->core.attained_gpu_s +=
+				dt_s * rk_alloc_total_gpus(&s->jobs[i]->core.alloc);
+}
+
+void *sched_thread_main(void *arg)
+{
+	struct rkd_sched *s = arg;
+	int64_t last_accrue = rkd_now_ms();
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		if (!s->head && !s->stopping) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			int64_t wait = s->round_wanted ? 0 : POLL_MS;
+			ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+			ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
+			ts.tv_nsec %= 1000000000L;
+			if (wait)
+				pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+		}
+		struct rkd_msg *batch = s->head;
+		s->head = s->tail = NULL;
+		int stop = s->stopping;
+		pthread_mutex_unlock(&s->mu);
+
+		int64_t now = rkd_now_ms();
+		for (struct rkd_msg *m = batch; m; m = m->next) {
+			if (s->failed)
+				fail_msg(m, &s->fail_err);
+			else
+				sched_handle(s, m, now);
+		}
+		if (!s->failed) {
+			struct rkd_exit ex[64];
+			int n;
+			while ((n = s->engine->poll(s->engine_state, now, ex, 64)) > 0)
+				for (int i = 0; i < n; i++)
+					sched_on_exit(s, &ex[i], now);
+			accrue(s, now, &last_accrue);
+			if (s->round_wanted || now >= s->next_round_ms) {
+				struct rk_error e;
+				rk_error_clear(&e);
+				s->round_wanted = 0;
+				s->next_round_ms = now + s->round_interval_ms;
+				round_run(s, now, &e);
+			}
+			for (int i = 0; i < s->n_jobs; i++)
+				if (s->jobs[i]->dirty)
+					sched_job_write(s, s->jobs[i]);
+			txn_commit(s);
+		}
+		if (s->failed)
+			for (struct rkd_msg *m = batch; m; m = m->next)
+				if (m->status < 400 || m->status == 0)
+					fail_msg(m, &s->fail_err);
+		reply_all(s, batch);
+		if (s->failed) {
+			if (stop)
+				break;
+			continue;
+		}
+		/* Engine actions only after their records are durable (see top). */
+		launch_ready(s, now);
+		jobs_compact(s);
+		if (stop)
+			break;
+	}
+	/* a final commit of what launch_ready recorded */
+	if (!s->failed) {
+		for (int i = 0; i < s->n_jobs; i++)
+			if (s->jobs[i]->dirty)
+				sched_job_write(s, s->jobs[i]);
+		txn_commit(s);
+	}
+	return NULL;
+}
+
+void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m)
+{
+	m->done = 0;
+	m->next = NULL;
+	m->status = 0;
+	m->body = NULL;
+	pthread_mutex_lock(&s->mu);
+	if (s->stopping) {
+		pthread_mutex_unlock(&s->mu);
+		m->status = 503;
+		rkd_verr_set(&m->verr, RK_EUNAVAIL, "", "rubickd is shutting down");
+		return;
+	}
+	if (s->tail)
+		s->tail->next = m;
+	else
+		s->head = m;
+	s->tail = m;
+	pthread_cond_signal(&s->wake);
+	while (!m->done)
+		pthread_cond_wait(&s->replied, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int rkd_sched_failed(struct rkd_sched *s)
+{
+	pthread_mutex_lock(&s->mu);
+	int f = s->failed;
+	pthread_mutex_unlock(&s->mu);
+	return f;
+}
+
+int rkd_sched_start(struct rkd_sched *s, struct rk_error *err)
+{
+	if (pthread_create(&s->thread, NULL, sched_thread_main, s))
+		return rk_error_set(err, RK_EIO, "cannot start the scheduler thread");
+	s->started = 1;
+	return 0;
+}

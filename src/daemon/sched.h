@@ -1,0 +1,105 @@
+/*
+ * The scheduler thread of rubickd: the one owner of all core state (jobs,
+ * cluster, policy, engine, store). Request threads never touch that state;
+ * they send a struct rkd_msg and block until the scheduler thread replies
+ * (rkd_sched_call). The thread runs a scheduling round when something changed
+ * (submission, exit, cancel, policy change) and on a timer, and commits every
+ * batch of messages in one transaction before replying (group commit), so an
+ * acknowledged submission is durable.
+ */
+#ifndef RUBICKD_SCHED_H
+#define RUBICKD_SCHED_H
+
+#include "daemon/engine.h"
+#include "daemon/jobspec.h"
+#include "daemon/store.h"
+#include "rubick/cluster.h"
+#include "rubick/error.h"
+
+#include <stdint.h>
+
+struct rk_zoo;
+struct rkd_sched;
+
+/* Who sent a request (resolved from the bearer token by http.c). */
+struct rkd_caller {
+	int admin;                  /* 1 = may act on every tenant's jobs */
+	int authed;                 /* 1 = a valid tenant or admin token */
+	char tenant[RK_TENANT_MAX]; /* the token's tenant ("" for admin) */
+	const char *bearer;         /* raw token (job reports authenticate with it) */
+};
+
+struct rkd_tenant_cfg {
+	char name[RK_TENANT_MAX];
+	int gpu_quota; /* -1 = unlimited: GPUs all of a tenant's active jobs may request */
+};
+
+struct rkd_sched_config {
+	const char *db_path;
+	const struct rk_cluster *cluster;    /* copied */
+	const char *cluster_spec;            /* text, for GET /v1/cluster */
+	const char *policy;                  /* NULL = stored choice, else "fifo" */
+	const char *policy_options;          /* NULL = none */
+	const struct rkd_engine_ops *engine;
+	struct rkd_engine_config engine_cfg;
+	const char *url;                     /* RUBICK_URL given to jobs */
+	int round_interval_ms;               /* periodic rounds */
+	const struct rkd_tenant_cfg *tenants;
+	int n_tenants;
+	const struct rk_zoo *zoo;            /* borrowed, read-only */
+};
+
+enum rkd_msg_kind {
+	RKD_MSG_SUBMIT,
+	RKD_MSG_LIST,
+	RKD_MSG_GET,
+	RKD_MSG_CANCEL,
+	RKD_MSG_UPDATE,
+	RKD_MSG_REPORT,
+	RKD_MSG_NODES,
+	RKD_MSG_CLUSTER,
+	RKD_MSG_POLICY_GET,
+	RKD_MSG_POLICY_SET,
+	RKD_MSG_METRICS,
+};
+
+/* One request to the scheduler thread and its reply. */
+struct rkd_msg {
+	enum rkd_msg_kind kind;
+	const struct rkd_caller *who;
+	/* inputs (by kind) */
+	struct rkd_spec *spec;           /* SUBMIT (ownership stays with the sender) */
+	const struct rk_model *model;    /* SUBMIT: the resolved white box */
+	int64_t job_id;                  /* GET, CANCEL, UPDATE, REPORT */
+	struct rkd_job_filter filter;    /* LIST */
+	struct rkd_update update;        /* UPDATE */
+	struct rkd_report report;        /* REPORT */
+	struct rkd_policy_req policy;    /* POLICY_SET */
+	/* reply */
+	int status;        /* HTTP status */
+	char *body;        /* malloc'd reply body (JSON, or Prometheus text) */
+	struct rkd_verr verr; /* when status >= 400 */
+	/* private to sched.c */
+	int done;
+	struct rkd_msg *next;
+};
+
+/*
+ * Open the store, recover every active job and re-adopt their runs, choose
+ * the policy; the thread is not started yet. OUT: *out.
+ */
+int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
+		     struct rk_error *err);
+int rkd_sched_start(struct rkd_sched *s, struct rk_error *err);
+/* Stop the thread (jobs keep running; a restart adopts them) and free everything. */
+void rkd_sched_destroy(struct rkd_sched *s);
+/* 1 once the thread hit a storage failure and stopped serving (main exits). */
+int rkd_sched_failed(struct rkd_sched *s);
+
+/* Send `m` and wait for the reply (m->status, m->body). Thread-safe. */
+void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m);
+
+/* Run one scheduling round now on the calling thread (benchmarks; thread not started). */
+int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * Private state of the scheduler thread, shared by sched.c (thread, rounds,
+ * engine events, recovery) and sched_msgs.c (request handlers). Nothing here
+ * is touched by any other thread.
+ */
+#ifndef RUBICKD_SCHED_INTERNAL_H
+#define RUBICKD_SCHED_INTERNAL_H
+
+#include "daemon/sched.h"
+#include "rubick/policy.h"
+
+#include <pthread.h>
+
+enum stop_kind { STOP_NONE = 0, STOP_RESTART, STOP_PREEMPT, STOP_CANCEL };
+
+/* A job the scheduler tracks: active, or terminal with a run still draining. */
+struct sjob {
+	struct rk_job core;      /* what policies see; core.alloc/plan = the target */
+	struct rk_model model;   /* core.model points here */
+	struct rkd_spec spec;    /* the submission (command, request) */
+	struct rkd_job_row row;  /* mirror of the stored row, written when dirty */
+	int live;                /* a process of run row.run exists */
+	int launch_pending;      /* run row.run decided and stored, not launched yet */
+	enum stop_kind stop;     /* why the live run was asked to stop */
+	int dirty;               /* row must be written in the current transaction */
+};
+
+#define N_LAT_BUCKETS 12
+
+struct rkd_sched {
+	struct rkd_store *store;
+	struct rk_cluster cluster;
+	char *cluster_spec;
+	int *gpu_base;           /* first global GPU id of each node */
+	uint64_t *gpu_busy;      /* per node: bit i = GPU i held by a live run */
+	const struct rkd_engine_ops *engine;
+	void *engine_state;
+	const struct rk_policy_ops *policy;
+	void *policy_state;
+	char policy_options[512];
+	char *url;
+	int round_interval_ms;
+	struct rkd_tenant_cfg *tenants;
+	int n_tenants;
+	const struct rk_zoo *zoo;
+
+	struct sjob **jobs;      /* tracked jobs, in id order */
+	int n_jobs, cap_jobs;
+	int64_t next_id;
+	struct rk_decisions dec;
+	uint64_t round_seq;
+	int round_wanted;
+	int64_t next_round_ms;
+	int in_txn;
+	int failed;              /* storage failure: stop serving */
+	struct rk_error fail_err;
+
+	/* metrics */
+	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
+	uint64_t lat_count[N_LAT_BUCKETS + 1];
+	double lat_sum_ms;
+	double last_round_ms;
+
+	/* the message queue */
+	pthread_t thread;
+	int started, stopping;
+	pthread_mutex_t mu;
+	pthread_cond_t wake;     /* scheduler: messages arrived or stop */
+	pthread_cond_t replied;  /* callers: some reply is ready */
+	struct rkd_msg *head, *tail;
+};
+
+extern const double rkd_lat_bounds_ms[N_LAT_BUCKETS];
+
+/* sched.c */
+int64_t rkd_now_ms(void);
+struct sjob *sched_job_find(struct rkd_sched *s, int64_t id);
+int sched_txn(struct rkd_sched *s);                       /* begin if not yet */
+void sched_row_sync(struct sjob *j);                      /* row <- core */
+int sched_job_write(struct rkd_sched *s, struct sjob *j); /* row <- core, update */
+void sched_history(struct rkd_sched *s, struct sjob *j, int64_t now, const char *reason);
+void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const char *detail);
+void sched_fail(struct rkd_sched *s, const struct rk_error *e);
+void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now);
+int sched_job_add(struct rkd_sched *s, struct sjob *j);
+void sjob_free(struct sjob *j);
+const char *rkd_state_name(enum rk_job_state st);
+int rkd_state_parse(const char *name, enum rk_job_state *out);
+int sched_state_terminal(enum rk_job_state st);
+void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
+void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
+void sched_run_next(struct sjob *j);
+void *sched_thread_main(void *arg);
+
+/* sched_msgs.c */
+int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
+		       int gpus, struct rk_plan *out, struct rk_error *err);
+void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+
+/* codec.c: text forms and JSON of jobs */
+int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap);
+int rkd_alloc_parse(const char *text, struct rk_alloc *out);
+char *rkd_job_json(const struct rkd_job_row *row, int with_hist, const struct rkd_hist_row *hist,
+		   int n_hist);
+
+/* sched_metrics.c */
+void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m);
+
+#endif

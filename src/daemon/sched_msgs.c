@@ -1,0 +1,605 @@
+/*
+ * Request handlers of the scheduler thread: one function per message kind.
+ * Each fills m->status and m->body (JSON) or m->verr. Writes go into the
+ * batch's open transaction; the reply is released only after it commits.
+ */
+#include "daemon/sched_internal.h"
+
+#include "rubick/plan.h"
+#include "rubick/zoo.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
+{
+	m->status = rk_error_http_status(code);
+	rkd_verr_set(&m->verr, code, field, "%s", msg);
+}
+
+static void set_json(struct rkd_msg *m, int status, json_t *o)
+{
+	m->body = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	m->status = m->body ? status : 503;
+	if (!m->body)
+		rkd_verr_set(&m->verr, RK_ENOMEM, "", "out of memory");
+}
+
+/* Reply with one job (and its history when `with_hist`). */
+static void reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
+		      int with_hist)
+{
+	struct rkd_job_row row, *rp = &row;
+	struct rk_error e;
+	struct sjob *j = sched_job_find(s, id);
+	int ret = 0;
+	if (j) {
+		sched_row_sync(j);
+		rp = &j->row;
+	} else if ((ret = rkd_store_job_get(s->store, id, &row, &e))) {
+		set_err(m, ret, "", e.msg);
+		return;
+	}
+	struct rkd_hist_row *hist = NULL;
+	int n_hist = 0;
+	if (with_hist && rkd_store_history_get(s->store, id, &hist, &n_hist, &e)) {
+		hist = NULL;
+		n_hist = 0;
+	}
+	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
+	m->status = m->body ? status : 503;
+	free(hist);
+	if (!j)
+		rkd_job_row_fini(&row);
+}
+
+static const struct rkd_tenant_cfg *tenant_find(struct rkd_sched *s, const char *name)
+{
+	for (int i = 0; i < s->n_tenants; i++)
+		if (!strcmp(s->tenants[i].name, name))
+			return &s->tenants[i];
+	return NULL;
+}
+
+/* Whether the caller may change `j` (its own tenant's jobs, or admin). */
+static int may_modify(const struct rkd_caller *who, const struct sjob *j)
+{
+	return who->admin || (who->authed && !strcmp(who->tenant, j->core.tenant));
+}
+
+static void job_token(char *buf, size_t cap)
+{
+	unsigned char raw[16];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		memset(raw, 0, sizeof(raw)); /* never reached on Linux >= 3.17 */
+	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < cap; i++)
+		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+}
+
+/*
+ * The plan a job without one asks for: plain data parallelism with gradient
+ * accumulation on a consolidated placement, the largest micro-batch that
+ * fits the GPU memory (rk_plan_from_artifact "ga", as the simulator does for
+ * traces without a plan).
+ */
+int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
+		       int gpus, struct rk_plan *out, struct rk_error *err)
+{
+	if (s->cluster.n_nodes < 1)
+		return rk_error_set(err, RK_EINFEASIBLE, "the cluster has no node");
+	const struct rk_node *n0 = &s->cluster.nodes[0];
+	struct rk_placement pl;
+	int ret = rk_placement_consolidated(gpus, n0->gpus, &pl, err);
+	if (!ret)
+		ret = rk_plan_from_artifact("ga", "plan", model, batch, &pl, n0->gpu_mem_mb, out, err);
+	if (!ret)
+		ret = rk_plan_validate(out, batch, gpus, err);
+	return ret;
+}
+
+static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	struct rkd_spec *sp = m->spec;
+	const struct rkd_caller *who = m->who;
+	char tenant[RK_TENANT_MAX];
+	snprintf(tenant, sizeof(tenant), "%s", sp->tenant[0] ? sp->tenant
+				       : who->admin ? "default" : who->tenant);
+	if (!who->admin && strcmp(tenant, who->tenant)) {
+		set_err(m, RK_EPERM, "tenant", "tenant: your token may only submit for its own tenant");
+		return;
+	}
+	if (sp->key[0]) {
+		int64_t id = rkd_store_job_by_key(s->store, tenant, sp->key);
+		if (id) {
+			reply_job(s, m, 200, id, 0);
+			return;
+		}
+	}
+	int total = rk_cluster_total_gpus(&s->cluster);
+	if (sp->min_gpus > total) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "gpus: %d GPUs can never be allocated: the cluster has %d",
+			 sp->min_gpus, total);
+		set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
+		return;
+	}
+	const struct rkd_tenant_cfg *tc = tenant_find(s, tenant);
+	if (tc && tc->gpu_quota >= 0) {
+		int used = 0;
+		for (int i = 0; i < s->n_jobs; i++)
+			if (!sched_state_terminal(s->jobs[i]->core.state) &&
+			    !strcmp(s->jobs[i]->core.tenant, tenant))
+				used += s->jobs[i]->core.req_gpus;
+		if (used + sp->gpus > tc->gpu_quota) {
+			char msg[160];
+			snprintf(msg, sizeof(msg),
+				 "gpus: tenant '%s' quota is %d GPUs; %d requested by active jobs",
+				 tenant, tc->gpu_quota, used);
+			set_err(m, RK_EPERM, "gpus", msg);
+			return;
+		}
+	}
+	int batch = sp->global_batch ? sp->global_batch : m->model->global_batch;
+	if (batch <= 0) {
+		set_err(m, RK_EINVAL, "global_batch",
+			"global_batch: required (the model gives no default)");
+		return;
+	}
+	struct rk_error e;
+	rk_error_clear(&e);
+	struct rk_plan req_plan = sp->plan;
+	if (sp->has_plan && rk_plan_validate(&sp->plan, batch, sp->gpus, &e)) {
+		set_err(m, RK_EINVAL, "plan", e.msg);
+		return;
+	}
+	if (!sp->has_plan && sched_default_plan(s, m->model, batch, sp->gpus, &req_plan, &e)) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "global_batch: no plan runs %d samples on %d GPUs: %s",
+			 batch, sp->gpus, e.msg);
+		set_err(m, RK_EINFEASIBLE, "global_batch", msg);
+		return;
+	}
+	char model_text[RK_MODEL_TEXT_MAX];
+	if (rk_model_format(m->model, model_text, sizeof(model_text)) >= (int)sizeof(model_text)) {
+		set_err(m, RK_ERANGE, "model_spec", "model_spec: the model description is too long");
+		return;
+	}
+	struct sjob *j = calloc(1, sizeof(*j));
+	char *spec_json = NULL;
+	if (!j)
+		goto oom;
+	snprintf(sp->tenant, sizeof(sp->tenant), "%s", tenant);
+	sp->global_batch = batch;
+	spec_json = rkd_spec_encode(sp);
+	if (!spec_json)
+		goto oom;
+	j->spec = *sp; /* take the spec's strings */
+	memset(sp, 0, sizeof(*sp));
+	j->model = *m->model;
+	struct rk_job *c = &j->core;
+	c->id = s->next_id;
+	snprintf(c->name, sizeof(c->name), "%s", j->spec.name);
+	snprintf(c->tenant, sizeof(c->tenant), "%s", tenant);
+	c->model = &j->model;
+	c->global_batch = batch;
+	c->iters_total = j->spec.iterations;
+	c->submit_ms = now;
+	c->req_gpus = j->spec.gpus;
+	c->req_cpus = j->spec.cpus;
+	c->req_mem_mb = j->spec.mem_mb;
+	c->req_net_gbps = j->spec.net_gbps;
+	c->req_plan = req_plan;
+	c->guaranteed = j->spec.guaranteed;
+	c->min_gpus = j->spec.min_gpus;
+	c->max_gpus = j->spec.max_gpus;
+	c->est_duration_s = j->spec.est_duration_s;
+	c->state = RK_JOB_PENDING;
+	c->first_start_ms = -1;
+	c->last_change_ms = now;
+	rk_alloc_init(&c->alloc);
+	char token[40] = "";
+	job_token(token, sizeof(token));
+	struct rkd_job_row *r = &j->row;
+	r->id = c->id;
+	r->name = strdup(c->name);
+	r->tenant = strdup(tenant);
+	r->state = strdup("pending");
+	r->spec_json = spec_json;
+	spec_json = NULL;
+	r->model_text = strdup(model_text);
+	r->alloc = strdup("");
+	r->plan = strdup("");
+	r->reason = strdup("");
+	r->idem_key = strdup(j->spec.key);
+	r->job_token = strdup(token);
+	r->gpu_ids = strdup("");
+	r->submit_ms = now;
+	r->first_start_ms = -1;
+	r->last_change_ms = now;
+	r->end_ms = -1;
+	r->iters_total = c->iters_total;
+	r->req_gpus = c->req_gpus;
+	r->exit_status = -1;
+	if (!r->name || !r->tenant || !r->state || !r->model_text || !r->alloc || !r->plan ||
+	    !r->reason || !r->idem_key || !r->job_token || !r->gpu_ids)
+		goto oom;
+	if (sched_txn(s))
+		goto fail;
+	if (rkd_store_job_insert(s->store, r, &e)) {
+		sched_fail(s, &e);
+		goto fail;
+	}
+	if (sched_job_add(s, j))
+		goto oom;
+	s->next_id++;
+	s->submits++;
+	s->round_wanted = 1;
+	reply_job(s, m, 201, c->id, 0);
+	return;
+oom:
+	set_err(m, RK_ENOMEM, "", "out of memory");
+fail:
+	if (!m->status)
+		set_err(m, RK_EUNAVAIL, "", "storage failure");
+	free(spec_json);
+	sjob_free(j);
+}
+
+static void on_list(struct rkd_sched *s, struct rkd_msg *m)
+{
+	struct rkd_job_row *rows = NULL;
+	int n = 0;
+	struct rk_error e;
+	int ret = rkd_store_job_list(s->store, &m->filter, &rows, &n, &e);
+	if (ret) {
+		set_err(m, ret, "", e.msg);
+		return;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < n; i++) {
+		struct sjob *j = sched_job_find(s, rows[i].id);
+		if (j)
+			sched_row_sync(j);
+		char *text = rkd_job_json(j ? &j->row : &rows[i], 0, NULL, 0);
+		json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+		free(text);
+		if (o)
+			json_array_append_new(arr, o);
+	}
+	json_t *o = json_object();
+	json_object_set_new(o, "jobs", arr);
+	json_object_set_new(o, "count", json_integer(n));
+	if (n > 0 && m->filter.limit > 0 && n == m->filter.limit)
+		json_object_set_new(o, "next_before_id", json_integer(rows[n - 1].id));
+	rkd_job_rows_free(rows, n);
+	set_json(m, 200, o);
+}
+
+/* The tracked, modifiable job named by the message, or NULL with the error set. */
+static struct sjob *job_for_change(struct rkd_sched *s, struct rkd_msg *m)
+{
+	struct sjob *j = sched_job_find(s, m->job_id);
+	char msg[128];
+	if (!j || sched_state_terminal(j->core.state)) {
+		struct rkd_job_row row;
+		struct rk_error e;
+		if (!j && rkd_store_job_get(s->store, m->job_id, &row, &e)) {
+			snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
+			set_err(m, RK_ENOTFOUND, "id", msg);
+			return NULL;
+		}
+		snprintf(msg, sizeof(msg), "job %lld has already ended (%s)", (long long)m->job_id,
+			 j ? rkd_state_name(j->core.state) : row.state);
+		if (!j)
+			rkd_job_row_fini(&row);
+		set_err(m, RK_ECONFLICT, "id", msg);
+		return NULL;
+	}
+	return j;
+}
+
+static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	struct sjob *j = job_for_change(s, m);
+	if (!j)
+		return;
+	if (!may_modify(m->who, j)) {
+		set_err(m, RK_EPERM, "id", "job belongs to another tenant");
+		return;
+	}
+	char reason[96];
+	snprintf(reason, sizeof(reason), "cancelled by %s", m->who->admin ? "admin" : m->who->tenant);
+	sched_stop_run(s, j, STOP_CANCEL, now);
+	j->core.state = RK_JOB_CANCELLED;
+	rk_alloc_fini(&j->core.alloc);
+	j->row.end_ms = now;
+	j->core.last_change_ms = now;
+	free(j->row.reason);
+	j->row.reason = strdup(reason);
+	sched_history(s, j, now, "cancel");
+	sched_job_write(s, j);
+	s->round_wanted = 1;
+	reply_job(s, m, 200, j->core.id, 0);
+}
+
+static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	struct sjob *j = job_for_change(s, m);
+	if (!j)
+		return;
+	if (!may_modify(m->who, j)) {
+		set_err(m, RK_EPERM, "id", "job belongs to another tenant");
+		return;
+	}
+	const struct rkd_update *u = &m->update;
+	int gpus = u->has_gpus ? u->gpus : j->core.req_gpus;
+	int mn = u->has_min_gpus ? u->min_gpus : (u->has_gpus ? gpus : j->core.min_gpus);
+	int mx = u->has_max_gpus ? u->max_gpus : (u->has_gpus ? gpus : j->core.max_gpus);
+	int has_plan = u->has_plan ? !u->clear_plan : j->spec.has_plan;
+	struct rk_plan plan = u->has_plan && !u->clear_plan ? u->plan : j->spec.plan;
+	char msg[800];
+	struct rk_error e;
+	rk_error_clear(&e);
+	if (mn > gpus || mx < gpus) {
+		snprintf(msg, sizeof(msg), "%s: need min_gpus <= gpus <= max_gpus (%d <= %d <= %d)",
+			 mn > gpus ? "min_gpus" : "max_gpus", mn, gpus, mx);
+		set_err(m, RK_ERANGE, mn > gpus ? "min_gpus" : "max_gpus", msg);
+		return;
+	}
+	if (mn > rk_cluster_total_gpus(&s->cluster)) {
+		set_err(m, RK_EINFEASIBLE, "gpus", "gpus: more than the cluster has");
+		return;
+	}
+	if (u->has_gpus && !u->has_plan && j->spec.has_plan) {
+		has_plan = 0; /* the old plan was for the old GPU count */
+	}
+	if (has_plan && rk_plan_validate(&plan, j->core.global_batch, gpus, &e)) {
+		set_err(m, RK_EINVAL, "plan", e.msg);
+		return;
+	}
+	struct rk_plan req_plan = plan;
+	if (!has_plan && sched_default_plan(s, &j->model, j->core.global_batch, gpus, &req_plan, &e)) {
+		snprintf(msg, sizeof(msg), "gpus: no plan runs the job's batch on %d GPUs: %s", gpus,
+			 e.msg);
+		set_err(m, RK_EINFEASIBLE, "gpus", msg);
+		return;
+	}
+	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->core.max_gpus ||
+		      has_plan != j->spec.has_plan || (has_plan && !rk_plan_equal(&plan, &j->spec.plan));
+	j->core.req_gpus = j->spec.gpus = gpus;
+	j->core.min_gpus = j->spec.min_gpus = mn;
+	j->core.max_gpus = j->spec.max_gpus = mx;
+	j->spec.has_plan = has_plan;
+	if (has_plan)
+		j->spec.plan = plan;
+	j->core.req_plan = req_plan;
+	if (u->has_guaranteed)
+		j->core.guaranteed = j->spec.guaranteed = u->guaranteed;
+	char *spec_json = rkd_spec_encode(&j->spec);
+	if (spec_json) {
+		free(j->row.spec_json);
+		j->row.spec_json = spec_json;
+	}
+	/*
+	 * A running job whose request changed is checkpointed and requeued: the
+	 * policy restarts it on the new request (the forced reconfiguration of
+	 * docs/api.md), keeping its global batch.
+	 */
+	if (changed && j->core.state != RK_JOB_PENDING) {
+		j->core.state = RK_JOB_PENDING;
+		rk_alloc_fini(&j->core.alloc);
+		j->core.restarts++;
+		j->core.last_change_ms = now;
+		s->reconfigs++;
+		sched_stop_run(s, j, STOP_PREEMPT, now);
+		sched_history(s, j, now, "request changed");
+	}
+	snprintf(msg, sizeof(msg), "gpus %d min %d max %d", gpus, mn, mx);
+	sched_event(s, j->core.id, "update", msg);
+	sched_job_write(s, j);
+	s->round_wanted = 1;
+	reply_job(s, m, 200, j->core.id, 0);
+}
+
+static int token_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	struct sjob *j = job_for_change(s, m);
+	if (!j)
+		return;
+	int own = m->who->bearer && j->row.job_token[0] && token_eq(m->who->bearer, j->row.job_token);
+	if (!own && !may_modify(m->who, j)) {
+		set_err(m, m->who->authed ? RK_EPERM : RK_EPERM, "id",
+			"reports need the job's RUBICK_JOB_TOKEN or its tenant's token");
+		return;
+	}
+	const struct rkd_report *r = &m->report;
+	char msg[160];
+	if (r->run && r->run != j->row.run) {
+		snprintf(msg, sizeof(msg), "run: %d is not the job's current run (%d)", r->run,
+			 j->row.run);
+		set_err(m, RK_ECONFLICT, "run", msg);
+		return;
+	}
+	if (r->iters_done > j->core.iters_total) {
+		snprintf(msg, sizeof(msg), "iters_done: %g exceeds the job's iterations (%g)",
+			 r->iters_done, j->core.iters_total);
+		set_err(m, RK_ERANGE, "iters_done", msg);
+		return;
+	}
+	j->core.iters_done = r->iters_done;
+	if (r->tput_sps >= 0)
+		j->row.tput_sps = r->tput_sps;
+	char plan[RK_PLAN_TEXT_MAX] = "";
+	if (j->core.alloc.n)
+		rk_plan_format(&j->core.plan, plan, sizeof(plan));
+	struct rk_error e;
+	if (sched_txn(s))
+		return;
+	if (rkd_store_sample_add(s->store, j->core.id, now, j->row.run, r->iters_done,
+				 r->tput_sps >= 0 ? r->tput_sps : 0,
+				 rk_alloc_total_gpus(&j->core.alloc), plan, &e))
+		sched_fail(s, &e);
+	j->dirty = 1;
+	sched_job_write(s, j);
+	reply_job(s, m, 200, j->core.id, 0);
+}
+
+static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const int *used_c)
+{
+	const struct rk_node *n = &s->cluster.nodes[i];
+	json_t *o = json_object();
+	int busy = 0;
+	for (int g = 0; g < n->gpus; g++)
+		busy += (int)((s->gpu_busy[i] >> g) & 1);
+	json_object_set_new(o, "id", json_integer(n->id));
+	json_object_set_new(o, "gpu_type", json_string(n->gpu_type));
+	json_object_set_new(o, "gpus", json_integer(n->gpus));
+	json_object_set_new(o, "gpus_allocated", json_integer(used_g[i]));
+	json_object_set_new(o, "gpus_busy", json_integer(busy));
+	json_object_set_new(o, "first_gpu_id", json_integer(s->gpu_base[i]));
+	json_object_set_new(o, "cpus", json_integer(n->cpus));
+	json_object_set_new(o, "cpus_allocated", json_integer(used_c[i]));
+	json_object_set_new(o, "mem_mb", json_integer(n->mem_mb));
+	json_object_set_new(o, "nvlink_gbps", json_real(n->nvlink_gbps));
+	json_object_set_new(o, "net_gbps", json_real(n->net_gbps));
+	json_object_set_new(o, "pool", json_string(n->pool == RK_POOL_LOANED ? "loaned" : "training"));
+	json_object_set_new(o, "up", json_boolean(n->up));
+	return o;
+}
+
+/* GPUs and CPUs allocated per node, and job counts by state. */
+static void usage(struct rkd_sched *s, int *used_g, int *used_c, int *pending, int *running)
+{
+	*pending = *running = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		const struct rk_job *c = &s->jobs[i]->core;
+		*pending += c->state == RK_JOB_PENDING;
+		*running += c->state == RK_JOB_RUNNING || c->state == RK_JOB_RESTARTING;
+		for (int k = 0; k < c->alloc.n; k++) {
+			const struct rk_share *sh = &c->alloc.shares[k];
+			if (sh->node >= 0 && sh->node < s->cluster.n_nodes) {
+				used_g[sh->node] += sh->gpus;
+				used_c[sh->node] += sh->cpus;
+			}
+		}
+	}
+}
+
+static void on_nodes(struct rkd_sched *s, struct rkd_msg *m, int whole)
+{
+	int n = s->cluster.n_nodes;
+	int *used_g = calloc((size_t)(n ? n : 1), sizeof(int));
+	int *used_c = calloc((size_t)(n ? n : 1), sizeof(int));
+	if (!used_g || !used_c) {
+		free(used_g);
+		free(used_c);
+		set_err(m, RK_ENOMEM, "", "out of memory");
+		return;
+	}
+	int pending, running, alloc_total = 0;
+	usage(s, used_g, used_c, &pending, &running);
+	json_t *arr = json_array();
+	for (int i = 0; i < n; i++) {
+		json_array_append_new(arr, node_json(s, i, used_g, used_c));
+		alloc_total += used_g[i];
+	}
+	json_t *o = json_object();
+	if (whole) {
+		json_object_set_new(o, "spec", json_string(s->cluster_spec));
+		json_object_set_new(o, "gpus", json_integer(rk_cluster_total_gpus(&s->cluster)));
+		json_object_set_new(o, "gpus_allocated", json_integer(alloc_total));
+		json_object_set_new(o, "jobs_pending", json_integer(pending));
+		json_object_set_new(o, "jobs_running", json_integer(running));
+		json_object_set_new(o, "policy", json_string(s->policy->name));
+		json_object_set_new(o, "engine", json_string(s->engine->name));
+	}
+	json_object_set_new(o, "nodes", arr);
+	free(used_g);
+	free(used_c);
+	set_json(m, 200, o);
+}
+
+static void policy_reply(struct rkd_sched *s, struct rkd_msg *m)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(s->policy->name));
+	json_object_set_new(o, "options", json_string(s->policy_options));
+	json_object_set_new(o, "summary", json_string(s->policy->summary ? s->policy->summary : ""));
+	int n = 0;
+	const struct rk_policy_ops *const *all = rk_policy_list(&n);
+	json_t *arr = json_array();
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, json_string(all[i]->name));
+	json_object_set_new(o, "available", arr);
+	set_json(m, 200, o);
+}
+
+static void on_policy_set(struct rkd_sched *s, struct rkd_msg *m)
+{
+	if (!m->who->admin) {
+		set_err(m, RK_EPERM, "", "changing the policy needs the admin token");
+		return;
+	}
+	const struct rk_policy_ops *p = rk_policy_find(m->policy.name);
+	char msg[600];
+	if (!p) {
+		snprintf(msg, sizeof(msg), "name: unknown policy '%s'", m->policy.name);
+		set_err(m, RK_ENOTFOUND, "name", msg);
+		return;
+	}
+	void *state = NULL;
+	struct rk_error e;
+	rk_error_clear(&e);
+	int ret = p->create(&state, m->policy.options[0] ? m->policy.options : NULL, &e);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "options: %s", e.msg);
+		set_err(m, ret, "options", msg);
+		return;
+	}
+	if (sched_txn(s) || rkd_store_meta_set(s->store, "policy", p->name, &e) ||
+	    rkd_store_meta_set(s->store, "policy_options", m->policy.options, &e)) {
+		p->destroy(state);
+		set_err(m, RK_EUNAVAIL, "", "storage failure");
+		return;
+	}
+	s->policy->destroy(s->policy_state);
+	s->policy = p;
+	s->policy_state = state;
+	snprintf(s->policy_options, sizeof(s->policy_options), "%s", m->policy.options);
+	sched_event(s, 0, "policy", p->name);
+	s->round_wanted = 1;
+	policy_reply(s, m);
+}
+
+
+void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	switch (m->kind) {
+	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
+	case RKD_MSG_LIST: on_list(s, m); break;
+	case RKD_MSG_GET: reply_job(s, m, 200, m->job_id, 1); break;
+	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
+	case RKD_MSG_UPDATE: on_update(s, m, now); break;
+	case RKD_MSG_REPORT: on_report(s, m, now); break;
+	case RKD_MSG_NODES: on_nodes(s, m, 0); break;
+	case RKD_MSG_CLUSTER: on_nodes(s, m, 1); break;
+	case RKD_MSG_POLICY_GET: policy_reply(s, m); break;
+	case RKD_MSG_POLICY_SET: on_policy_set(s, m); break;
+	case RKD_MSG_METRICS: rkd_metrics_render(s, m); break;
+	}
+	if (m->status == 404 && m->kind == RKD_MSG_GET)
+		snprintf(m->verr.field, sizeof(m->verr.field), "id");
+}

@@ -1,0 +1,150 @@
+/*
+ * rubickd's durable state: one SQLite database in WAL mode (store.c is the
+ * only file that includes sqlite3.h). Tables: jobs, allocations and plan
+ * history, throughput samples, fitted model parameters, tenants and quotas,
+ * events, and a key/value meta table. The store is not thread-safe: exactly
+ * one thread (the scheduler thread) owns a struct rkd_store.
+ *
+ * Durability: synchronous=FULL, so a COMMIT returns only after the WAL is on
+ * stable storage; callers batch many changes in one transaction (group commit)
+ * to pay one fsync for many submissions.
+ */
+#ifndef RUBICKD_STORE_H
+#define RUBICKD_STORE_H
+
+#include "rubick/error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rkd_store;
+
+/* A job row as stored; strings are owned (freed by rkd_job_row_fini). */
+struct rkd_job_row {
+	int64_t id;
+	char *name;
+	char *tenant;
+	char *state;      /* "pending", "running", "restarting", "done", "failed", "cancelled" */
+	char *spec_json;  /* the validated submission, canonical JSON */
+	char *model_text; /* the resolved model in zoo text format */
+	char *alloc;      /* current allocation "node:gpus:cpus:mem_mb;...", "" when none */
+	char *plan;       /* current plan, canonical text, "" when none */
+	char *reason;     /* last state change reason, "" when none */
+	char *idem_key;   /* client idempotency key, "" when none */
+	char *job_token;  /* secret the job's own reports authenticate with */
+	char *gpu_ids;    /* virtual GPU ids of the live run, "" when none */
+	int64_t submit_ms;
+	int64_t first_start_ms; /* -1 until started */
+	int64_t last_change_ms;
+	int64_t end_ms;         /* -1 while active */
+	double iters_total;
+	double iters_done;
+	double tput_sps;        /* last reported throughput, 0 if none */
+	double attained_gpu_s;
+	int req_gpus;
+	int run;      /* number of the engine run the job is on (0 = never launched) */
+	int restarts; /* reconfigurations and preemptions so far */
+	int stopping; /* 1 = the current run was asked to stop */
+	int exit_status; /* last run's wait status encoding (see engine.h), -1 if none */
+};
+
+void rkd_job_row_fini(struct rkd_job_row *r);
+
+/* One allocation/plan history entry (allocations table joined with plans). */
+struct rkd_hist_row {
+	int64_t t_ms;
+	int run;
+	char alloc[512];
+	char plan[96];
+	char reason[64];
+};
+
+/* Filters of a job listing; NULL/0 means "any". */
+struct rkd_job_filter {
+	const char *state;
+	const char *tenant;
+	int limit;          /* 1.. rows, newest first */
+	int64_t before_id;  /* only ids < this (paging), 0 = no bound */
+};
+
+/*
+ * Open (creating if needed) the database at `path`, set WAL and FULL sync and
+ * bring the schema to the latest version (migrations run in one transaction).
+ * OUT: *out, closed with rkd_store_close. Errors name the path.
+ */
+int rkd_store_open(struct rkd_store **out, const char *path, struct rk_error *err);
+void rkd_store_close(struct rkd_store *s);
+
+/* Schema version after migrations. */
+int rkd_store_schema_version(struct rkd_store *s);
+
+int rkd_store_begin(struct rkd_store *s, struct rk_error *err);
+int rkd_store_commit(struct rkd_store *s, struct rk_error *err);
+void rkd_store_rollback(struct rkd_store *s);
+
+/* meta key/value; get returns RK_ENOTFOUND when absent, RK_ERANGE when cap is short. */
+int rkd_store_meta_get(struct rkd_store *s, const char *key, char *buf, size_t cap);
+int rkd_store_meta_set(struct rkd_store *s, const char *key, const char *value,
+		       struct rk_error *err);
+
+/* Largest job id ever stored, 0 when none. */
+int64_t rkd_store_max_job_id(struct rkd_store *s);
+
+/* Insert a new job (row->id chosen by the caller). RK_EEXIST on a duplicate id. */
+int rkd_store_job_insert(struct rkd_store *s, const struct rkd_job_row *row,
+			 struct rk_error *err);
+/* Rewrite the live columns of an existing job (state, alloc, plan, counters...). */
+int rkd_store_job_update(struct rkd_store *s, const struct rkd_job_row *row,
+			 struct rk_error *err);
+/* Fetch one job; RK_ENOTFOUND when absent. OUT: *row (caller finis). */
+int rkd_store_job_get(struct rkd_store *s, int64_t id, struct rkd_job_row *row,
+		      struct rk_error *err);
+/* Job id holding idempotency key `key` for `tenant`, or 0. */
+int64_t rkd_store_job_by_key(struct rkd_store *s, const char *tenant, const char *key);
+
+/*
+ * Jobs matching `f`, newest first. OUT: *rows (array the caller frees with
+ * rkd_job_rows_free) and *n.
+ */
+int rkd_store_job_list(struct rkd_store *s, const struct rkd_job_filter *f,
+		       struct rkd_job_row **rows, int *n, struct rk_error *err);
+/* Every job in an active state (pending, running, restarting) or whose last run
+ * may still be alive (stopping = 1), oldest first. */
+int rkd_store_job_list_active(struct rkd_store *s, struct rkd_job_row **rows, int *n,
+			      struct rk_error *err);
+void rkd_job_rows_free(struct rkd_job_row *rows, int n);
+
+/* Append an allocation (and its plan) to a job's history. */
+int rkd_store_history_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int run,
+			  const char *alloc, const char *plan, const char *reason,
+			  struct rk_error *err);
+/* The history of one job, oldest first. OUT: *rows (free()) and *n. */
+int rkd_store_history_get(struct rkd_store *s, int64_t job_id, struct rkd_hist_row **rows,
+			  int *n, struct rk_error *err);
+
+/* A throughput sample reported by a running job. */
+int rkd_store_sample_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int run,
+			 double iters_done, double tput_sps, int gpus, const char *plan,
+			 struct rk_error *err);
+/* Number of samples of a job. */
+int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
+
+/* An event (state change, launch, exit, reconfiguration) for the audit log. */
+int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
+			const char *detail, struct rk_error *err);
+
+/* Tenants and their GPU quota (-1 = unlimited). */
+int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,
+			 struct rk_error *err);
+
+/*
+ * Fitted performance parameters of a model, stored as the 7 values in the
+ * order of struct rk_perf_params, with the number of samples behind the fit.
+ */
+int rkd_store_model_params_set(struct rkd_store *s, const char *model, const double k[7],
+			       int n_samples, int64_t t_ms, struct rk_error *err);
+/* RK_ENOTFOUND when no fit is stored. OUT: k[7], *n_samples. */
+int rkd_store_model_params_get(struct rkd_store *s, const char *model, double k[7],
+			       int *n_samples);
+
+#endif

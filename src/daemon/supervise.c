@@ -1,0 +1,139 @@
+/*
+ * `rubickd --supervise RUNDIR LOGFILE CMD...`: the per-run supervisor of the
+ * local engine (see engine_local.c for the record files). It holds the run's
+ * lock on fd 3 for its whole life, starts the job in its own process group,
+ * records the job's pid before letting it run (a start gate on a pipe), waits
+ * for it and records how it ended. It ignores the stop signals: those go to
+ * the job's process group, and the supervisor must outlive the job to write
+ * the exit record.
+ */
+#include "daemon/engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	int field = 2;
+	for (p++; *p && field < 21; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static int record(const char *dir, const char *name, const char *text)
+{
+	char path[4096], tmp[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+	ok = (fclose(f) == 0) && ok;
+	if (!ok || rename(tmp, path))
+		return -1;
+	return 0;
+}
+
+int rkd_supervise_main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: rubickd --supervise RUNDIR LOGFILE CMD [ARGS...]\n");
+		return 2;
+	}
+	const char *dir = argv[2], *logp = argv[3];
+	/* rubickd blocks its shutdown signals; neither we nor the job inherit that. */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	fcntl(3, F_SETFD, FD_CLOEXEC); /* the lock stays with us, not the job */
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (logfd < 0) {
+		fprintf(stderr, "rubickd supervisor: %s: %s\n", logp, strerror(errno));
+		record(dir, "exit", "exit 127\n");
+		return 1;
+	}
+	int gate[2];
+	if (pipe(gate) || fcntl(gate[0], F_SETFD, FD_CLOEXEC) || fcntl(gate[1], F_SETFD, FD_CLOEXEC)) {
+		record(dir, "exit", "exit 127\n");
+		return 1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		record(dir, "exit", "exit 127\n");
+		return 1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGUSR1, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		close(gate[1]);
+		char go;
+		/* EOF instead of the go byte: the supervisor died before recording us. */
+		if (read(gate[0], &go, 1) != 1)
+			_exit(127);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(logfd, 1);
+		dup2(logfd, 2);
+		execv(argv[4], argv + 4);
+		dprintf(2, "rubickd supervisor: %s: %s\n", argv[4], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(gate[0]);
+	char line[128];
+	snprintf(line, sizeof(line), "%d %llu\n", (int)pid, start_time(pid));
+	if (record(dir, "pid", line)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		record(dir, "exit", "exit 127\n");
+		return 1;
+	}
+	if (write(gate[1], "g", 1) != 1) {
+		kill(pid, SIGKILL);
+	}
+	close(gate[1]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			record(dir, "exit", "exit 127\n");
+			return 1;
+		}
+	if (WIFEXITED(status))
+		snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
+	else
+		snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
+	/* The rest of the group (children the job left behind) ends with it. */
+	kill(-pid, SIGKILL);
+	record(dir, "exit", line);
+	return 0;
+}
