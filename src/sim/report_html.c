@@ -17,8 +17,8 @@
 #define W 760.0
 #define H 300.0
 #define ML 70.0 /* left margin: y tick labels */
-#define MR 20.0
-#define MT 20.0
+#define MR 40.0 /* room for the last x tick label */
+#define MT 34.0 /* legend row above the plot */
 #define MB 45.0 /* bottom margin: x tick labels and axis title */
 #define PW (W - ML - MR)
 #define PH (H - MT - MB)
@@ -147,7 +147,8 @@ static void svg_axes(FILE *f, const struct axis *x, const struct axis *y, const 
 static void svg_legend(FILE *f, const struct rk_report *r)
 {
 	for (int i = 0; i < r->n_runs; i++) {
-		double x = ML + 10 + 120.0 * (i % 5), y = MT + 14 + 16.0 * (i / 5);
+		/* In the top margin, so no data hides behind it; 6 per row. */
+		double x = ML + 108.0 * (i % 6), y = 13 + 12.0 * (i / 6);
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 			   "stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">",
 			x, y - 4, x + 18, y - 4, colour(i), x + 22, y);
