@@ -55,6 +55,8 @@ struct rk_perf_fit_result {
 	double fwd_expected_ms[RK_FIT_REJECT_MAX];  /* what the other samples predict there */
 	int n_phase_ignored;     /* samples whose sync/opt split was ignored (implausible) */
 	int phase_ignored[RK_FIT_REJECT_MAX];       /* their sample indexes */
+	int n_iter_rejected;     /* samples left out as iteration-time outliers */
+	int iter_rejected[RK_FIT_REJECT_MAX];       /* their sample indexes */
 };
 
 /*
@@ -67,13 +69,17 @@ struct rk_perf_fit_result {
  * RK_FIT_MIN_OPT_MS_PER_MI per Mi parameters of the GPU's shard: Adam touches
  * >= 16 bytes per parameter, 4 TB/s would be needed) booked the optimizer in
  * another phase: its sync/opt split is ignored (iteration and forward kept)
- * and reported. Then the 7 parameters
+ * and reported; so is the split of 3D samples (a pipeline interleaves the
+ * phases). Then the 7 parameters
  * minimise the §1.5 objective, RMSE(log sync) + RMSE(log opt) + RMSE(log iter),
  * with GSL's Nelder-Mead (nmsimplex2) on a bounded log transform
  * (x = exp(log lo + (log hi - log lo) * sigmoid(u))), from a fixed set of
  * starts (or from `warm` only, when given: the online refit), plus a 1e-4
  * pull toward the start that only decides parameters the samples cannot
- * identify (e.g. k_os_offload without offload samples). Deterministic.
+ * identify (e.g. k_os_offload without offload samples). With >= 5 samples,
+ * those whose iteration time the fit misses by more than max(1.5x, 3x the
+ * median miss) are left out, reported, and the fit rerun once (samples a
+ * warm start misses that badly are left out before the fit). Deterministic.
  * Returns 0, RK_EINVAL (no usable samples, bad sample named by index/line),
  * RK_ENOCONV (no finite objective), RK_ENOMEM.
  */

@@ -29,6 +29,9 @@ enum rk_overlap_form {
 struct rk_perf_env {
 	double nvlink_gbps;      /* intra-node all-reduce bus bandwidth seen by one GPU (GB/s) */
 	double pcie_gbps;        /* host <-> GPU copy bandwidth of one GPU (GB/s) */
+	double host_mem_gbps;    /* effective host bandwidth at which each ZeRO-Offload process
+				    touches the whole model's fp32 states (16 bytes/parameter)
+				    once per step, whatever its shard (GB/s) */
 	double net_gbps;         /* bandwidth of one inter-node NIC (GB/s) */
 	int nics_per_node;       /* NICs per node; GPUs share them in equal groups */
 	int gpus_per_node;       /* GPUs in a full node (maps a GPU to its NIC group) */

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,10 @@ static void usage(FILE *out)
 		"  --seed N               seed of that split (default 1)\n"
 		"  --cpus-per-gpu N       CPU threads per GPU for rows that do not say (default 4)\n"
 		"  --overlap pnorm|additive  overlap functions (default pnorm)\n"
+		"  --env KEY=V,...        cluster constants (perf.h: nvlink_gbps, pcie_gbps,\n"
+		"                         host_mem_gbps, net_gbps, nics_per_node, gpus_per_node,\n"
+		"                         gpu_tflops, recompute_factor, tp_eff, grad_bytes,\n"
+		"                         act_bytes); default: the calibrated A800 values\n"
 		"  --zoo DIR              model zoo folder (default: RUBICK_ZOO or the bundled one)\n");
 }
 
@@ -64,6 +69,65 @@ static int parse_long(const char *flag, const char *s, long lo, long hi, long *o
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* --env key=value,...: override cluster constants (perf.h), e.g. measured
+ * by a deployment's own micro-benchmarks. */
+static int parse_env(const char *text, struct rk_perf_env *env)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+		int is_int;
+	} keys[] = {
+		{"nvlink_gbps", offsetof(struct rk_perf_env, nvlink_gbps), 0},
+		{"pcie_gbps", offsetof(struct rk_perf_env, pcie_gbps), 0},
+		{"host_mem_gbps", offsetof(struct rk_perf_env, host_mem_gbps), 0},
+		{"net_gbps", offsetof(struct rk_perf_env, net_gbps), 0},
+		{"nics_per_node", offsetof(struct rk_perf_env, nics_per_node), 1},
+		{"gpus_per_node", offsetof(struct rk_perf_env, gpus_per_node), 1},
+		{"gpu_tflops", offsetof(struct rk_perf_env, gpu_tflops), 0},
+		{"recompute_factor", offsetof(struct rk_perf_env, recompute_factor), 0},
+		{"tp_eff", offsetof(struct rk_perf_env, tp_eff), 0},
+		{"grad_bytes", offsetof(struct rk_perf_env, grad_bytes), 0},
+		{"act_bytes", offsetof(struct rk_perf_env, act_bytes), 0},
+	};
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", text);
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq) {
+			fprintf(stderr, "rubick model: --env: '%s' is not key=value\n", tok);
+			return -1;
+		}
+		*eq = '\0';
+		size_t i = 0;
+		while (i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i].key, tok))
+			i++;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			fprintf(stderr, "rubick model: --env: unknown key '%s'\n", tok);
+			return -1;
+		}
+		char *p = (char *)env + keys[i].off;
+		if (keys[i].is_int) {
+			long v;
+			if (parse_long("--env", eq + 1, 1, 1024, &v) < 0)
+				return -1;
+			*(int *)(void *)p = (int)v;
+		} else {
+			double v;
+			if (parse_double("--env", eq + 1, 0, 1e9, &v) < 0)
+				return -1;
+			*(double *)(void *)p = v;
+		}
+	}
+	struct rk_error err;
+	if (rk_perf_env_check(env, &err) < 0) {
+		fprintf(stderr, "rubick model: --env: %s\n", err.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -116,6 +180,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			if (parse_long(f, val, 1, 1024, &l) < 0)
 				return -1;
 			a->o.cpus_per_gpu = (int)l;
+		} else if (!strcmp(f, "--env")) {
+			if (parse_env(val, &a->o.env) < 0)
+				return -1;
 		} else if (!strcmp(f, "--overlap")) {
 			if (!strcmp(val, "pnorm"))
 				a->o.env.overlap = RK_OVERLAP_PNORM;

@@ -77,7 +77,7 @@ static void note(struct rk_validate_fit *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void note(struct rk_validate_fit *f, const char *fmt, ...)
 {
-	if (f->n_notes >= 8)
+	if (f->n_notes >= 24)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -230,6 +230,14 @@ static int row_plan(const struct rk_measured_row *mr, const char *mpath,
 				  &e) < 0) {
 		snprintf(reason, cap, "%.200s", e.msg);
 		return -1;
+	}
+	/* The measured 3D runs take one micro-batch per replica per iteration:
+	 * their time is flat in the pipeline depth (gpt2 251/351/451/651/851,
+	 * t5 181/281/481/881 within 10-25%), which a pipeline of B/dp
+	 * micro-batches of 1 would not be (docs/perf-model.md). */
+	if (plan->tp > 1 || plan->pp > 1) {
+		plan->mb = plan->mb * plan->ga;
+		plan->ga = 1;
 	}
 	return 0;
 }
@@ -410,6 +418,11 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 		for (int i = 0; i < n_train; i++) {
 			struct rk_perf_sample s_;
 			row_sample(&t.rows[idx[i]], &plans[idx[i]], o, &s_);
+			/* With a profile, the forward time stays the profile's: its runs
+			 * time the forward alone, while some measured tables' forward
+			 * column is not per-run (roberta: 22 ms at every GPU count). */
+			if (ppath)
+				s_.fwd_ms = -1;
 			if ((rc = rk_perf_samples_add(&train, &s_, err)) < 0) {
 				free(idx);
 				goto out;
@@ -430,6 +443,13 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 				tgt.fwd_ms = r.fwd_ms;
 			f->fit = r;
 			have_fit = 1;
+			for (int j = 0; j < r.n_iter_rejected; j++) {
+				const struct rk_perf_sample *x = &train.v[r.iter_rejected[j]];
+				note(f, "%s:%d: training row left out of the refit: the model misses "
+					"its iteration time (%.0f ms) by more than the other rows "
+					"allow",
+				     mpath, x->line, x->iter_ms);
+			}
 			note(f, "refit on %d of %d usable measured rows (seed %llu), %s", train.n, k,
 			     (unsigned long long)o->seed,
 			     ppath ? "warm-started from the profile fit" : "cold start");

@@ -44,7 +44,7 @@ struct rk_validate_fit {
 	char source[RK_MODEL_NAME_MAX];  /* model whose samples were fitted */
 	struct rk_perf_fit_result fit;
 	double fwd_ms;                   /* forward time used for the target */
-	char notes[8][320];              /* traps met and what was done */
+	char notes[24][320];              /* traps met and what was done */
 	int n_notes;
 };
 

@@ -13,8 +13,11 @@
 
 #define NP 7
 #define PRIOR_WEIGHT 1e-4
-#define FWD_OUTLIER_RATIO 2.5
+#define FWD_OUTLIER_RATIO 2.0
 #define MAX_ITER 3000
+#define MASK_NO_PHASES 1 /* sample's sync/opt split not fitted */
+#define MASK_EXCLUDED 2  /* sample left out (iteration outlier) */
+#define TRIM_MIN_SAMPLES 5
 
 void rk_perf_params_default(enum rk_overlap_form form, struct rk_perf_params *k)
 {
@@ -251,12 +254,14 @@ static double objective_x(const struct fit_ctx *c, const double *x, double *iter
 	for (int i = 0; i < c->n; i++) {
 		const struct rk_perf_sample *x_ = &c->s[i];
 		struct rk_perf_breakdown b;
+		if (c->no_phases[i] & MASK_EXCLUDED)
+			continue;
 		if (rk_perf_predict_detail(c->m, &k, c->env, &x_->plan, &x_->placement,
 					   x_->cpus_per_gpu, &b) < 0)
 			return INFINITY;
 		double d = log(b.iter_ms / x_->iter_ms);
 		e_iter += d * d, n_iter++;
-		if (c->no_phases[i])
+		if (c->no_phases[i] & MASK_NO_PHASES)
 			continue;
 		if (x_->sync_ms > 0 && b.sync_ms > 0) {
 			d = log(b.sync_ms / x_->sync_ms);
@@ -327,6 +332,63 @@ out:
 	return best;
 }
 
+/* Iteration-time misses |log(pred/meas)| of every sample at x (NAN if a
+ * prediction fails). */
+static void iter_errors(const struct fit_ctx *c, const double *x, double *e)
+{
+	struct rk_perf_params k;
+	rk_perf_params_from_array(x, &k);
+	k.fwd_fixed_ms = c->fwd_fixed;
+	for (int i = 0; i < c->n; i++) {
+		double t;
+		const struct rk_perf_sample *s = &c->s[i];
+		if (rk_perf_predict(c->m, &k, c->env, &s->plan, &s->placement, s->cpus_per_gpu, &t) <
+		    0)
+			e[i] = NAN;
+		else
+			e[i] = fabs(log(t / s->iter_ms));
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Mark samples whose iteration time the parameters x miss by more than
+ * max(1.5x, 3x the median miss) as excluded; returns how many. */
+static int trim(const struct fit_ctx *c, unsigned char *mask, const double *x,
+		struct rk_perf_fit_result *r)
+{
+	double *e = malloc(sizeof(double) * 2 * (size_t)c->n);
+	if (!e)
+		return 0;
+	double *sorted = e + c->n;
+	iter_errors(c, x, e);
+	int m = 0;
+	for (int i = 0; i < c->n; i++)
+		if (isfinite(e[i]) && !(mask[i] & MASK_EXCLUDED))
+			sorted[m++] = e[i];
+	int dropped = 0;
+	if (m >= TRIM_MIN_SAMPLES) {
+		qsort(sorted, (size_t)m, sizeof(double), cmp_double);
+		double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+		double thr = fmax(log(1.5), 3.0 * med);
+		for (int i = 0; i < c->n; i++) {
+			if ((mask[i] & MASK_EXCLUDED) || !(e[i] > thr) ||
+			    m - dropped <= TRIM_MIN_SAMPLES - 1)
+				continue;
+			mask[i] |= MASK_EXCLUDED;
+			if (r->n_iter_rejected < RK_FIT_REJECT_MAX)
+				r->iter_rejected[r->n_iter_rejected++] = i;
+			dropped++;
+		}
+	}
+	free(e);
+	return dropped;
+}
+
 int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 		const struct rk_perf_sample *samples, int n, const struct rk_perf_params *warm,
 		struct rk_perf_fit_result *out, struct rk_error *err)
@@ -353,13 +415,18 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 	r.k.fwd_fixed_ms = start.fwd_fixed_ms;
 	fit_forward(m, samples, n, &r);
 
-	unsigned char *no_phases = calloc((size_t)n, 1);
+	unsigned char *no_phases = calloc((size_t)n, 1); /* MASK_* per sample */
 	if (!no_phases) {
 		gsl_set_error_handler(old);
 		return rk_error_set(err, RK_ENOMEM, "fit: out of memory");
 	}
 	for (int i = 0; i < n; i++) {
 		const struct rk_perf_sample *x = &samples[i];
+		/* A pipeline interleaves forward and backward micro-batches: a 3D
+		 * run's phases are not separable the way §1.5 splits them, so only
+		 * its iteration time is fitted. */
+		if (x->plan.tp > 1 || x->plan.pp > 1)
+			no_phases[i] |= MASK_NO_PHASES;
 		if (!(x->opt_ms > 0))
 			continue;
 		double shard = m->params / (1024.0 * 1024.0);
@@ -368,7 +435,7 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 		else if (x->plan.zero >= 1 || x->plan.offload)
 			shard /= x->plan.dp;
 		if (x->opt_ms < RK_FIT_MIN_OPT_MS_PER_MI * shard) {
-			no_phases[i] = 1;
+			no_phases[i] |= MASK_NO_PHASES;
 			if (r.n_phase_ignored < RK_FIT_REJECT_MAX)
 				r.phase_ignored[r.n_phase_ignored++] = i;
 		}
@@ -395,6 +462,10 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 		{0.8, 20, 0.3, 0.3, 1, 20, 20},
 	};
 	int n_starts = warm ? 1 : (int)(sizeof(mult) / sizeof(mult[0]));
+	/* A warm start already describes the job: samples it misses badly are
+	 * judged against it before they can drag the refit. */
+	if (warm && n >= TRIM_MIN_SAMPLES)
+		trim(&c, no_phases, x0, &r);
 	double best = INFINITY, xbest[NP] = {0};
 	for (int s = 0; s < n_starts; s++) {
 		double xs[NP], xo[NP];
@@ -412,6 +483,17 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 		double xo[NP];
 		double f = run_simplex(&c, xbest, xo);
 		if (f < best) {
+			best = f;
+			memcpy(xbest, xo, sizeof(xbest));
+		}
+	}
+	/* Trim (fit.h): with enough samples, iteration times the fitted model
+	 * misses by more than max(1.5x, 3x the median miss) are runs the model
+	 * cannot describe; leave them out, report them and refit once. */
+	if (isfinite(best) && n >= TRIM_MIN_SAMPLES && trim(&c, no_phases, xbest, &r) > 0) {
+		double xo[NP];
+		double f = run_simplex(&c, xbest, xo);
+		if (isfinite(f)) {
 			best = f;
 			memcpy(xbest, xo, sizeof(xbest));
 		}
