@@ -161,8 +161,11 @@ int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct
 		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
 		     struct rk_oracle_result *res, struct rk_error *err);
 
-/* Counters since creation. OUT: *out. */
+/* Counters since creation or the last reset. OUT: *out. */
 void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out);
+
+/* Zero the counters (e.g. before each policy's run, so each run reports its own). */
+void rk_oracle_stats_reset(struct rk_oracle *o);
 
 /* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model". */
 const char *rk_oracle_source_name(enum rk_oracle_source s);

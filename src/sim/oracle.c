@@ -119,6 +119,12 @@ void rk_oracle_destroy(struct rk_oracle *o)
 	free(o);
 }
 
+void rk_oracle_stats_reset(struct rk_oracle *o)
+{
+	if (o)
+		memset(&o->stats, 0, sizeof(o->stats));
+}
+
 void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
 {
 	if (!out)

@@ -168,6 +168,10 @@ static void exact_rows(void **state)
 	rk_oracle_stats_get(o, &st);
 	assert_int_equal(st.lookups, 7);
 	assert_int_equal(st.by_source[RK_ORACLE_SRC_EXACT], 7);
+	rk_oracle_stats_reset(o);
+	rk_oracle_stats_get(o, &st);
+	assert_int_equal(st.lookups, 0);
+	assert_int_equal(st.by_source[RK_ORACLE_SRC_EXACT], 0);
 	rk_oracle_destroy(o);
 }
 
