@@ -322,6 +322,7 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 			if (started && ctx->opt->skip_bad) {
 				note_skip(t, ctx->err);
 				t->n_lines++;
+				rc = 0;
 				continue;
 			}
 			goto out;

@@ -200,6 +200,13 @@ static void skip_bad_counts_and_keeps_reasons(void **state)
 	assert_int_equal(rk_trace_parse(text, strlen(text), "s.csv", "auto", NULL, &t, &err),
 			 RK_EINVAL);
 	assert_non_null(strstr(err.msg, "s.csv:3:7:"));
+	/* A NUL byte is a bad line like any other (found by fuzz_trace). */
+	static const char nul[] = "submit_s,gpus\n0,1\n0\0,1\n";
+	assert_int_equal(rk_trace_parse(nul, sizeof(nul) - 1, "z.csv", "auto", &o, &t, &err), 0);
+	assert_int_equal(t.n, 1);
+	assert_int_equal(t.n_skipped, 1);
+	assert_non_null(strstr(t.reasons[0], "z.csv:3:1: NUL byte"));
+	rk_trace_fini(&t);
 	/* A bad header is fatal even with skip_bad. */
 	const char *hdr = "name,submission_time,duration,application,num_gpus,exec_plan\nx,0,1,vit,1,ga\n";
 	assert_int_equal(rk_trace_parse(hdr, strlen(hdr), "h.csv", "rubick", &o, &t, &err),
