@@ -33,8 +33,11 @@
  *     any family; nearest GPU count, then node count) - keeps the model's shape
  *     and the table's level.
  *  5. MODEL: no table for this (model, global batch): the analytic model alone.
- * Rules 4-5 need an analytic back-end (fallback RK_ORACLE_FALLBACK_MODEL and a
- * fitted model); otherwise the lookup fails with RK_ENOTFOUND naming the job.
+ * Rules 4-5 need an analytic back-end (fallback RK_ORACLE_FALLBACK_MODEL, an
+ * env and a fitted model). Without one, rule 4 answers with the nearest
+ * measured point of the same family unscaled (NEAREST_POINT: same order as
+ * rule 4), and a lookup nothing answers fails with RK_ENOTFOUND naming the
+ * job.
  *
  * Sia/Pollux profiles (DP only, per GPU type; the Pollux simulator's
  * Application.get_throughput): iteration time of plan (mb, ga) on a placement
@@ -70,6 +73,7 @@ enum rk_oracle_source {
 	RK_ORACLE_SRC_INTERP,
 	RK_ORACLE_SRC_MODEL_SCALED,
 	RK_ORACLE_SRC_MODEL,
+	RK_ORACLE_SRC_NEAREST_POINT, /* rule 4 without a model: the nearest measured point as is */
 	RK_ORACLE_SRC_COUNT
 };
 
@@ -167,7 +171,8 @@ void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
 /* Zero the counters (e.g. before each policy's run, so each run reports its own). */
 void rk_oracle_stats_reset(struct rk_oracle *o);
 
-/* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model". */
+/* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model",
+ * "nearest-point". */
 const char *rk_oracle_source_name(enum rk_oracle_source s);
 
 /*

@@ -25,6 +25,7 @@ const char *rk_oracle_source_name(enum rk_oracle_source s)
 	case RK_ORACLE_SRC_INTERP: return "interp";
 	case RK_ORACLE_SRC_MODEL_SCALED: return "model-scaled";
 	case RK_ORACLE_SRC_MODEL: return "model";
+	case RK_ORACLE_SRC_NEAREST_POINT: return "nearest-point";
 	default: return "unknown";
 	}
 }

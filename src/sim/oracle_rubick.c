@@ -229,7 +229,7 @@ static int collect_refs(const struct query *q, const char *fam, struct ref **ref
 /*
  * Rule 4: the model at the query times measured/model at the nearest measured
  * point it can predict (same family first, else any). Without a usable model
- * the nearest point of the same family answers as is (source NEAREST).
+ * the nearest point of the same family answers as is (NEAREST_POINT).
  * Returns 0 with res filled, or a negative code.
  */
 static int model_scaled(const struct rk_oracle *o, const struct query *q, const struct rk_job *job,
@@ -251,7 +251,7 @@ static int model_scaled(const struct rk_oracle *o, const struct query *q, const 
 		if (!use_model) {
 			if (n > 0) {
 				res->iter_s = q->t->rows[refs[0].idx].iter_s;
-				res->source = RK_ORACLE_SRC_NEAREST;
+				res->source = RK_ORACLE_SRC_NEAREST_POINT;
 			}
 			free(refs);
 			if (n > 0)

@@ -214,12 +214,13 @@ static void nearest_and_interp(void **state)
 	fx_alloc(&fx, "88", 8);
 	p = dp_plan(16, 32);
 	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
-	assert_int_equal(res.source, RK_ORACLE_SRC_NEAREST);
+	assert_int_equal(res.source, RK_ORACLE_SRC_NEAREST_POINT);
 	assert_true(res.iter_s == 0.2100157894736842);
 
 	struct rk_oracle_stats st;
 	rk_oracle_stats_get(o, &st);
-	assert_int_equal(st.by_source[RK_ORACLE_SRC_NEAREST], 3);
+	assert_int_equal(st.by_source[RK_ORACLE_SRC_NEAREST], 2);
+	assert_int_equal(st.by_source[RK_ORACLE_SRC_NEAREST_POINT], 1);
 	assert_int_equal(st.by_source[RK_ORACLE_SRC_INTERP], 1);
 	rk_oracle_destroy(o);
 }
@@ -531,6 +532,7 @@ static void families_and_names(void **state)
 	assert_string_equal(buf, "zero-offload+gc");
 	assert_int_equal(rk_oracle_plan_family(&p, buf, 4), RK_EINVAL);
 	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_MODEL_SCALED), "model-scaled");
+	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_NEAREST_POINT), "nearest-point");
 	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_COUNT), "unknown");
 }
 
