@@ -4,3 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./build-ci/src/cli/rubick --help >/dev/null
+# Every parser's libFuzzer harness, briefly (scripts/fuzz.sh; longer runs by hand).
+bash scripts/fuzz.sh 10
