@@ -92,7 +92,7 @@ static unsigned long long proc_start_time(pid_t pid)
 		return 0;
 	/* after ") " come fields 3.. ; start time is field 22 */
 	int field = 2;
-	for (p++; *p && field < 21; p++)
+	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	return strtoull(p, NULL, 10);
@@ -259,7 +259,7 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	struct local *l = state;
 	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200];
 	int lockfd = -1, ret = 0;
-	char **envp = NULL;
+	char **envp = NULL, *script = NULL;
 	size_t n_env = 0;
 	if (run_find(l, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
@@ -335,8 +335,22 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 			ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 			goto out;
 		}
-	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c",
-			(char *)ln->command, NULL};
+	/*
+	 * Stop signals go to the whole process group. The wrapping shell catches
+	 * (not ignores: a caught signal is reset to default across exec) SIGUSR1
+	 * and SIGTERM so that it survives them, waits for the job, and exits
+	 * with the job's status; the job's own processes get the signals as is.
+	 */
+	static const char prefix[] = "trap : USR1 TERM; ";
+	size_t cmd_len = strlen(ln->command);
+	script = malloc(sizeof(prefix) + cmd_len);
+	if (!script) {
+		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
+		goto out;
+	}
+	memcpy(script, prefix, sizeof(prefix) - 1);
+	memcpy(script + sizeof(prefix) - 1, ln->command, cmd_len + 1);
+	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c", script, NULL};
 
 	struct run *r = run_add(l);
 	if (!r) {
@@ -367,6 +381,7 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 out:
 	if (lockfd >= 0)
 		close(lockfd);
+	free(script);
 	if (envp) {
 		for (size_t i = 0; i < n_env; i++)
 			free(envp[i]);

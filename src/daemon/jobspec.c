@@ -441,7 +441,7 @@ int rkd_report_parse(const char *body, size_t len, struct rkd_report *out, struc
 		     (ret = get_num(root, "throughput_sps", 0, 1e12, &r.tput_sps, NULL, v)) ||
 		     (ret = get_int(root, "run", 1, 1 << 30, &run, NULL, v))))
 		goto out;
-	if (!has_iters)
+	if (!ret && !has_iters)
 		ret = rkd_verr_set(v, RK_EINVAL, "iters_done", "iters_done: required");
 out:
 	json_decref(root);
@@ -465,7 +465,7 @@ int rkd_policy_req_parse(const char *body, size_t len, struct rkd_policy_req *ou
 	if (!ret && ((ret = get_str(root, "name", sizeof(out->name) - 1, &name, v)) ||
 		     (ret = get_str(root, "options", sizeof(out->options) - 1, &opts, v))))
 		goto out;
-	if (!name)
+	if (!ret && !name)
 		ret = rkd_verr_set(v, RK_EINVAL, "name", "name: required");
 	if (!ret) {
 		snprintf(out->name, sizeof(out->name), "%s", name);

@@ -176,7 +176,7 @@ static int serve(struct rkd_config *c, char **argv)
 	struct rk_zoo zoo;
 	rk_zoo_init(&zoo);
 	const char *zoo_dir = c->zoo_dir[0] ? c->zoo_dir : RK_DEFAULT_DATA_DIR "/zoo";
-	char state_dir[1100], url[600], self[PATH_MAX];
+	char state_dir[1100], self[PATH_MAX];
 	snprintf(state_dir, sizeof(state_dir), "%s", c->state_dir[0] ? c->state_dir : c->db);
 	if (!c->state_dir[0])
 		strncat(state_dir, ".jobs", sizeof(state_dir) - strlen(state_dir) - 1);
@@ -197,22 +197,18 @@ static int serve(struct rkd_config *c, char **argv)
 		.policy_options = c->policy_options,
 		.engine = engine,
 		.engine_cfg = {.state_dir = state_dir, .self_exe = self, .grace_ms = c->grace_ms},
-		.url = url,
 		.round_interval_ms = c->round_interval_ms,
 		.tenants = c->tenants,
 		.n_tenants = c->n_tenants,
 		.zoo = &zoo,
 	};
-	/* RUBICK_URL for the jobs: what the client tools accept too. */
-	snprintf(url, sizeof(url), "%s%s", c->url[0] || !strncmp(c->listen, "unix:", 5) ? "" : "http://",
-		 c->url[0] ? c->url : c->listen);
 	sigset_t sigs;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* every thread inherits it; we sigwait */
 	signal(SIGPIPE, SIG_IGN);
-	if (rkd_sched_create(&sched, &sc, &err) || rkd_sched_start(sched, &err)) {
+	if (rkd_sched_create(&sched, &sc, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
 	}
@@ -228,11 +224,18 @@ static int serve(struct rkd_config *c, char **argv)
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
 	}
+	char where[600];
 	if (!strncmp(c->listen, "unix:", 5))
-		printf("rubickd: listening on %s\n", c->listen);
+		snprintf(where, sizeof(where), "%s", c->listen);
 	else
-		printf("rubickd: listening on http://%.*s:%d\n",
-		       (int)(strrchr(c->listen, ':') - c->listen), c->listen, rkd_http_port(http));
+		snprintf(where, sizeof(where), "http://%.*s:%d",
+			 (int)(strrchr(c->listen, ':') - c->listen), c->listen, rkd_http_port(http));
+	/* Jobs report to --url, else to where we listen (with the port bound for :0). */
+	if (rkd_sched_set_url(sched, c->url[0] ? c->url : where) || rkd_sched_start(sched, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg[0] ? err.msg : "out of memory");
+		goto out;
+	}
+	printf("rubickd: listening on %s\n", where);
 	fflush(stdout);
 	(void)argv;
 	for (;;) {

@@ -166,7 +166,8 @@ void sched_row_sync(struct sjob *j)
 	j->row.attained_gpu_s = j->core.attained_gpu_s;
 	j->row.req_gpus = j->core.req_gpus;
 	j->row.restarts = j->core.restarts;
-	j->row.stopping = j->live && j->stop != STOP_NONE;
+	j->row.live_run = j->live_run;
+	j->row.stopping = j->live_run && j->stop != STOP_NONE;
 }
 
 /* Sync the row and write it in the current transaction. */
@@ -208,12 +209,12 @@ void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const ch
 void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now)
 {
 	j->launch_pending = 0;
-	if (!j->live)
+	if (!j->live_run)
 		return;
 	/* A cancel overrides a restart; a restart never downgrades a cancel. */
 	if (j->stop == STOP_NONE || why == STOP_CANCEL)
 		j->stop = why;
-	s->engine->stop(s->engine_state, j->core.id, j->row.run, why != STOP_CANCEL, now);
+	s->engine->stop(s->engine_state, j->core.id, j->live_run, why != STOP_CANCEL, now);
 	j->dirty = 1;
 }
 
@@ -282,7 +283,7 @@ static void launch_ready(struct rkd_sched *s, int64_t now)
 {
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
-		if (!j->launch_pending || j->live || j->core.state != RK_JOB_RUNNING)
+		if (!j->launch_pending || j->live_run || j->core.state != RK_JOB_RUNNING)
 			continue;
 		char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
 		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids)))
@@ -312,7 +313,7 @@ static void launch_ready(struct rkd_sched *s, int64_t now)
 			s->round_wanted = 1;
 			continue;
 		}
-		j->live = 1;
+		j->live_run = j->row.run;
 		j->stop = STOP_NONE;
 		sched_ids_mark(s, ids, 1);
 		row_set(&j->row.gpu_ids, ids);
@@ -345,11 +346,11 @@ static void exit_describe(int status, char *buf, size_t cap)
 void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 {
 	struct sjob *j = sched_job_find(s, x->job_id);
-	if (!j || x->run != j->row.run || !j->live)
+	if (!j || x->run != j->live_run)
 		return; /* not the run we track: nothing holds resources for it */
 	s->exits++;
 	enum stop_kind why = j->stop;
-	j->live = 0;
+	j->live_run = 0;
 	j->stop = STOP_NONE;
 	sched_ids_mark(s, j->row.gpu_ids, 0);
 	row_set(&j->row.gpu_ids, "");
@@ -368,6 +369,8 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	}
 	if (why != STOP_NONE || x->status == RKD_EXIT_CHECKPOINTED || x->status == RKD_EXIT_LOST) {
 		/* Stopped on request (or lost): go on with whatever is decided now. */
+		if (j->row.run > x->run)
+			return; /* a newer run is decided and waits for this one's GPUs */
 		if (j->core.state == RK_JOB_RESTARTING || j->core.state == RK_JOB_RUNNING) {
 			if (why == STOP_NONE) { /* the job itself asked to be restarted */
 				j->core.state = RK_JOB_PENDING;
@@ -426,7 +429,7 @@ static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_
 	j->core.restarts++;
 	s->reconfigs++;
 	sched_history(s, j, now, "reconfigure");
-	if (j->live) {
+	if (j->live_run) {
 		j->core.state = RK_JOB_RESTARTING;
 		sched_stop_run(s, j, STOP_RESTART, now);
 	}
@@ -508,7 +511,7 @@ static void jobs_compact(struct rkd_sched *s)
 	int k = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
-		if (sched_state_terminal(j->core.state) && !j->live && !j->dirty)
+		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty)
 			sjob_free(j);
 		else
 			s->jobs[k++] = j;
@@ -540,7 +543,7 @@ static void accrue(struct rkd_sched *s, int64_t now, int64_t *last)
 	if (dt_s <= 0)
 		return;
 	for (int i = 0; i < s->n_jobs; i++)
-		if (s->jobs[i]->live)
+		if (s->jobs[i]->live_run)
 			s->jobs[i]->core.attained_gpu_s +=
 				dt_s * rk_alloc_total_gpus(&s->jobs[i]->core.alloc);
 }

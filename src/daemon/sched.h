@@ -42,7 +42,6 @@ struct rkd_sched_config {
 	const char *policy_options;          /* NULL = none */
 	const struct rkd_engine_ops *engine;
 	struct rkd_engine_config engine_cfg;
-	const char *url;                     /* RUBICK_URL given to jobs */
 	int round_interval_ms;               /* periodic rounds */
 	const struct rkd_tenant_cfg *tenants;
 	int n_tenants;
@@ -90,6 +89,8 @@ struct rkd_msg {
  */
 int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		     struct rk_error *err);
+/* Set the RUBICK_URL jobs get (before rkd_sched_start). RK_ENOMEM. */
+int rkd_sched_set_url(struct rkd_sched *s, const char *url);
 int rkd_sched_start(struct rkd_sched *s, struct rk_error *err);
 /* Stop the thread (jobs keep running; a restart adopts them) and free everything. */
 void rkd_sched_destroy(struct rkd_sched *s);

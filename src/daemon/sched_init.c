@@ -83,50 +83,63 @@ fail:
 	return ret;
 }
 
-/* Re-attach a recovered job to its last run (see sched.c for the ordering rule). */
+/*
+ * Re-attach a recovered job to its runs. At most one run of a job is ever
+ * alive (a launch waits for the previous run to exit), and it is either the
+ * stored live_run or, when the daemon died between a launch and the next
+ * commit, the latest decided run row.run. Both are asked.
+ */
 static int job_adopt(struct rkd_sched *s, struct sjob *j, int64_t now, struct rk_error *err)
 {
 	enum rk_job_state st = j->core.state;
-	int run_may_exist = j->row.run >= 1 &&
-			    (st == RK_JOB_RUNNING || st == RK_JOB_RESTARTING || j->row.stopping);
-	if (!run_may_exist)
-		return 0;
-	struct rkd_exit ex;
-	memset(&ex, 0, sizeof(ex));
-	int r = s->engine->adopt(s->engine_state, j->core.id, j->row.run, &ex, err);
-	if (r < 0)
-		return r;
-	if (r == RKD_ADOPT_ABSENT) {
-		if (st == RK_JOB_RUNNING)
-			j->launch_pending = 1;
-		else if (st == RK_JOB_RESTARTING) {
-			j->core.state = RK_JOB_RUNNING;
-			sched_run_next(j);
+	int cand[2] = {j->row.live_run, j->row.run};
+	for (int k = 0; k < 2; k++) {
+		int run = cand[k];
+		if (run < 1 || (k == 1 && run == cand[0]))
+			continue;
+		struct rkd_exit ex;
+		memset(&ex, 0, sizeof(ex));
+		int r = s->engine->adopt(s->engine_state, j->core.id, run, &ex, err);
+		if (r < 0)
+			return r;
+		if (r == RKD_ADOPT_ABSENT) {
+			if (run == j->row.run && st == RK_JOB_RUNNING)
+				j->launch_pending = 1;
+			else if (run == j->row.run && st == RK_JOB_RESTARTING) {
+				j->core.state = st = RK_JOB_RUNNING;
+				sched_run_next(j);
+			}
+			continue;
 		}
-		j->row.stopping = 0;
+		j->live_run = run;
+		sched_ids_mark(s, ex.gpu_ids, 1);
+		free(j->row.gpu_ids);
+		j->row.gpu_ids = strdup(ex.gpu_ids);
+		if (!j->row.gpu_ids)
+			return rk_error_set(err, RK_ENOMEM, "recovery: out of memory");
+		/* Why this run should stop, if it should: it was cancelled, is being
+		 * reconfigured or preempted, or a newer run has been decided. */
+		enum stop_kind why = sched_state_terminal(st)     ? STOP_CANCEL
+				     : st == RK_JOB_RESTARTING  ? STOP_RESTART
+				     : st == RK_JOB_PENDING     ? STOP_PREEMPT
+				     : run < j->row.run         ? STOP_RESTART
+								: STOP_NONE;
+		if (run == j->row.run)
+			j->launch_pending = 0;
 		j->dirty = 1;
-		return 0;
+		char detail[128];
+		snprintf(detail, sizeof(detail), "run %d %s", run,
+			 r == RKD_ADOPT_ALIVE ? "alive" : "ended while rubickd was down");
+		sched_event(s, j->core.id, "adopt", detail);
+		if (r == RKD_ADOPT_EXITED) {
+			j->stop = why;
+			sched_on_exit(s, &ex, now);
+		} else if (why != STOP_NONE) {
+			sched_stop_run(s, j, why, now);
+			if (run < j->row.run && st == RK_JOB_RUNNING)
+				j->launch_pending = 1; /* the newer run starts once this one exits */
+		}
 	}
-	j->live = 1;
-	sched_ids_mark(s, ex.gpu_ids, 1);
-	free(j->row.gpu_ids);
-	j->row.gpu_ids = strdup(ex.gpu_ids);
-	if (!j->row.gpu_ids)
-		return rk_error_set(err, RK_ENOMEM, "recovery: out of memory");
-	enum stop_kind why = sched_state_terminal(st)    ? STOP_CANCEL
-			     : st == RK_JOB_RESTARTING ? STOP_RESTART
-			     : st == RK_JOB_PENDING    ? STOP_PREEMPT
-						       : STOP_NONE;
-	if (r == RKD_ADOPT_EXITED) {
-		j->stop = why;
-		sched_on_exit(s, &ex, now);
-	} else if (why != STOP_NONE) {
-		sched_stop_run(s, j, why, now);
-	}
-	char detail[128];
-	snprintf(detail, sizeof(detail), "run %d %s", j->row.run,
-		 r == RKD_ADOPT_ALIVE ? "alive" : "ended while rubickd was down");
-	sched_event(s, j->core.id, "adopt", detail);
 	return 0;
 }
 
@@ -211,10 +224,7 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	s->engine = cfg->engine;
 	s->zoo = cfg->zoo;
 	s->round_interval_ms = cfg->round_interval_ms > 0 ? cfg->round_interval_ms : 1000;
-	s->url = strdup(cfg->url ? cfg->url : "");
-	int ret = s->url ? 0 : rk_error_set(err, RK_ENOMEM, "out of memory");
-	if (!ret)
-		ret = rkd_store_open(&s->store, cfg->db_path, err);
+	int ret = rkd_store_open(&s->store, cfg->db_path, err);
 	if (!ret)
 		ret = cluster_setup(s, cfg, err);
 	if (!ret && cfg->n_tenants > 0) {
@@ -241,6 +251,16 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		return ret;
 	}
 	*out = s;
+	return 0;
+}
+
+int rkd_sched_set_url(struct rkd_sched *s, const char *url)
+{
+	char *u = strdup(url);
+	if (!u)
+		return RK_ENOMEM;
+	free(s->url);
+	s->url = u;
 	return 0;
 }
 

@@ -19,7 +19,7 @@ struct sjob {
 	struct rk_model model;   /* core.model points here */
 	struct rkd_spec spec;    /* the submission (command, request) */
 	struct rkd_job_row row;  /* mirror of the stored row, written when dirty */
-	int live;                /* a process of run row.run exists */
+	int live_run;            /* run number whose process exists, 0 = none; at most one */
 	int launch_pending;      /* run row.run decided and stored, not launched yet */
 	enum stop_kind stop;     /* why the live run was asked to stop */
 	int dirty;               /* row must be written in the current transaction */

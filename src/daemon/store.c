@@ -22,6 +22,7 @@ static const char *const migrations[] = {
 	" alloc TEXT NOT NULL DEFAULT '', plan TEXT NOT NULL DEFAULT '',"
 	" reason TEXT NOT NULL DEFAULT '', idem_key TEXT NOT NULL DEFAULT '',"
 	" job_token TEXT NOT NULL DEFAULT '', gpu_ids TEXT NOT NULL DEFAULT '',"
+	" live_run INTEGER NOT NULL DEFAULT 0,"
 	" submit_ms INTEGER NOT NULL, first_start_ms INTEGER NOT NULL DEFAULT -1,"
 	" last_change_ms INTEGER NOT NULL DEFAULT 0, end_ms INTEGER NOT NULL DEFAULT -1,"
 	" iters_total REAL NOT NULL, iters_done REAL NOT NULL DEFAULT 0,"
@@ -67,12 +68,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_JOB_INSERT] =
 		"INSERT INTO jobs(id,name,tenant,state,spec,model_text,alloc,plan,reason,idem_key,"
 		"submit_ms,first_start_ms,last_change_ms,end_ms,iters_total,iters_done,tput_sps,"
-		"attained_gpu_s,req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25)",
+		"attained_gpu_s,req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run)"
+		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
 	[ST_JOB_UPDATE] =
 		"UPDATE jobs SET state=?4,alloc=?7,plan=?8,reason=?9,first_start_ms=?12,"
 		"last_change_ms=?13,end_ms=?14,iters_done=?16,tput_sps=?17,attained_gpu_s=?18,"
-		"req_gpus=?19,run=?20,restarts=?21,stopping=?22,exit_status=?23,spec=?5,gpu_ids=?25"
+		"req_gpus=?19,run=?20,restarts=?21,stopping=?22,exit_status=?23,spec=?5,gpu_ids=?25,live_run=?26"
 		" WHERE id=?1",
 	[ST_HIST_ALLOC] = "INSERT INTO allocations(job_id,seq,t_ms,run,alloc,reason) VALUES(?1,"
 			  "(SELECT COUNT(*) FROM allocations WHERE job_id=?1),?2,?3,?4,?5)",
@@ -96,7 +97,7 @@ struct rkd_store {
 #define JOB_COLUMNS                                                                         \
 	"id,name,tenant,state,spec,model_text,alloc,plan,reason,idem_key,submit_ms,"        \
 	"first_start_ms,last_change_ms,end_ms,iters_total,iters_done,tput_sps,attained_gpu_s," \
-	"req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids"
+	"req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run"
 
 static int db_error(struct rkd_store *s, struct rk_error *err, const char *what)
 {
@@ -320,6 +321,7 @@ static void bind_job(sqlite3_stmt *st, const struct rkd_job_row *r)
 	sqlite3_bind_int(st, 23, r->exit_status);
 	sqlite3_bind_text(st, 24, nz(r->job_token), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 25, nz(r->gpu_ids), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 26, r->live_run);
 }
 
 int rkd_store_job_insert(struct rkd_store *s, const struct rkd_job_row *row,
@@ -374,6 +376,7 @@ static int row_read(sqlite3_stmt *st, struct rkd_job_row *r)
 	r->exit_status = sqlite3_column_int(st, 22);
 	r->job_token = col_dup(st, 23);
 	r->gpu_ids = col_dup(st, 24);
+	r->live_run = sqlite3_column_int(st, 25);
 	if (!r->name || !r->tenant || !r->state || !r->spec_json || !r->model_text ||
 	    !r->alloc || !r->plan || !r->reason || !r->idem_key || !r->job_token || !r->gpu_ids) {
 		rkd_job_row_fini(r);
@@ -500,7 +503,7 @@ int rkd_store_job_list_active(struct rkd_store *s, struct rkd_job_row **rows, in
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT " JOB_COLUMNS " FROM jobs WHERE state IN"
-			       " ('pending','running','restarting') ORDER BY id",
+			       " ('pending','running','restarting') OR live_run > 0 ORDER BY id",
 			       -1, &st, NULL))
 		return db_error(s, err, "loading active jobs");
 	return rows_collect(s, st, rows, n, err);

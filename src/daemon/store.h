@@ -42,7 +42,8 @@ struct rkd_job_row {
 	double tput_sps;        /* last reported throughput, 0 if none */
 	double attained_gpu_s;
 	int req_gpus;
-	int run;      /* number of the engine run the job is on (0 = never launched) */
+	int run;      /* number of the latest run decided (0 = never) */
+	int live_run; /* run whose process was alive at the last write, 0 = none */
 	int restarts; /* reconfigurations and preemptions so far */
 	int stopping; /* 1 = the current run was asked to stop */
 	int exit_status; /* last run's wait status encoding (see engine.h), -1 if none */
@@ -109,7 +110,7 @@ int64_t rkd_store_job_by_key(struct rkd_store *s, const char *tenant, const char
 int rkd_store_job_list(struct rkd_store *s, const struct rkd_job_filter *f,
 		       struct rkd_job_row **rows, int *n, struct rk_error *err);
 /* Every job in an active state (pending, running, restarting) or whose last run
- * may still be alive (stopping = 1), oldest first. */
+ * may still be alive (live_run > 0), oldest first. */
 int rkd_store_job_list_active(struct rkd_store *s, struct rkd_job_row **rows, int *n,
 			      struct rk_error *err);
 void rkd_job_rows_free(struct rkd_job_row *rows, int n);

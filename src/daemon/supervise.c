@@ -32,7 +32,7 @@ static unsigned long long start_time(pid_t pid)
 	if (!p)
 		return 0;
 	int field = 2;
-	for (p++; *p && field < 21; p++)
+	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	return strtoull(p, NULL, 10);
