@@ -14,7 +14,11 @@
 #define NP 7
 #define PRIOR_WEIGHT 1e-4
 #define FWD_OUTLIER_RATIO 2.0
-#define MAX_ITER 3000
+#define MAX_ITER 1500
+/* Simplex sizes (transformed space) at which a start, and the final polish,
+ * stop: starts only need to find the right basin. */
+#define START_TOL 1e-3
+#define POLISH_TOL 1e-5
 #define MASK_NO_PHASES 1 /* sample's sync/opt split not fitted */
 #define MASK_EXCLUDED 2  /* sample left out (iteration outlier) */
 #define TRIM_MIN_SAMPLES 5
@@ -297,7 +301,7 @@ static double objective_u(const gsl_vector *v, void *p)
 }
 
 /* One Nelder-Mead run from x0; best point in xbest, value returned. */
-static double run_simplex(struct fit_ctx *c, const double *x0, double *xbest)
+static double run_simplex(struct fit_ctx *c, const double *x0, double tol, double *xbest)
 {
 	const gsl_multimin_fminimizer_type *T = gsl_multimin_fminimizer_nmsimplex2;
 	gsl_multimin_fminimizer *mz = gsl_multimin_fminimizer_alloc(T, NP);
@@ -317,7 +321,7 @@ static double run_simplex(struct fit_ctx *c, const double *x0, double *xbest)
 	for (int it = 0; it < MAX_ITER; it++) {
 		if (gsl_multimin_fminimizer_iterate(mz) != GSL_SUCCESS)
 			break;
-		if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(mz), 1e-7) == GSL_SUCCESS)
+		if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(mz), tol) == GSL_SUCCESS)
 			break;
 	}
 	best = gsl_multimin_fminimizer_minimum(mz);
@@ -471,7 +475,7 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 		double xs[NP], xo[NP];
 		for (int i = 0; i < NP; i++)
 			xs[i] = x0[i] * mult[s][i];
-		double f = run_simplex(&c, xs, xo);
+		double f = run_simplex(&c, xs, START_TOL, xo);
 		if (f < best) {
 			best = f;
 			memcpy(xbest, xo, sizeof(xbest));
@@ -481,7 +485,7 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 	 * degenerate simplex). */
 	if (isfinite(best)) {
 		double xo[NP];
-		double f = run_simplex(&c, xbest, xo);
+		double f = run_simplex(&c, xbest, POLISH_TOL, xo);
 		if (f < best) {
 			best = f;
 			memcpy(xbest, xo, sizeof(xbest));
@@ -492,7 +496,7 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 	 * cannot describe; leave them out, report them and refit once. */
 	if (isfinite(best) && n >= TRIM_MIN_SAMPLES && trim(&c, no_phases, xbest, &r) > 0) {
 		double xo[NP];
-		double f = run_simplex(&c, xbest, xo);
+		double f = run_simplex(&c, xbest, POLISH_TOL, xo);
 		if (isfinite(f)) {
 			best = f;
 			memcpy(xbest, xo, sizeof(xbest));

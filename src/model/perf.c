@@ -107,11 +107,10 @@ void rk_perf_params_from_array(const double x[7], struct rk_perf_params *k)
  * Scaled by the larger term so large exponents do not overflow. */
 static double ov_pnorm(double a, double b, double k)
 {
-	double m = a > b ? a : b;
-	if (m <= 0)
-		return 0;
-	double x = a / m, y = b / m;
-	return m * pow(pow(x, k) + pow(y, k), 1.0 / k);
+	double hi = a > b ? a : b, lo = a > b ? b : a;
+	if (lo <= 0)
+		return hi > 0 ? hi : 0;
+	return hi * pow(1.0 + pow(lo / hi, k), 1.0 / k);
 }
 
 /* OV_off / OV_swap: p-norm with the parameter as exponent, or the artifact
