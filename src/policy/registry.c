@@ -14,6 +14,9 @@ extern const struct rk_policy_ops rk_policy_sia;
 extern const struct rk_policy_ops rk_policy_antman;
 extern const struct rk_policy_ops rk_policy_synergy_fifo;
 extern const struct rk_policy_ops rk_policy_synergy_srtf;
+extern const struct rk_policy_ops rk_policy_rubick;
+extern const struct rk_policy_ops rk_policy_rubick_plan_only;
+extern const struct rk_policy_ops rk_policy_rubick_res_only;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
@@ -24,6 +27,9 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_antman,
 	&rk_policy_synergy_fifo,
 	&rk_policy_synergy_srtf,
+	&rk_policy_rubick,
+	&rk_policy_rubick_plan_only,
+	&rk_policy_rubick_res_only,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)

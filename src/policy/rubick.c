@@ -1,0 +1,764 @@
+/*
+ * The Rubick policy (algorithms.md §1.8.1; Zhang et al., MLSys 2025): joint
+ * reconfiguration of each job's execution plan and resources, navigated by
+ * sensitivity curves built from the fitted performance model (§1.6, never the
+ * simulator's oracle), with guaranteed and best-effort jobs.
+ *
+ * Each round (all throughputs normalised by the job's own throughput at its
+ * request, "orig_tpt" of §1.3):
+ *  1. Order: guaranteed jobs first, then best-effort; inside each class
+ *     starving jobs (age > RUBICK_STARVE_S, §1.6) first, then arrival order.
+ *  2. Each pending job first takes free resources: the most GPUs up to its
+ *     curve's max config (fewest GPUs within 1% of the best, §1.6) that fit,
+ *     running the curve's best plan for them. A guaranteed job needs at least
+ *     the GPUs at which its predicted throughput meets its baseline (the
+ *     throughput of its requested plan on its requested GPUs) times
+ *     RUBICK_SLA_MARGIN; a best-effort job needs one feasible size.
+ *  3. Shrink phase (the step the released artifact never runs, §1.8.2 item 6):
+ *     when free resources are not enough, take GPUs from running jobs whose
+ *     loss of normalised throughput is smallest, one useful step at a time, on
+ *     the nodes where that is cheapest, as long as the new job's gain exceeds
+ *     the total loss. Victims: not the job itself, fewer than
+ *     RUBICK_RESTART_LIMIT restarts, not starving, not finishing within one
+ *     restart delay; a guaranteed victim only while its throughput stays at its
+ *     baseline; only best-effort victims may be preempted to zero; jobs that
+ *     span several nodes are only ever preempted whole.
+ *  4. Expand phase (work conservation): per node, leftover GPUs go to the
+ *     single-node job there with the steepest normalised slope per GPU, if the
+ *     slope exceeds RUBICK_MIN_SLOPE and, for a job already running, the time
+ *     it saves on its remaining iterations exceeds the restart delay.
+ *  5. Every change re-plans the job to its curve's plan for the new GPU count
+ *     (global batch unchanged; the decision validator checks it).
+ *
+ * Variants for the breakdown study (issue 4): rubick-plan-only keeps every job
+ * at its requested GPUs and CPUs and only re-plans; rubick-res-only keeps the
+ * user's plan (degree scaled, rk_baseline_plan_scale) and chooses resources.
+ *
+ * Tenant quotas (option quota=TENANT:GPUS/TENANT:GPUS...): a guaranteed job
+ * whose tenant's running guaranteed jobs already hold its quota waits, it is
+ * not started as guaranteed. Rejecting such a submission outright is the
+ * driver's job (daemon / simulator), which knows submissions.
+ */
+#include "policy/baseline.h"
+#include "policy/rubick_internal.h"
+#include "rubick/placement.h"
+#include "rubick/policy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Jobs restarted this often are no longer shrunk (§1.8.1 line 11, §7). */
+#define RUBICK_RESTART_LIMIT 5
+/* Age after which a job is starving: first in line, never a victim (§1.6, 200000 s). */
+#define RUBICK_STARVE_S 200000.0
+/* Least normalised gain per GPU worth an expansion (§1.8.1 line 18). */
+#define RUBICK_MIN_SLOPE 1e-2
+/* Headroom over a guaranteed job's baseline: the model's errors are 2-7% on
+ * average (§1.5, Table 2), so plans within 5% of the baseline are not trusted
+ * to meet it. */
+#define RUBICK_SLA_MARGIN 1.05
+/* A pending job starts on fewer GPUs than its start size only if they give at
+ * least this fraction of the start size's throughput [I]: below it, waiting
+ * for GPUs (free or shrunk from others) beats crawling and restarting later. */
+#define RUBICK_MIN_START_FRACTION 0.5
+/* The curve's GPU axis (§1.6: 1..64), widened when a request is larger. */
+#define RUBICK_CURVE_GPUS 64
+
+/* One job during a round. */
+struct rj {
+	struct rk_job *job;
+	const struct rubick_view *view; /* NULL: the model cannot plan it, run as requested */
+	double orig_sps;  /* throughput at the request (normalisation), > 0 */
+	double sla_sps;   /* guaranteed floor, 0 for best-effort */
+	int guaranteed, starving, was_placed;
+	int g;            /* GPUs held after this round's changes */
+	int node;         /* the node of a single-node job, -1 otherwise */
+	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
+	struct rk_alloc now;
+	struct rk_plan plan;
+};
+
+struct round {
+	const struct rubick_state *st;
+	const struct rk_sched_input *in;
+	struct rj *j;
+	int n;
+	struct rk_capacity cap;
+	int node_gpus;
+	int64_t gpu_mem_mb, host_mem_mb;
+	int total_gpus;
+	/* Jobs holding GPUs on each node (indexes into j): node k's list is
+	 * on[k * slots .. + n_on[k]]; a node hosts at most one job per GPU. */
+	int *on, *n_on, slots;
+};
+
+/* ---- the job's curve ------------------------------------------------------- */
+
+/* Throughput (samples/s) of the job given g GPUs (what it uses of them). */
+static double tput(const struct rj *r, int g)
+{
+	if (g <= 0)
+		return 0;
+	if (!r->view)
+		return g >= r->job->req_gpus ? r->orig_sps : 0;
+	return r->view->tput_sps[g < r->view->max_gpus ? g : r->view->max_gpus];
+}
+
+/* GPUs actually used when given g, plan and threads per GPU for them. */
+static int use_gpus(const struct rj *r, int g)
+{
+	if (!r->view)
+		return g >= r->job->req_gpus ? r->job->req_gpus : 0;
+	return r->view->use_gpus[g < r->view->max_gpus ? g : r->view->max_gpus];
+}
+
+static struct rk_plan plan_for(const struct rj *r, int g)
+{
+	return r->view ? r->view->plan[g] : r->job->req_plan;
+}
+
+static int cpus_for(const struct rj *r, int g)
+{
+	if (r->view)
+		return r->view->cpus_per_gpu[g];
+	int q = r->job->req_gpus > 0 ? r->job->req_gpus : 1;
+	return r->job->req_cpus > 0 ? (r->job->req_cpus + q - 1) / q : RK_SHARE_PROPORTIONAL;
+}
+
+/* Normalised throughput (§1.6 slopes divide by orig_tpt). */
+static double norm(const struct rj *r, int g)
+{
+	return tput(r, g) / r->orig_sps;
+}
+
+/* Seconds left at g GPUs (INFINITY when it would not run). */
+static double remaining_s(const struct rj *r, int g)
+{
+	double t = tput(r, g);
+	if (!(t > 0))
+		return INFINITY;
+	double left = r->job->iters_total - r->job->iters_done;
+	if (!(r->job->iters_total > 0))
+		return r->job->est_duration_s > 0 ? r->job->est_duration_s : INFINITY;
+	return (left > 0 ? left : 0) * r->job->global_batch / t;
+}
+
+/* The largest useful GPU count below g (0 = nothing useful: preemption). */
+static int step_down(const struct rj *r, int g)
+{
+	return g > 1 ? use_gpus(r, g - 1) : 0;
+}
+
+/* Smallest g whose throughput meets the job's floor (guaranteed) or is > 0; 0 if none. */
+static int min_gpus(const struct rj *r, int limit)
+{
+	for (int g = 1; g <= limit; g++)
+		if (use_gpus(r, g) == g && tput(r, g) > 0 &&
+		    (!r->guaranteed || tput(r, g) >= r->sla_sps * RUBICK_SLA_MARGIN))
+			return g;
+	return 0;
+}
+
+/* The max config: fewest GPUs reaching the curve's top (§1.6). */
+static int max_config(const struct rj *r, int limit)
+{
+	return use_gpus(r, limit);
+}
+
+
+/* ---- allocations --------------------------------------------------------- */
+
+static int64_t mem_per_gpu(const struct rj *r)
+{
+	int q = r->job->req_gpus > 0 ? r->job->req_gpus : 1;
+	return r->job->req_mem_mb > 0 ? (r->job->req_mem_mb + q - 1) / q : RK_SHARE_PROPORTIONAL;
+}
+
+/* Gang-place g GPUs (a useful size) of `r` on `cap` with the plan for g. 0 on success. */
+static int try_place(const struct rj *r, int g, const struct rk_capacity *cap, struct rk_alloc *a)
+{
+	struct rk_plan p = plan_for(r, g);
+	struct rk_place_req req = {.gpus = g, .cpus_per_gpu = cpus_for(r, g),
+				   .mem_mb_per_gpu = mem_per_gpu(r), .gpus_multiple = p.tp};
+	if (rk_place_gang(cap, &req, a))
+		return -1;
+	struct rk_placement pl;
+	if (rk_alloc_to_placement(a, &pl) || rk_plan_check_placement(&p, &pl, NULL)) {
+		rk_alloc_fini(a);
+		return -1;
+	}
+	return 0;
+}
+
+static void index_update(struct round *R, const struct rj *r, int add)
+{
+	int me = (int)(r - R->j);
+	for (int s = 0; s < r->now.n; s++) {
+		int k = r->now.shares[s].node, *list = R->on + (size_t)k * R->slots;
+		if (r->now.shares[s].gpus < 1)
+			continue;
+		if (add) {
+			if (R->n_on[k] < R->slots)
+				list[R->n_on[k]++] = me;
+			continue;
+		}
+		for (int i = 0; i < R->n_on[k]; i++)
+			if (list[i] == me) {
+				list[i] = list[--R->n_on[k]];
+				break;
+			}
+	}
+}
+
+/* `r` now holds `a` (ownership moves) with g GPUs, re-planned for them. */
+static void assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
+{
+	index_update(R, r, 0);
+	rk_alloc_fini(&r->now);
+	r->now = *a;
+	rk_alloc_init(a);
+	r->g = g;
+	r->plan = plan_for(r, g);
+	r->node = r->now.n == 1 ? r->now.shares[0].node : -1;
+	r->changed = 1;
+	index_update(R, r, 1);
+}
+
+/*
+ * Resize single-node job `r` in place to g GPUs (0 = preempt), re-planned.
+ * Threads per GPU follow the curve when the node has them, else the old ratio.
+ */
+static int resize(struct round *R, struct rj *r, int g)
+{
+	int node = r->node, old_g = r->g;
+	int old_cpus = rk_alloc_total_cpus(&r->now);
+	int rc = rk_capacity_give(&R->cap, &r->now, NULL);
+	if (rc)
+		return rc;
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	if (g == 0) {
+		assign(R, r, &a, 0);
+		return RK_OK;
+	}
+	const struct rk_node *nd = &R->in->cluster->nodes[node];
+	int cpg = cpus_for(r, g);
+	if (cpg < 0)
+		cpg = nd->cpus / nd->gpus;
+	int64_t mpg = mem_per_gpu(r);
+	if (mpg < 0)
+		mpg = nd->mem_mb / nd->gpus;
+	rc = rk_alloc_add(&a, node, g, g * cpg, g * mpg);
+	if (!rc && !rk_capacity_fits(&R->cap, &a)) {
+		a.shares[0].cpus = old_g > 0 ? g * (old_cpus / old_g) : 0;
+		if (!rk_capacity_fits(&R->cap, &a))
+			rc = RK_EINFEASIBLE;
+	}
+	if (!rc)
+		rc = rk_capacity_take(&R->cap, &a, NULL);
+	if (rc) {
+		rk_alloc_fini(&a);
+		return rk_capacity_take(&R->cap, &r->now, NULL) ? RK_EINTERNAL : rc;
+	}
+	assign(R, r, &a, g);
+	return RK_OK;
+}
+
+/* ---- shrink phase ------------------------------------------------------------ */
+
+/* May `v` lose GPUs this round (file comment, step 3)? */
+static int shrinkable(const struct round *R, const struct rj *v)
+{
+	return v->was_placed && !v->fresh && v->g > 0 && v->job->state == RK_JOB_RUNNING &&
+	       v->job->restarts < RUBICK_RESTART_LIMIT && !v->starving &&
+	       remaining_s(v, v->g) >= R->st->restart_s;
+}
+
+static int gpus_on(const struct rk_alloc *a, int node)
+{
+	for (int s = 0; s < a->n; s++)
+		if (a->shares[s].node == node)
+			return a->shares[s].gpus;
+	return 0;
+}
+
+#define RUBICK_NODE_VICTIMS 64
+
+/*
+ * Normalised throughput lost to free `x` GPUs on `node` for `self`: victims
+ * give up one useful step at a time, the lowest loss per freed GPU first
+ * (§1.8.1 lines 10-14). INFINITY when it cannot be done. With `apply`, the
+ * victims are resized or preempted for real.
+ */
+static double free_on_node(struct round *R, const struct rj *self, int node, int x, int apply,
+			   int *rc)
+{
+	int have = R->cap.free_gpus[node];
+	if (have >= x)
+		return 0;
+	int vi[RUBICK_NODE_VICTIMS], vg[RUBICK_NODE_VICTIMS], nv = 0;
+	const int *list = R->on + (size_t)node * R->slots;
+	for (int li = 0; li < R->n_on[node] && nv < RUBICK_NODE_VICTIMS; li++) {
+		int i = list[li];
+		const struct rj *v = &R->j[i];
+		if (v == self || !shrinkable(R, v) || !gpus_on(&v->now, node))
+			continue;
+		vi[nv] = i;
+		vg[nv++] = v->g;
+	}
+	double cost = 0;
+	while (have < x) {
+		int best = -1, best_ng = 0, best_freed = 0;
+		double best_loss = 0, best_per = INFINITY;
+		for (int k = 0; k < nv; k++) {
+			const struct rj *v = &R->j[vi[k]];
+			int g = vg[k], ng, freed;
+			if (g == 0)
+				continue;
+			if (v->node == node) {
+				ng = step_down(v, g);
+				if (v->guaranteed && (ng == 0 || tput(v, ng) < v->sla_sps * RUBICK_SLA_MARGIN))
+					continue;
+				freed = g - ng;
+			} else {
+				/* A multi-node job is only ever preempted whole, and only for a
+				 * guaranteed or starving job: its other nodes' GPUs would go
+				 * idle for a job that gains less than it loses. */
+				if (v->guaranteed || !(self->guaranteed || self->starving))
+					continue;
+				ng = 0;
+				freed = gpus_on(&v->now, node);
+			}
+			/* Rate lost, plus the restart amortised over the victim's remaining
+			 * run: restart_s of its new rate out of remaining_s(ng) (§1.6
+			 * cal_slope charges restarts the same way). */
+			double rem = remaining_s(v, ng);
+			double loss = norm(v, g) - norm(v, ng) +
+				      (ng > 0 && rem > 0 ? norm(v, ng) * R->st->restart_s / rem : 0);
+			if (freed > 0 && loss / freed < best_per) {
+				best = k;
+				best_per = loss / freed;
+				best_loss = loss;
+				best_ng = ng;
+				best_freed = freed;
+			}
+		}
+		if (best < 0)
+			return INFINITY;
+		vg[best] = best_ng;
+		have += best_freed;
+		cost += best_loss;
+	}
+	for (int k = 0; apply && k < nv && !*rc; k++) {
+		struct rj *v = &R->j[vi[k]];
+		if (vg[k] == v->g)
+			continue;
+		if (vg[k] == 0 && v->node != node) {
+			*rc = rk_capacity_give(&R->cap, &v->now, NULL);
+			struct rk_alloc none;
+			rk_alloc_init(&none);
+			if (!*rc)
+				assign(R, v, &none, 0);
+		} else {
+			*rc = resize(R, v, vg[k]);
+		}
+	}
+	return cost;
+}
+
+/*
+ * Nodes to host t GPUs for `self` (full nodes, then the remainder on one
+ * more) at the least loss. OUT: want[n] = GPUs to take on node n (0 = not
+ * used). Returns the loss, INFINITY when no set of nodes can do it.
+ */
+static double choose_nodes(struct round *R, const struct rj *self, int t, int *want)
+{
+	int ng = R->node_gpus, full = t / ng, rest = t % ng, rc = 0;
+	int n_nodes = R->in->cluster->n_nodes;
+	memset(want, 0, (size_t)n_nodes * sizeof(*want));
+	double cost = 0;
+	for (int f = 0; f < full + (rest > 0); f++) {
+		int w = f < full ? ng : rest, best = -1;
+		double best_c = INFINITY;
+		for (int n = 0; n < n_nodes; n++) {
+			const struct rk_node *nd = &R->in->cluster->nodes[n];
+			if (want[n] || !nd->up || nd->gpus < w)
+				continue;
+			double c = free_on_node(R, self, n, w, 0, &rc);
+			if (c < best_c) {
+				best_c = c;
+				best = n;
+				if (c == 0)
+					break; /* free already: nothing is cheaper */
+			}
+		}
+		if (best < 0)
+			return INFINITY;
+		want[best] = w;
+		cost += best_c;
+	}
+	return cost;
+}
+
+/*
+ * Shrink phase for pending job `r` that free resources could not start:
+ * the size (between its minimum and its max config, doubling) and nodes with
+ * the best gain minus loss; guaranteed and starving jobs take their minimum
+ * at the least loss, whatever it is. Returns 1 when `r` was started.
+ */
+static int shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc)
+{
+	int must = r->guaranteed || r->starving;
+	int best_t = 0;
+	double best_net = 0;
+	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
+		if (use_gpus(r, t) == t) {
+			double c = choose_nodes(R, r, t, want);
+			double net = must ? INFINITY : norm(r, t) - c;
+			if (isfinite(c) && net > best_net) {
+				best_net = net;
+				best_t = t;
+			}
+		}
+		if (must || t == gmax)
+			break;
+	}
+	if (!best_t)
+		return 0;
+	choose_nodes(R, r, best_t, want);
+	int n_nodes = R->in->cluster->n_nodes;
+	for (int n = 0; n < n_nodes && !*rc; n++)
+		if (want[n])
+			free_on_node(R, r, n, want[n], 1, rc);
+	if (*rc)
+		return 0;
+	/* Place on the chosen nodes only. */
+	struct rk_capacity only;
+	*rc = rk_capacity_copy(&only, &R->cap);
+	if (*rc)
+		return 0;
+	for (int n = 0; n < n_nodes; n++)
+		if (!want[n]) {
+			only.free_gpus_total -= only.free_gpus[n];
+			only.free_gpus[n] = 0;
+		}
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	int ok = try_place(r, best_t, &only, &a) == 0;
+	rk_capacity_fini(&only);
+	if (ok && !(*rc = rk_capacity_take(&R->cap, &a, NULL))) {
+		assign(R, r, &a, best_t);
+		r->fresh = 1;
+		return 1;
+	}
+	rk_alloc_fini(&a);
+	return 0;
+}
+
+/* ---- pending jobs and the expand phase ----------------------------------------- */
+
+/* Guaranteed GPUs `tenant` holds after this round's changes so far. */
+static int quota_used(const struct round *R, const char *tenant)
+{
+	int used = 0;
+	for (int i = 0; i < R->n; i++)
+		if (R->j[i].guaranteed && !strcmp(R->j[i].job->tenant, tenant))
+			used += R->j[i].g;
+	return used;
+}
+
+/* Step 2 then 3 for one pending job. */
+static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
+{
+	int limit = r->view ? r->view->max_gpus : r->job->req_gpus;
+	if (limit > R->total_gpus)
+		limit = R->total_gpus;
+	int gmax = r->view ? max_config(r, limit) : r->job->req_gpus;
+	int gmin = r->view ? min_gpus(r, gmax) : r->job->req_gpus;
+	if (r->guaranteed && r->view && gmin == 0) {
+		/* The curve cannot promise the baseline: run exactly what was asked for. */
+		r->view = NULL;
+		gmin = gmax = r->job->req_gpus;
+	}
+	if (gmin < 1 || gmax < gmin || gmin > R->total_gpus)
+		return 0;
+	int q = r->guaranteed ? rubick_quota_of(R->st, r->job->tenant) : -1;
+	if (q >= 0 && quota_used(R, r->job->tenant) + gmin > q)
+		return 0; /* over the tenant's guaranteed quota: wait */
+	/* Start at the request (within the curve's useful range); the expand phase
+	 * then hands leftovers to the steepest slopes, so one early job cannot take
+	 * the whole cluster while others queue. */
+	int start = r->job->req_gpus > gmin ? r->job->req_gpus : gmin;
+	if (start > gmax)
+		start = gmax;
+	start = use_gpus(r, start) >= gmin ? use_gpus(r, start) : gmin;
+	gmax = start;
+	/* Fewer GPUs than that only when they give a fair fraction of its speed:
+	 * a 48-GPU LLM started on one offloading GPU would crawl, then pay
+	 * restarts to grow; better to wait for GPUs to free up or be shrunk. */
+	while (gmin < gmax && tput(r, gmin) < RUBICK_MIN_START_FRACTION * tput(r, gmax))
+		gmin++;
+	while (gmin < gmax && use_gpus(r, gmin) != gmin)
+		gmin++;
+	int top = gmax < R->cap.free_gpus_total ? gmax : R->cap.free_gpus_total;
+	if (q >= 0 && top > q - quota_used(R, r->job->tenant))
+		top = q - quota_used(R, r->job->tenant);
+	for (int g = top; g >= gmin; g--) {
+		if (use_gpus(r, g) != g)
+			continue;
+		struct rk_alloc a;
+		rk_alloc_init(&a);
+		if (try_place(r, g, &R->cap, &a) == 0) {
+			*rc = rk_capacity_take(&R->cap, &a, NULL);
+			if (*rc) {
+				rk_alloc_fini(&a);
+				return 0;
+			}
+			assign(R, r, &a, g);
+			r->fresh = 1;
+			return 1;
+		}
+	}
+	return shrink_for(R, r, gmin, q >= 0 && gmin <= q - quota_used(R, r->job->tenant) ? gmin : gmax,
+			  want, rc);
+}
+
+/* Step 4: leftover GPUs of each node to its steepest single-node job. */
+static int expand(struct round *R)
+{
+	for (int n = 0; n < R->in->cluster->n_nodes; n++) {
+		for (;;) {
+			int free = R->cap.free_gpus[n], best = -1, best_g = 0;
+			double best_slope = RUBICK_MIN_SLOPE;
+			const int *list = R->on + (size_t)n * R->slots;
+			for (int li = 0; li < R->n_on[n] && free > 0; li++) {
+				int i = list[li];
+				struct rj *r = &R->j[i];
+				if (r->node != n || r->g < 1 || !r->view)
+					continue;
+				int running = r->was_placed && !r->fresh;
+				if (running && (r->job->state != RK_JOB_RUNNING ||
+						r->job->restarts >= RUBICK_RESTART_LIMIT))
+					continue;
+				if (r->guaranteed && rubick_quota_of(R->st, r->job->tenant) >= 0)
+					continue; /* quota caps what guaranteed jobs hold */
+				int hi = r->g + free < r->view->max_gpus ? r->g + free : r->view->max_gpus;
+				for (int g = r->g + 1; g <= hi; g++) {
+					if (use_gpus(r, g) != g)
+						continue;
+					double slope = (norm(r, g) - norm(r, r->g)) / (g - r->g);
+					/* A running job pays a restart: grow only if it finishes sooner. */
+					if (running && remaining_s(r, r->g) - remaining_s(r, g) <= R->st->restart_s)
+						continue;
+					if (slope > best_slope) {
+						best_slope = slope;
+						best = i;
+						best_g = g;
+					}
+				}
+			}
+			if (best < 0)
+				break;
+			struct rj *r = &R->j[best];
+			int rc = resize(R, r, best_g);
+			if (rc == RK_EINFEASIBLE)
+				break; /* CPUs or memory ran out on this node */
+			if (rc)
+				return rc;
+		}
+	}
+	return RK_OK;
+}
+
+/* ---- the round ------------------------------------------------------------------ */
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	const struct rj *a = pa, *b = pb;
+	if (a->guaranteed != b->guaranteed)
+		return a->guaranteed ? -1 : 1;
+	if (a->starving != b->starving)
+		return a->starving ? -1 : 1;
+	if (a->job->submit_ms != b->job->submit_ms)
+		return a->job->submit_ms < b->job->submit_ms ? -1 : 1;
+	return (a->job->id > b->job->id) - (a->job->id < b->job->id);
+}
+
+/* Cluster shape the curves assume: the largest up node. */
+static void cluster_shape(struct round *R)
+{
+	for (int n = 0; n < R->in->cluster->n_nodes; n++) {
+		const struct rk_node *nd = &R->in->cluster->nodes[n];
+		if (!nd->up || nd->gpus < 1)
+			continue;
+		R->total_gpus += nd->gpus;
+		if (nd->gpus > R->node_gpus) {
+			R->node_gpus = nd->gpus;
+			R->gpu_mem_mb = nd->gpu_mem_mb > 0 ? nd->gpu_mem_mb : 81920;
+			R->host_mem_mb = nd->mem_mb;
+		}
+	}
+}
+
+static int init_job(struct round *R, struct rj *r, struct rk_job *job)
+{
+	memset(r, 0, sizeof(*r));
+	r->job = job;
+	rk_alloc_init(&r->now);
+	r->was_placed = rk_baseline_is_placed(job);
+	r->starving = (double)(R->in->now_ms - job->submit_ms) / 1000.0 > RUBICK_STARVE_S;
+	r->guaranteed = job->guaranteed != 0;
+	r->node = -1;
+	if (r->was_placed) {
+		int rc = rk_alloc_copy(&r->now, &job->alloc);
+		if (rc)
+			return rc;
+		r->g = rk_alloc_total_gpus(&job->alloc);
+		r->plan = job->plan;
+		r->node = job->alloc.n == 1 ? job->alloc.shares[0].node : -1;
+	}
+	int max_g = job->req_gpus > RUBICK_CURVE_GPUS ? job->req_gpus : RUBICK_CURVE_GPUS;
+	if (max_g > R->total_gpus)
+		max_g = R->total_gpus;
+	if (max_g > RK_PLACEMENT_MAX_NODES * R->node_gpus)
+		max_g = RK_PLACEMENT_MAX_NODES * R->node_gpus;
+	if (R->in->env && max_g >= 1)
+		rubick_view_get(R->st->cache, R->st->mode, job, R->in->env, R->node_gpus,
+				R->gpu_mem_mb, R->host_mem_mb, max_g, &r->view, NULL);
+	/* Normalisation and baseline: the requested plan on the requested GPUs (§1.7). */
+	struct rk_placement pl;
+	int q = job->req_gpus > 0 ? job->req_gpus : 1;
+	int cpg = job->req_cpus > 0 ? (job->req_cpus + q - 1) / q : 1;
+	double t = 0;
+	if (R->in->env && rk_placement_consolidated(q, R->node_gpus, &pl, NULL) == 0)
+		rk_baseline_tput_sps(job, &job->req_plan, &pl, cpg, R->in->env, &t);
+	if (!(t > 0) && r->view)
+		t = r->view->tput_sps[q < r->view->max_gpus ? q : r->view->max_gpus];
+	r->orig_sps = t > 0 ? t : 1.0;
+	r->sla_sps = r->guaranteed ? r->orig_sps : 0;
+	return RK_OK;
+}
+
+static int emit(const struct round *R, struct rk_decisions *out)
+{
+	for (int i = 0; i < R->n; i++) {
+		const struct rj *r = &R->j[i];
+		if (!r->changed)
+			continue;
+		if (r->now.n == 0) {
+			if (r->was_placed) {
+				int rc = rk_decisions_push(out, r->job->id, NULL, NULL);
+				if (rc)
+					return rc;
+			}
+			continue;
+		}
+		if (r->was_placed && rk_alloc_equal(&r->now, &r->job->alloc) &&
+		    rk_plan_equal(&r->plan, &r->job->plan))
+			continue;
+		int rc = rk_decisions_push(out, r->job->id, &r->now, &r->plan);
+		if (rc)
+			return rc;
+	}
+	return RK_OK;
+}
+
+static int rubick_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
+			   struct rk_error *err)
+{
+	struct rubick_state *st = state;
+	struct round R = {.st = st, .in = in, .n = in->n_jobs};
+	int rc = RK_OK;
+	int *want = NULL;
+	rubick_cache_trim(st->cache);
+	cluster_shape(&R);
+	if (R.total_gpus == 0 || R.n == 0)
+		return RK_OK;
+	R.j = calloc((size_t)R.n, sizeof(*R.j));
+	want = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*want));
+	if (!R.j || !want) {
+		free(R.j);
+		free(want);
+		return rk_error_set(err, RK_ENOMEM, "rubick: out of memory for %d jobs", R.n);
+	}
+	rc = rk_capacity_from_jobs(&R.cap, in->cluster, in->jobs, in->n_jobs, err);
+	if (rc)
+		goto out;
+	for (int i = 0; i < R.n && !rc; i++)
+		rc = init_job(&R, &R.j[i], in->jobs[i]);
+	if (rc)
+		goto fail;
+	qsort(R.j, (size_t)R.n, sizeof(*R.j), cmp_order);
+	for (int k = 0; k < in->cluster->n_nodes; k++)
+		if (in->cluster->nodes[k].gpus > R.slots)
+			R.slots = in->cluster->nodes[k].gpus;
+	R.on = malloc(((size_t)in->cluster->n_nodes * R.slots + 1) * sizeof(*R.on));
+	R.n_on = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.n_on));
+	if (!R.on || !R.n_on) {
+		rc = RK_ENOMEM;
+		goto fail;
+	}
+	for (int i = 0; i < R.n; i++)
+		index_update(&R, &R.j[i], 1);
+	for (int i = 0; i < R.n && !rc; i++)
+		if (!R.j[i].was_placed && R.j[i].g == 0)
+			start_pending(&R, &R.j[i], want, &rc);
+	if (!rc)
+		rc = expand(&R);
+	if (!rc)
+		rc = emit(&R, out);
+fail:
+	if (rc && (!err || err->code == RK_OK))
+		rk_error_set(err, rc, "rubick: round failed (%s)", rk_strerror(rc));
+out:
+	for (int i = 0; i < R.n; i++)
+		rk_alloc_fini(&R.j[i].now);
+	rk_capacity_fini(&R.cap);
+	free(R.j);
+	free(R.on);
+	free(R.n_on);
+	free(want);
+	return rc;
+}
+
+static int create_full(void **state, const char *options, struct rk_error *err)
+{
+	return rubick_state_create(state, options, err, RUBICK_FULL);
+}
+
+static int create_plan_only(void **state, const char *options, struct rk_error *err)
+{
+	return rubick_state_create(state, options, err, RUBICK_PLAN_ONLY);
+}
+
+static int create_res_only(void **state, const char *options, struct rk_error *err)
+{
+	return rubick_state_create(state, options, err, RUBICK_RES_ONLY);
+}
+
+const struct rk_policy_ops rk_policy_rubick = {
+	.name = "rubick",
+	.summary = "Rubick: joint plan + resource reconfiguration on sensitivity curves, guaranteed jobs first",
+	.create = create_full,
+	.destroy = rubick_state_destroy,
+	.schedule = rubick_schedule,
+};
+
+const struct rk_policy_ops rk_policy_rubick_plan_only = {
+	.name = "rubick-plan-only",
+	.summary = "Rubick ablation: best plan for the requested resources, no resource changes",
+	.create = create_plan_only,
+	.destroy = rubick_state_destroy,
+	.schedule = rubick_schedule,
+};
+
+const struct rk_policy_ops rk_policy_rubick_res_only = {
+	.name = "rubick-res-only",
+	.summary = "Rubick ablation: resources chosen on curves of the user's plan (degree scaled)",
+	.create = create_res_only,
+	.destroy = rubick_state_destroy,
+	.schedule = rubick_schedule,
+};

@@ -1,0 +1,82 @@
+/*
+ * Internal to the Rubick policy (src/policy/rubick*.c): a job's "view" of the
+ * GPU axis of its sensitivity curve, and the cache that keeps views across
+ * rounds. Not a public header.
+ */
+#ifndef RUBICK_POLICY_RUBICK_INTERNAL_H
+#define RUBICK_POLICY_RUBICK_INTERNAL_H
+
+#include "rubick/cluster.h"
+#include "rubick/job.h"
+#include "rubick/perf.h"
+#include "rubick/plan.h"
+
+#include <stdint.h>
+
+/* What a variant may reconfigure (the breakdown study of issue 4). */
+enum rubick_mode {
+	RUBICK_FULL = 0,      /* plan and resources */
+	RUBICK_PLAN_ONLY = 1, /* resources as requested, best plan for them */
+	RUBICK_RES_ONLY = 2,  /* user's plan kept (degree scaled), resources chosen */
+};
+
+/*
+ * Throughput of one job against its GPU count, after the minimal-resource
+ * rule of §1.6: entry g says what giving the job g GPUs is worth and how to
+ * use them. tput_sps is non-decreasing in g; use_gpus[g] <= g is the fewest
+ * GPUs reaching it (the rest would be wasted); plan/cpus_per_gpu are what to
+ * run on use_gpus[g] GPUs. Entry 0 and infeasible sizes have tput_sps == 0.
+ */
+struct rubick_view {
+	int max_gpus;
+	double *tput_sps;     /* max_gpus + 1 */
+	int *use_gpus;        /* max_gpus + 1 */
+	int *cpus_per_gpu;    /* max_gpus + 1 */
+	struct rk_plan *plan; /* max_gpus + 1 */
+};
+
+struct rubick_cache; /* opaque: views by (mode, model, batch, parameters, request) */
+
+/* Restart delay the policy plans with (s): the testbed's measured 260 s (§1.8.2 item 7). */
+#define RUBICK_RESTART_S_DEFAULT 260.0
+#define RUBICK_MAX_QUOTAS 32
+
+struct quota {
+	char tenant[RK_TENANT_MAX];
+	int gpus;
+};
+
+struct rubick_state {
+	enum rubick_mode mode;
+	double restart_s;
+	struct quota quota[RUBICK_MAX_QUOTAS];
+	int n_quota;
+	struct rubick_cache *cache;
+};
+
+/* Parse `options` and allocate the state of a `mode` policy. OUT: *state. */
+int rubick_state_create(void **state, const char *options, struct rk_error *err,
+			enum rubick_mode mode);
+void rubick_state_destroy(void *state);
+/* Guaranteed GPUs `tenant` may hold, or -1 when it has no quota. */
+int rubick_quota_of(const struct rubick_state *st, const char *tenant);
+
+int rubick_cache_create(struct rubick_cache **out);
+void rubick_cache_destroy(struct rubick_cache *c);
+/* Drop every view when the cache is full; call between rounds only. */
+void rubick_cache_trim(struct rubick_cache *c);
+
+/*
+ * The view of `job` under `mode` on nodes of `node_gpus` GPUs with
+ * `gpu_mem_mb` per GPU and `host_mem_mb` per node, up to `max_gpus`. Borrowed
+ * from the cache (valid until rubick_cache_trim or destroy). Built from the
+ * sensitivity curve (rk_curve_build, full and plan-only modes) or from the
+ * user's plan scaled with rk_baseline_plan_scale (res-only). Returns 0, or the
+ * curve's / model's error (the job then cannot be planned by the model).
+ */
+int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
+		    const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
+		    int64_t host_mem_mb, int max_gpus, const struct rubick_view **out,
+		    struct rk_error *err);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * Options and private state of the Rubick policy (rubick_internal.h):
+ * "restart_s=SECONDS" (the restart delay the policy plans with) and
+ * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant).
+ */
+#include "policy/rubick_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- options --------------------------------------------------------------- */
+
+static int parse_quota(struct rubick_state *st, const char *v, struct rk_error *err)
+{
+	while (*v) {
+		size_t len = strcspn(v, "/");
+		const char *colon = memchr(v, ':', len);
+		if (!colon || colon == v || (size_t)(colon - v) >= RK_TENANT_MAX)
+			return rk_error_set(err, RK_EINVAL,
+					    "rubick: quota entry '%.*s' is not TENANT:GPUS", (int)len, v);
+		char num[16];
+		size_t nl = len - (size_t)(colon - v) - 1;
+		if (nl == 0 || nl >= sizeof(num))
+			return rk_error_set(err, RK_EINVAL, "rubick: quota entry '%.*s': bad GPU count",
+					    (int)len, v);
+		memcpy(num, colon + 1, nl);
+		num[nl] = '\0';
+		char *end;
+		errno = 0;
+		long g = strtol(num, &end, 10);
+		if (errno || *end || g < 0 || g > 1000000)
+			return rk_error_set(err, RK_ERANGE,
+					    "rubick: quota entry '%.*s': GPUs must be 0..1000000", (int)len, v);
+		if (st->n_quota == RUBICK_MAX_QUOTAS)
+			return rk_error_set(err, RK_ERANGE, "rubick: more than %d quotas", RUBICK_MAX_QUOTAS);
+		struct quota *q = &st->quota[st->n_quota++];
+		memcpy(q->tenant, v, (size_t)(colon - v));
+		q->tenant[colon - v] = '\0';
+		q->gpus = (int)g;
+		v += len + (v[len] == '/');
+	}
+	return RK_OK;
+}
+
+static int parse_options(struct rubick_state *st, const char *options, struct rk_error *err)
+{
+	const char *kv = options ? options : "";
+	while (*kv) {
+		size_t len = strcspn(kv, ",");
+		char item[512];
+		if (len >= sizeof(item))
+			return rk_error_set(err, RK_EINVAL, "rubick: option '%.*s' is too long", 40, kv);
+		memcpy(item, kv, len);
+		item[len] = '\0';
+		kv += len + (kv[len] == ',');
+		char *eq = strchr(item, '=');
+		if (!eq)
+			return rk_error_set(err, RK_EINVAL, "rubick: option '%s' is not key=value", item);
+		*eq = '\0';
+		const char *k = item, *v = eq + 1;
+		if (!strcmp(k, "restart_s")) {
+			char *end;
+			errno = 0;
+			double x = strtod(v, &end);
+			if (errno || end == v || *end || !isfinite(x) || x < 0)
+				return rk_error_set(err, RK_ERANGE,
+						    "rubick: restart_s=%s: must be a number >= 0", v);
+			st->restart_s = x;
+		} else if (!strcmp(k, "quota")) {
+			int rc = parse_quota(st, v, err);
+			if (rc)
+				return rc;
+		} else {
+			return rk_error_set(err, RK_EINVAL,
+					    "rubick: unknown option '%s' (known: restart_s, quota)", k);
+		}
+	}
+	return RK_OK;
+}
+
+int rubick_state_create(void **state, const char *options, struct rk_error *err,
+		       enum rubick_mode mode)
+{
+	*state = NULL;
+	struct rubick_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
+	st->mode = mode;
+	st->restart_s = RUBICK_RESTART_S_DEFAULT;
+	int rc = parse_options(st, options, err);
+	if (!rc && rubick_cache_create(&st->cache))
+		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
+	if (rc) {
+		free(st);
+		return rc;
+	}
+	*state = st;
+	return RK_OK;
+}
+
+void rubick_state_destroy(void *state)
+{
+	struct rubick_state *st = state;
+	if (!st)
+		return;
+	rubick_cache_destroy(st->cache);
+	free(st);
+}
+
+int rubick_quota_of(const struct rubick_state *st, const char *tenant)
+{
+	for (int i = 0; i < st->n_quota; i++)
+		if (!strcmp(st->quota[i].tenant, tenant))
+			return st->quota[i].gpus;
+	return -1; /* no quota */
+}

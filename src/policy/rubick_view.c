@@ -1,0 +1,247 @@
+/*
+ * Views of a job's sensitivity curve for the Rubick policy (rubick_internal.h)
+ * and their cache. A curve depends only on the model (structure and fitted
+ * parameters), the global batch and the cluster's node shape, so jobs of the
+ * same model share one, and it is rebuilt only when the model is refitted
+ * (algorithms.md §7: "precompute once per (model, B) and refresh after each
+ * refit").
+ */
+#include "policy/rubick_internal.h"
+
+#include "policy/baseline.h"
+#include "rubick/curve.h"
+#include "rubick/memory.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Past this many views the cache starts over at the next round (refits leave stale entries). */
+#define RUBICK_CACHE_MAX 4096
+
+struct view_key {
+	int mode;
+	char model[RK_MODEL_NAME_MAX];
+	int global_batch;
+	struct rk_perf_params perf;
+	struct rk_plan req_plan; /* plan-only and res-only */
+	int req_gpus;            /* plan-only */
+	int req_cpg;             /* plan-only and res-only */
+	int node_gpus, max_gpus;
+	int64_t gpu_mem_mb, host_mem_mb;
+};
+
+struct entry {
+	uint64_t hash;
+	struct view_key key;
+	int rc; /* the build's result: views that failed are remembered too */
+	struct rubick_view view;
+};
+
+struct rubick_cache {
+	struct entry **v; /* entries never move: views handed out stay valid */
+	int n, cap;
+};
+
+int rubick_cache_create(struct rubick_cache **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? RK_OK : RK_ENOMEM;
+}
+
+static void view_fini(struct rubick_view *v)
+{
+	free(v->tput_sps);
+	free(v->use_gpus);
+	free(v->cpus_per_gpu);
+	free(v->plan);
+	memset(v, 0, sizeof(*v));
+}
+
+static void cache_clear(struct rubick_cache *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		view_fini(&c->v[i]->view);
+		free(c->v[i]);
+	}
+	c->n = 0;
+}
+
+void rubick_cache_trim(struct rubick_cache *c)
+{
+	if (c->n >= RUBICK_CACHE_MAX)
+		cache_clear(c);
+}
+
+void rubick_cache_destroy(struct rubick_cache *c)
+{
+	if (!c)
+		return;
+	cache_clear(c);
+	free(c->v);
+	free(c);
+}
+
+static uint64_t fnv1a(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static int view_alloc(struct rubick_view *v, int max_gpus)
+{
+	v->max_gpus = max_gpus;
+	size_t n = (size_t)max_gpus + 1;
+	v->tput_sps = calloc(n, sizeof(*v->tput_sps));
+	v->use_gpus = calloc(n, sizeof(*v->use_gpus));
+	v->cpus_per_gpu = calloc(n, sizeof(*v->cpus_per_gpu));
+	v->plan = calloc(n, sizeof(*v->plan));
+	if (!v->tput_sps || !v->use_gpus || !v->cpus_per_gpu || !v->plan) {
+		view_fini(v);
+		return RK_ENOMEM;
+	}
+	return RK_OK;
+}
+
+static int from_curve(struct rubick_view *v, const struct view_key *k, const struct rk_job *job,
+		      const struct rk_perf_env *env, struct rk_error *err)
+{
+	struct rk_curve_opts o;
+	rk_curve_opts_default(env, &o);
+	o.max_gpus = k->max_gpus;
+	o.node_gpus = k->node_gpus;
+	o.gpu_mem_mb = k->gpu_mem_mb;
+	o.host_mem_mb = k->host_mem_mb;
+	struct rk_curve curve;
+	int rc = rk_curve_build(job->model, &job->model->perf, env, job->global_batch, &o, &curve,
+				err);
+	if (rc)
+		return rc;
+	if (k->mode == RUBICK_FULL) {
+		/* Top CPU and bandwidth level: the 1% rule then yields the fewest
+		 * threads per GPU that reach the best throughput (§1.6). */
+		for (int g = 1; g <= k->max_gpus; g++) {
+			const struct rk_curve_point *p = rk_curve_at(&curve, g, o.n_cpus - 1, o.n_bw - 1);
+			if (!p || !p->feasible || !(p->min_tput_sps > 0))
+				continue;
+			v->tput_sps[g] = p->min_tput_sps;
+			v->use_gpus[g] = p->min_gpus;
+			v->cpus_per_gpu[g] = p->min_cpus_per_gpu;
+			v->plan[g] = p->min_plan;
+		}
+	} else {
+		/* Plan-only: exactly the requested GPUs and threads, best plan there. */
+		int g = k->req_gpus;
+		const struct rk_curve_point *p = rk_curve_lookup(&curve, g, k->req_cpg, o.net_gbps[o.n_bw - 1]);
+		/* Giving it more than it asked for changes nothing: entries above the
+		 * request repeat it (the minimal-resource rule of §1.6). */
+		for (int x = g; g <= k->max_gpus && p && p->has_plan && p->tput_sps > 0 &&
+				x <= k->max_gpus; x++) {
+			v->tput_sps[x] = p->tput_sps;
+			v->use_gpus[x] = g;
+			v->cpus_per_gpu[x] = k->req_cpg;
+			v->plan[x] = p->plan;
+		}
+	}
+	rk_curve_fini(&curve);
+	return RK_OK;
+}
+
+/* Res-only: the user's plan scaled to every GPU count, then the 1% rule. */
+static int from_user_plan(struct rubick_view *v, const struct view_key *k,
+			  const struct rk_job *job, const struct rk_perf_env *env)
+{
+	int best = 0;
+	for (int g = 1; g <= k->max_gpus; g++) {
+		struct rk_plan p;
+		struct rk_placement pl;
+		double t = 0;
+		if (rk_baseline_plan_scale(&job->req_plan, job->global_batch, g, &p) == 0 &&
+		    rk_placement_consolidated(g, k->node_gpus, &pl, NULL) == 0 &&
+		    rk_plan_check_placement(&p, &pl, NULL) == 0 &&
+		    rk_memory_check(job->model, &p, &pl, k->gpu_mem_mb, k->host_mem_mb, NULL, NULL) == 0)
+			rk_baseline_tput_sps(job, &p, &pl, k->req_cpg, env, &t);
+		if (t > 0 && (best == 0 || t > v->tput_sps[best] * RK_CURVE_MIN_GAIN)) {
+			best = g;
+			v->tput_sps[g] = t;
+			v->use_gpus[g] = g;
+			v->cpus_per_gpu[g] = k->req_cpg;
+			v->plan[g] = p;
+		} else if (best) {
+			v->tput_sps[g] = v->tput_sps[best];
+			v->use_gpus[g] = best;
+			v->cpus_per_gpu[g] = v->cpus_per_gpu[best];
+			v->plan[g] = v->plan[best];
+		}
+	}
+	return best ? RK_OK : RK_EINFEASIBLE;
+}
+
+int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
+		    const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
+		    int64_t host_mem_mb, int max_gpus, const struct rubick_view **out,
+		    struct rk_error *err)
+{
+	*out = NULL;
+	struct view_key k;
+	memset(&k, 0, sizeof(k)); /* padding too: the key is hashed and compared bytewise */
+	k.mode = mode;
+	memcpy(k.model, job->model->name, sizeof(k.model));
+	k.global_batch = job->global_batch;
+	k.perf = job->model->perf;
+	int g = job->req_gpus > 0 ? job->req_gpus : 1;
+	if (mode != RUBICK_FULL) {
+		k.req_plan = job->req_plan;
+		k.req_cpg = job->req_cpus > 0 ? (job->req_cpus + g - 1) / g : 1;
+	}
+	if (mode == RUBICK_PLAN_ONLY)
+		k.req_gpus = g;
+	k.node_gpus = node_gpus;
+	k.max_gpus = max_gpus;
+	k.gpu_mem_mb = gpu_mem_mb;
+	k.host_mem_mb = host_mem_mb;
+	uint64_t h = fnv1a(&k, sizeof(k));
+	for (int i = 0; i < c->n; i++)
+		if (c->v[i]->hash == h && !memcmp(&c->v[i]->key, &k, sizeof(k))) {
+			if (c->v[i]->rc)
+				return rk_error_set(err, c->v[i]->rc, "model '%s' cannot be planned",
+						    job->model->name);
+			*out = &c->v[i]->view;
+			return RK_OK;
+		}
+	if (c->n == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 64;
+		struct entry **v = realloc(c->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return rk_error_set(err, RK_ENOMEM, "rubick: out of memory for curves");
+		c->v = v;
+		c->cap = cap;
+	}
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return rk_error_set(err, RK_ENOMEM, "rubick: out of memory for curves");
+	e->hash = h;
+	e->key = k;
+	int rc = view_alloc(&e->view, max_gpus);
+	if (rc) {
+		free(e);
+		return rk_error_set(err, rc, "rubick: out of memory for curves");
+	}
+	rc = mode == RUBICK_RES_ONLY ? from_user_plan(&e->view, &k, job, env)
+				     : from_curve(&e->view, &k, job, env, err);
+	if (rc == RK_ENOMEM) {
+		view_fini(&e->view);
+		free(e);
+		return rk_error_set(err, rc, "rubick: out of memory for curves");
+	}
+	e->rc = rc;
+	c->v[c->n++] = e;
+	if (rc)
+		return rk_error_set(err, rc, "model '%s' cannot be planned", job->model->name);
+	*out = &e->view;
+	return RK_OK;
+}

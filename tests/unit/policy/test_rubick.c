@@ -1,0 +1,271 @@
+/* The Rubick policy (algorithms.md §1.8.1) and its ablations on hand-built 2-node snapshots. */
+#include "baseline_fixture.h"
+
+#include "policy/baseline.h"
+#include "rubick/curve.h"
+
+#include <math.h>
+
+extern const struct rk_policy_ops rk_policy_rubick;
+extern const struct rk_policy_ops rk_policy_rubick_plan_only;
+extern const struct rk_policy_ops rk_policy_rubick_res_only;
+
+static void run_round(struct fixture *f, const struct rk_policy_ops *ops, const char *opts,
+		      struct rk_decisions *d)
+{
+	void *st = NULL;
+	struct rk_error err;
+	if (ops->create(&st, opts, &err) != RK_OK)
+		fail_msg("%s", err.msg);
+	struct rk_sched_input in = fx_input(f, 1000 * 1000);
+	rk_decisions_init(d);
+	if (ops->schedule(st, &in, d, &err) != RK_OK)
+		fail_msg("%s", err.msg);
+	ops->destroy(st);
+	fx_check(f, d, ops->name);
+}
+
+/* The curve the policy sees on the fixture's cluster (2 nodes of 8 A800). */
+static void build_curve(struct fixture *f, struct rk_curve *c)
+{
+	struct rk_curve_opts o;
+	rk_curve_opts_default(&f->env, &o);
+	o.max_gpus = 16;
+	o.node_gpus = 8;
+	o.host_mem_mb = f->nodes[0].mem_mb;
+	assert_int_equal(rk_curve_build(&f->model, &f->model.perf, &f->env, 32, &o, c, NULL), RK_OK);
+}
+
+static double curve_tput(const struct rk_curve *c, int g)
+{
+	return rk_curve_at(c, g, c->opts.n_cpus - 1, c->opts.n_bw - 1)->min_tput_sps;
+}
+
+/* Long-running: thousands of seconds left at any size, so victims are fair game. */
+static struct rk_job *long_job(struct fixture *f, int64_t id, int g, int guaranteed)
+{
+	struct rk_job *j = fx_job(f, id, id, g, guaranteed);
+	j->iters_total = 1e6;
+	return j;
+}
+
+/*
+ * Alone on an empty cluster, a job starts at its request and, not having
+ * started yet, grows for free on its node along its curve: it ends on one
+ * node with at least its request, runs the curve's plan for that GPU count,
+ * and gets at least the throughput of its request.
+ */
+static void lone_job_follows_curve(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 2, 0);
+	struct rk_curve c;
+	build_curve(&f, &c);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].alloc.n, 1);
+	int g = fx_gpus(&d.v[0].alloc);
+	assert_true(g >= 2 && g <= 8);
+	const struct rk_curve_point *p = rk_curve_at(&c, g, c.opts.n_cpus - 1, 0);
+	assert_true(rk_plan_equal(&d.v[0].plan, &p->min_plan));
+	assert_true(curve_tput(&c, g) >= curve_tput(&c, 2));
+	/* Growth stops where no larger size on the node gains more than 1% of the
+	 * request's throughput per extra GPU (RUBICK_MIN_SLOPE, §1.8.1 line 18). */
+	struct rk_placement req = {.n_nodes = 1, .gpus = {2}};
+	double orig = 0;
+	assert_int_equal(rk_baseline_tput_sps(&f.jobs[0], &f.jobs[0].req_plan, &req, 16, &f.env,
+					      &orig), RK_OK);
+	for (int h = g + 1; h <= 8; h++)
+		assert_true((curve_tput(&c, h) - curve_tput(&c, g)) / orig / (h - g) <= 1e-2 + 1e-12);
+	rk_decisions_fini(&d);
+	rk_curve_fini(&c);
+	fx_fini(&f);
+}
+
+/*
+ * Shrink phase: both nodes are full with long best-effort jobs; a new job
+ * gets GPUs by shrinking one of them (not preempting it), both re-planned
+ * for their new counts.
+ */
+static void shrink_phase_makes_room(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_run_on(long_job(&f, 1, 8, 0), 0, 0);
+	fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
+	long_job(&f, 3, 4, 0);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	const struct rk_decision *x = fx_decision(&d, 3);
+	assert_non_null(x);
+	assert_int_equal(x->alloc.n, 1);
+	int node = x->alloc.shares[0].node;
+	const struct rk_decision *v = fx_decision(&d, node == 0 ? 1 : 2);
+	assert_non_null(v);
+	assert_int_equal(v->alloc.n, 1);
+	assert_int_equal(v->alloc.shares[0].node, node);
+	assert_true(fx_gpus(&v->alloc) >= 1 && fx_gpus(&v->alloc) < 8);
+	assert_int_equal(v->plan.dp * v->plan.tp * v->plan.pp, fx_gpus(&v->alloc));
+	assert_null(fx_decision(&d, node == 0 ? 2 : 1));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/*
+ * No victim: jobs restarted RUBICK_RESTART_LIMIT times, or about to finish
+ * (less than one restart delay left), are never shrunk, so the new job waits.
+ */
+static void protected_victims(void **state)
+{
+	(void)state;
+	for (int why = 0; why < 2; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		if (why == 0) {
+			a->restarts = b->restarts = 5;
+		} else {
+			a->iters_total = b->iters_total = 10; /* seconds of work left */
+		}
+		long_job(&f, 3, 4, 0);
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		assert_int_equal(d.n, 0);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * A guaranteed running job is never shrunk below its baseline (here any
+ * shrink would be): the best-effort one on the other node gives way instead.
+ * A pending guaranteed job is started with a predicted throughput at least
+ * its baseline (the requested plan on the requested GPUs).
+ */
+static void guaranteed_baseline_kept(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *g1 = long_job(&f, 1, 8, 1);
+	fx_run_on(g1, 0, 0);
+	fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
+	struct rk_job *g3 = long_job(&f, 3, 4, 1);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	assert_null(fx_decision(&d, 1));
+	const struct rk_decision *x = fx_decision(&d, 3);
+	assert_non_null(x);
+	struct rk_placement pl;
+	assert_int_equal(rk_alloc_to_placement(&x->alloc, &pl), RK_OK);
+	double got = 0, base = 0;
+	assert_int_equal(rk_baseline_tput_sps(g3, &x->plan, &pl, 8, &f.env, &got), RK_OK);
+	struct rk_placement req = {.n_nodes = 1, .gpus = {4}};
+	assert_int_equal(rk_baseline_tput_sps(g3, &g3->req_plan, &req, 8, &f.env, &base), RK_OK);
+	assert_true(got >= base);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/* Plan-only: exactly the requested GPUs, the best plan there; res-only: the user's plan family. */
+static void ablations(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *j = fx_job(&f, 1, 0, 4, 0);
+	j->req_plan = fx_dp_plan(32, 4, 2);
+	struct rk_curve c;
+	build_curve(&f, &c);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick_plan_only, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 4);
+	const struct rk_curve_point *p = rk_curve_lookup(&c, 4, 8, f.env.net_gbps);
+	assert_true(rk_plan_equal(&d.v[0].plan, &p->plan));
+	rk_decisions_fini(&d);
+
+	run_round(&f, &rk_policy_rubick_res_only, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(d.v[0].plan.tp, 1);
+	assert_int_equal(d.v[0].plan.pp, 1);
+	assert_int_equal(d.v[0].plan.zero, 2);
+	assert_int_equal(d.v[0].plan.gc, 0);
+	assert_true(fx_gpus(&d.v[0].alloc) >= 4); /* ZeRO plans are never scaled below the user's dp */
+	rk_decisions_fini(&d);
+	rk_curve_fini(&c);
+	fx_fini(&f);
+}
+
+/* Tenant quota on guaranteed GPUs: over it the job waits; within it, it runs. */
+static void tenant_quota(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 8, 1);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, "quota=t0:2/t1:64", &d);
+	assert_int_equal(d.n, 0);
+	rk_decisions_fini(&d);
+	run_round(&f, &rk_policy_rubick, "quota=t0:16", &d);
+	assert_int_equal(d.n, 1);
+	assert_true(fx_gpus(&d.v[0].alloc) <= 16);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/* A model that cannot be planned (unfitted) still runs, as requested. */
+static void unfitted_model_runs_as_requested(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	f.model.perf = (struct rk_perf_params){0};
+	struct rk_job *j = fx_job(&f, 1, 0, 4, 0);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 4);
+	assert_true(rk_plan_equal(&d.v[0].plan, &j->req_plan));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+static void options_are_checked(void **state)
+{
+	(void)state;
+	void *st = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_policy_rubick.create(&st, "restart_s=-1", &err), RK_ERANGE);
+	assert_non_null(strstr(err.msg, "restart_s=-1"));
+	assert_int_equal(rk_policy_rubick.create(&st, "quota=t0", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "TENANT:GPUS"));
+	assert_int_equal(rk_policy_rubick.create(&st, "quota=t0:x", &err), RK_ERANGE);
+	assert_int_equal(rk_policy_rubick.create(&st, "bogus=1", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "unknown option 'bogus'"));
+	assert_int_equal(rk_policy_rubick_res_only.create(&st, "restart_s=30,quota=a:1/b:2", &err),
+			 RK_OK);
+	rk_policy_rubick_res_only.destroy(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lone_job_follows_curve),
+		cmocka_unit_test(shrink_phase_makes_room),
+		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(guaranteed_baseline_kept),
+		cmocka_unit_test(ablations),
+		cmocka_unit_test(tenant_quota),
+		cmocka_unit_test(unfitted_model_runs_as_requested),
+		cmocka_unit_test(options_are_checked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
