@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 ./build-ci/src/cli/rubick --help >/dev/null
 # Every parser's libFuzzer harness, briefly (scripts/fuzz.sh; longer runs by hand).
 bash scripts/fuzz.sh 10
+# Every bundled zoo file parses through the CLI (docs/zoo.md).
+./build-ci/src/cli/rubick zoo check data/zoo/*.model >/dev/null
