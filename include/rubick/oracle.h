@@ -33,6 +33,11 @@
  *     any family; nearest GPU count, then node count) - keeps the model's shape
  *     and the table's level.
  *  5. MODEL: no table for this (model, global batch): the analytic model alone.
+ *  6. BATCH_SCALED: no table at this global batch B and no usable model, but
+ *     a table of the same model at another batch B0 (the nearest in ratio;
+ *     ties: the larger): rules 1-4 on it, iteration time times B/B0 (samples
+ *     per second held). Trace jobs known only by their duration at the
+ *     request advance by throughput ratios, which this factor cancels out of.
  * Rules 4-5 need an analytic back-end (fallback RK_ORACLE_FALLBACK_MODEL, an
  * env and a fitted model). Without one, rule 4 answers with the nearest
  * measured point of the same family unscaled (NEAREST_POINT: same order as
@@ -74,6 +79,7 @@ enum rk_oracle_source {
 	RK_ORACLE_SRC_MODEL_SCALED,
 	RK_ORACLE_SRC_MODEL,
 	RK_ORACLE_SRC_NEAREST_POINT, /* rule 4 without a model: the nearest measured point as is */
+	RK_ORACLE_SRC_BATCH_SCALED,  /* rule 6: a table of another global batch, time x B/B0 */
 	RK_ORACLE_SRC_COUNT
 };
 
@@ -172,7 +178,7 @@ void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
 void rk_oracle_stats_reset(struct rk_oracle *o);
 
 /* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model",
- * "nearest-point". */
+ * "nearest-point", "batch-scaled". */
 const char *rk_oracle_source_name(enum rk_oracle_source s);
 
 /*

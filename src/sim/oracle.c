@@ -26,6 +26,7 @@ const char *rk_oracle_source_name(enum rk_oracle_source s)
 	case RK_ORACLE_SRC_MODEL_SCALED: return "model-scaled";
 	case RK_ORACLE_SRC_MODEL: return "model";
 	case RK_ORACLE_SRC_NEAREST_POINT: return "nearest-point";
+	case RK_ORACLE_SRC_BATCH_SCALED: return "batch-scaled";
 	default: return "unknown";
 	}
 }
@@ -149,6 +150,27 @@ static const struct rubick_table *find_table(const struct rk_oracle *o, const ch
 			return t;
 	}
 	return NULL;
+}
+
+/* Rule 6: the model's table at the batch nearest `batch` in ratio (ties: the larger). */
+static const struct rubick_table *find_table_other_batch(const struct rk_oracle *o, const char *key,
+							 int batch, int default_batch, int *b0)
+{
+	const struct rubick_table *best = NULL;
+	double best_d = 0.0;
+	for (int i = 0; i < o->n_tables; i++) {
+		const struct rubick_table *t = &o->tables[i];
+		int b = t->global_batch > 0 ? t->global_batch : default_batch;
+		if (strcmp(t->model, key) || b < 1)
+			continue;
+		double d = fabs(log((double)b / (double)batch));
+		if (!best || d < best_d || (d == best_d && b > *b0)) {
+			best = t;
+			best_d = d;
+			*b0 = b;
+		}
+	}
+	return best;
 }
 
 int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int global_batch,
@@ -337,6 +359,16 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 		const struct rubick_table *t = find_table(o, key, job->global_batch, m->global_batch);
 		if (t)
 			return oracle_rubick_lookup(o, t, job, plan, &pl, cpus, res, err);
+		int b0 = 0;
+		if (!oracle_model_usable(o, m) && job->global_batch > 0 &&
+		    (t = find_table_other_batch(o, key, job->global_batch, m->global_batch, &b0))) {
+			rc = oracle_rubick_lookup(o, t, job, plan, &pl, cpus, res, err);
+			if (rc == 0) {
+				res->iter_s *= (double)job->global_batch / (double)b0;
+				res->source = RK_ORACLE_SRC_BATCH_SCALED;
+			}
+			return rc;
+		}
 		if (!oracle_model_usable(o, m))
 			return rk_error_set(err, RK_ENOTFOUND,
 					    "job %lld: no measured table for model '%s' at global batch "

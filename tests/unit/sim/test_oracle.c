@@ -265,10 +265,20 @@ static void cpu_threads_and_oom(void **state)
 	rk_oracle_stats_get(o, &st);
 	assert_int_equal(st.infeasible, 1);
 
-	/* The table is for batch 16 only: the job at its default batch 8 has no table. */
+	/* The table is for batch 16 only: at its default batch 8 the job reads it with the
+	 * time scaled by 8/16 (rule 6); the OOM row stays infeasible. */
 	fx.job.global_batch = 8;
+	assert_int_equal(look(o, &fx, &p, &res, &err), RK_EINFEASIBLE);
+	fx_alloc(&fx, "1", 4);
+	p.dp = 1;
+	p.ga = 8;
+	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
+	assert_int_equal(res.source, RK_ORACLE_SRC_BATCH_SCALED);
+	assert_true(res.iter_s == 23.0);
+	/* a model with no table at any batch */
+	fx.model.name[0] = 'x';
 	assert_int_equal(look(o, &fx, &p, &res, &err), RK_ENOTFOUND);
-	assert_non_null(strstr(err.msg, "llama7"));
+	assert_non_null(strstr(err.msg, "xlama7"));
 	assert_non_null(strstr(err.msg, "fallback is off"));
 	rk_oracle_destroy(o);
 }
@@ -533,6 +543,7 @@ static void families_and_names(void **state)
 	assert_int_equal(rk_oracle_plan_family(&p, buf, 4), RK_EINVAL);
 	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_MODEL_SCALED), "model-scaled");
 	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_NEAREST_POINT), "nearest-point");
+	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_BATCH_SCALED), "batch-scaled");
 	assert_string_equal(rk_oracle_source_name(RK_ORACLE_SRC_COUNT), "unknown");
 }
 
