@@ -76,6 +76,11 @@ int rk_perf_predict(const struct rk_model *m, const struct rk_perf_params *k,
 		    const struct rk_perf_env *env, const struct rk_plan *plan,
 		    const struct rk_placement *pl, int cpus_per_gpu, double *iter_ms /* OUT */);
 
+/* Forward FLOPs of one sample from the structure (Kaplan et al. 2020:
+ * seq * (2 params + 2 layers seq hidden)); used when a model has no measured
+ * forward time and to carry a forward time from one model to another. */
+double rk_perf_fwd_flops(const struct rk_model *m);
+
 /* Bounds the fit keeps each parameter in (§1.5, p-norm form): lo[i] <= x[i] <= hi[i]
  * in the order k_bwd, k_sync, k_opt, k_os_offload, k_const, k_off, k_swap. */
 void rk_perf_params_bounds(enum rk_overlap_form form, double lo[7] /* OUT */, double hi[7] /* OUT */);

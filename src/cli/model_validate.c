@@ -122,13 +122,6 @@ static int is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Per-sample forward FLOPs from the structure (Narayanan et al., SC'21, eq. 3 / 3). */
-static double fwd_flops(const struct rk_model *m)
-{
-	double s = m->seq_len, L = m->layers, h = m->hidden, V = m->vocab;
-	return 24.0 * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
-}
-
 /* Read the profile at `path` for model `src` (artifact pair or rubick format). */
 static int load_profile(const char *path, const struct rk_model *src, struct rk_profile *p,
 			struct rk_error *err)
@@ -315,7 +308,7 @@ static int fit_profile(const struct rk_zoo *zoo, const char *ppath, const struct
 			"%.0f ms from the zoo",
 		     target->name, src->name, target->fwd_ms);
 	} else if (src_fwd > 0) {
-		double ratio = fwd_flops(target) / fwd_flops(src) * target->global_batch /
+		double ratio = rk_perf_fwd_flops(target) / rk_perf_fwd_flops(src) * target->global_batch /
 			       src->global_batch;
 		tgt->fwd_ms = src_fwd * ratio;
 		tgt->perf.fwd_fixed_ms = f->fit.k.fwd_fixed_ms * target->layers / src->layers;

@@ -28,7 +28,7 @@ void rk_perf_env_a800(struct rk_perf_env *env)
 		.nvlink_gbps = 150.0,
 		.pcie_gbps = 12.0,
 		.host_mem_gbps = 36.0,
-		.net_gbps = 12.5,
+		.net_gbps = 11.0,
 		.nics_per_node = 4,
 		.gpus_per_node = 8,
 		.gpu_tflops = 150.0,
@@ -201,11 +201,18 @@ static double allreduce_ms(const struct rk_perf_env *env, const struct rk_placem
 	return worst;
 }
 
-/* Forward time (ms) of `samples` samples on one GPU: fixed part plus the
- * per-sample rate taken from the model's measured forward time, or, when the
- * model has none, from its structure: 24*s*L*h^2*(1 + s/(6h) + V/(16*L*h))
- * FLOPs per sample forward (Narayanan et al., SC'21, eq. 3 divided by the 3
- * passes) at the GPU's effective rate. */
+double rk_perf_fwd_flops(const struct rk_model *m)
+{
+	/* Kaplan et al. 2020 ("Scaling laws", Table 1): a token's forward pass
+	 * costs 2N + 2 n_layer n_ctx d_model FLOPs (weights, attention). From
+	 * the parameter count, so wide feed-forward layers (T5) count. */
+	double s = m->seq_len;
+	return s * (2.0 * m->params + 2.0 * m->layers * s * m->hidden);
+}
+
+/* Forward time per sample (ms) on one GPU, fixed part excluded: from the
+ * model's measured forward time of its global batch, or, when the model has
+ * none, from its FLOPs at the GPU's effective rate. */
 static double fwd_rate_ms(const struct rk_model *m, const struct rk_perf_params *k,
 			  const struct rk_perf_env *env)
 {
@@ -213,9 +220,7 @@ static double fwd_rate_ms(const struct rk_model *m, const struct rk_perf_params 
 		double var = m->fwd_ms - k->fwd_fixed_ms;
 		return (var > 0 ? var : m->fwd_ms) / m->global_batch;
 	}
-	double s = m->seq_len, L = m->layers, h = m->hidden, V = m->vocab;
-	double flops = 24.0 * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
-	return flops / (env->gpu_tflops * 1e12) * 1e3;
+	return rk_perf_fwd_flops(m) / (env->gpu_tflops * 1e12) * 1e3;
 }
 
 static int check_inputs(const struct rk_model *m, const struct rk_perf_params *k,
