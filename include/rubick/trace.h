@@ -27,6 +27,7 @@ struct rk_trace_job {
 	char name[RK_JOB_NAME_MAX];     /* unique within the trace ("<format>-<line>" if none given) */
 	int64_t submit_ms;              /* arrival, relative to the trace start (>= 0) */
 	double duration_s;              /* run time at the requested resources; 0 = unknown */
+	int duration_estimated;         /* 1 = duration_s estimated by the reader (Sia/Pollux), not given */
 	char model[RK_MODEL_NAME_MAX];  /* zoo key after mapping, e.g. "gpt2"; never empty */
 	int model_mapped;               /* 1 = model assigned by the seeded mapping, 0 = given */
 	int global_batch;               /* samples per iteration; 0 = the model's default */

@@ -148,6 +148,9 @@ int trace_plan_check(const char *plan, int gpus, int batch, char *why, size_t ca
 int trace_get_model(struct trace_ctx *ctx, const struct trace_row *r, int idx, const char *col,
 		    struct rk_trace_job *job);
 
+/* A uniform draw in [0, 1) from (seed, key): deterministic, independent of parse order. */
+double trace_unit_draw(uint64_t seed, const char *key);
+
 /* Give `job` a zoo model through the seeded mapping from its source_type. */
 int trace_assign_model(struct trace_ctx *ctx, const struct trace_row *r, int idx,
 		       struct rk_trace_job *job);

@@ -86,6 +86,13 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
+double trace_unit_draw(uint64_t seed, const char *key)
+{
+	/* A different stream from the model draw: mix the seed once more. */
+	uint64_t h = mix64(mix64(seed) ^ mix64(hash_str(key)));
+	return (double)(h >> 11) * (1.0 / 9007199254740992.0); /* 53 bits -> [0, 1) */
+}
+
 static int allowed(const char *const *models, const char *name)
 {
 	for (; *models; models++)

@@ -83,8 +83,28 @@ static void sia_fields(void **state)
 	assert_int_equal(t.jobs[0].model_mapped, 1);
 	assert_true(strcmp(t.jobs[1].model, "bert") == 0 || strcmp(t.jobs[1].model, "roberta") == 0);
 	assert_int_equal(t.jobs[0].global_batch, 0);
-	assert_true(t.jobs[0].duration_s == 0);
+	/* Run time estimated from Pollux's GPU-time buckets: cifar10 < 1 GPU-h (and
+	 * >= 60 s), deepspeech2 1..10 GPU-h, divided by the replicas. */
+	assert_int_equal(t.jobs[0].duration_estimated, 1);
+	assert_true(t.jobs[0].duration_s >= 60.0 / 6 && t.jobs[0].duration_s < 3600.0 / 6);
+	assert_true(t.jobs[1].duration_s >= 3600.0 / 4 && t.jobs[1].duration_s < 36000.0 / 4);
 	assert_int_equal(t.n_mapped, 2);
+	double d0 = t.jobs[0].duration_s;
+	rk_trace_fini(&t);
+	/* Same seed, same estimate; another seed draws again; unknown apps stay 0. */
+	assert_int_equal(parse(text, "auto", NULL, &t), 0);
+	assert_true(t.jobs[0].duration_s == d0);
+	rk_trace_fini(&t);
+	struct rk_trace_options o = rk_trace_options_default();
+	o.seed = 99;
+	assert_int_equal(parse(text, "auto", &o, &t), 0);
+	assert_true(t.jobs[0].duration_s != d0);
+	rk_trace_fini(&t);
+	assert_int_equal(parse("name,time,application,num_replicas\ng-0,0,gpt_pmp,8\n", "auto",
+			       NULL, &t),
+			 0);
+	assert_true(t.jobs[0].duration_s == 0);
+	assert_int_equal(t.jobs[0].duration_estimated, 0);
 	rk_trace_fini(&t);
 }
 
