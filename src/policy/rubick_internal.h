@@ -49,6 +49,7 @@ struct quota {
 struct rubick_state {
 	enum rubick_mode mode;
 	double restart_s;
+	int order_srtf; /* 1 (default): shortest predicted remaining time first; 0: FIFO */
 	struct quota quota[RUBICK_MAX_QUOTAS];
 	int n_quota;
 	struct rubick_cache *cache;

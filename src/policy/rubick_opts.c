@@ -1,6 +1,7 @@
 /*
  * Options and private state of the Rubick policy (rubick_internal.h):
- * "restart_s=SECONDS" (the restart delay the policy plans with) and
+ * "restart_s=SECONDS" (the restart delay the policy plans with),
+ * "order=srtf|fifo" (queue order inside a class) and
  * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant).
  */
 #include "policy/rubick_internal.h"
@@ -68,13 +69,22 @@ static int parse_options(struct rubick_state *st, const char *options, struct rk
 				return rk_error_set(err, RK_ERANGE,
 						    "rubick: restart_s=%s: must be a number >= 0", v);
 			st->restart_s = x;
+		} else if (!strcmp(k, "order")) {
+			if (!strcmp(v, "srtf"))
+				st->order_srtf = 1;
+			else if (!strcmp(v, "fifo"))
+				st->order_srtf = 0;
+			else
+				return rk_error_set(err, RK_EINVAL,
+						    "rubick: order=%s: must be 'srtf' or 'fifo'", v);
 		} else if (!strcmp(k, "quota")) {
 			int rc = parse_quota(st, v, err);
 			if (rc)
 				return rc;
 		} else {
 			return rk_error_set(err, RK_EINVAL,
-					    "rubick: unknown option '%s' (known: restart_s, quota)", k);
+					    "rubick: unknown option '%s' (known: restart_s, order, quota)",
+					    k);
 		}
 	}
 	return RK_OK;
@@ -89,6 +99,7 @@ int rubick_state_create(void **state, const char *options, struct rk_error *err,
 		return rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
 	st->mode = mode;
 	st->restart_s = RUBICK_RESTART_S_DEFAULT;
+	st->order_srtf = 1;
 	int rc = parse_options(st, options, err);
 	if (!rc && rubick_cache_create(&st->cache))
 		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");

@@ -86,33 +86,44 @@ static void lone_job_follows_curve(void **state)
 }
 
 /*
- * Shrink phase: both nodes are full with long best-effort jobs; a new job
- * gets GPUs by shrinking one of them (not preempting it), both re-planned
- * for their new counts.
+ * Shrink phase: both nodes are full with long best-effort jobs; a new, short
+ * job gets GPUs by shrinking one of them (not preempting it), both re-planned
+ * for their new counts. Under the default SRTF order a newcomer longer than
+ * both victims does not shrink them; with order=fifo the gain/loss test alone
+ * decides, and it does.
  */
 static void shrink_phase_makes_room(void **state)
 {
 	(void)state;
-	struct fixture f;
-	fx_init(&f, 2);
-	fx_run_on(long_job(&f, 1, 8, 0), 0, 0);
-	fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
-	long_job(&f, 3, 4, 0);
-	struct rk_decisions d;
-	run_round(&f, &rk_policy_rubick, NULL, &d);
-	const struct rk_decision *x = fx_decision(&d, 3);
-	assert_non_null(x);
-	assert_int_equal(x->alloc.n, 1);
-	int node = x->alloc.shares[0].node;
-	const struct rk_decision *v = fx_decision(&d, node == 0 ? 1 : 2);
-	assert_non_null(v);
-	assert_int_equal(v->alloc.n, 1);
-	assert_int_equal(v->alloc.shares[0].node, node);
-	assert_true(fx_gpus(&v->alloc) >= 1 && fx_gpus(&v->alloc) < 8);
-	assert_int_equal(v->plan.dp * v->plan.tp * v->plan.pp, fx_gpus(&v->alloc));
-	assert_null(fx_decision(&d, node == 0 ? 2 : 1));
-	rk_decisions_fini(&d);
-	fx_fini(&f);
+	for (int variant = 0; variant < 3; variant++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		fx_run_on(long_job(&f, 1, 8, 0), 0, 0);
+		fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
+		struct rk_job *c = long_job(&f, 3, 4, 0);
+		c->iters_total = variant == 0 ? 2000 : 1e7;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, variant == 2 ? "order=fifo" : NULL, &d);
+		if (variant == 1) {
+			assert_int_equal(d.n, 0);
+			rk_decisions_fini(&d);
+			fx_fini(&f);
+			continue;
+		}
+		const struct rk_decision *x = fx_decision(&d, 3);
+		assert_non_null(x);
+		assert_int_equal(x->alloc.n, 1);
+		int node = x->alloc.shares[0].node;
+		const struct rk_decision *v = fx_decision(&d, node == 0 ? 1 : 2);
+		assert_non_null(v);
+		assert_int_equal(v->alloc.n, 1);
+		assert_int_equal(v->alloc.shares[0].node, node);
+		assert_true(fx_gpus(&v->alloc) >= 1 && fx_gpus(&v->alloc) < 8);
+		assert_int_equal(v->plan.dp * v->plan.tp * v->plan.pp, fx_gpus(&v->alloc));
+		assert_null(fx_decision(&d, node == 0 ? 2 : 1));
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
 }
 
 /*
@@ -133,9 +144,9 @@ static void protected_victims(void **state)
 		} else {
 			a->iters_total = b->iters_total = 10; /* seconds of work left */
 		}
-		long_job(&f, 3, 4, 0);
+		long_job(&f, 3, 4, 0)->iters_total = 2000; /* short: only the protections stop it */
 		struct rk_decisions d;
-		run_round(&f, &rk_policy_rubick, NULL, &d);
+		run_round(&f, &rk_policy_rubick, why == 1 ? "order=fifo" : NULL, &d);
 		assert_int_equal(d.n, 0);
 		rk_decisions_fini(&d);
 		fx_fini(&f);
