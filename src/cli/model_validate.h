@@ -17,6 +17,14 @@
 
 enum rk_vfamily { RK_VF_DP_SINGLE = 0, RK_VF_DP_MULTI = 1, RK_VF_3D = 2, RK_VF_N = 3 };
 
+/* Placement classes of the training protocol's residual scales. */
+enum rk_vclass {
+	RK_VC_3D = 0,
+	RK_VC_DP_SINGLE, RK_VC_DP_EVEN, RK_VC_DP_ODD,    /* DP family without offload */
+	RK_VC_OFF_SINGLE, RK_VC_OFF_EVEN, RK_VC_OFF_ODD, /* ZeRO-Offload */
+	RK_VC_N
+};
+
 struct rk_validate_opts {
 	struct rk_perf_env env;
 	double train_fraction; /* 0 = strict protocol (profile only) */
@@ -32,6 +40,7 @@ struct rk_validate_row {
 	char placement[72];
 	char canon[96];        /* canonical plan ("" when it could not be read) */
 	int family;            /* enum rk_vfamily */
+	int cls;               /* enum rk_vclass */
 	int train;             /* 1 = used for fitting (--train-fraction), not scored */
 	int skipped;
 	char reason[256];      /* why skipped */
