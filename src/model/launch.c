@@ -449,9 +449,14 @@ static int launcher_gpus(const struct ctx *c, long *gpus, char *from, size_t cap
 	int rc;
 	enum slot sp = c->g[S_NPROC].set ? S_NPROC : S_NUM_GPUS;
 	enum slot sn = c->g[S_NPROC].set ? S_NNODES : S_NUM_NODES;
+	*gpus = 0;
+	/* torchrun's "--nproc_per_node auto|gpu" counts the node's GPUs at run time:
+	 * unknown here, so the job's GPU count (opts.gpus) must say. */
+	const char *pv = c->g[sp].value;
+	if (c->g[sp].set && pv && (!strcmp(pv, "auto") || !strcmp(pv, "gpu")))
+		return 0;
 	if ((rc = get_int(c, sp, 1, 4096, &per, err)) || (rc = get_int(c, sn, 1, 65536, &nodes, err)))
 		return rc;
-	*gpus = 0;
 	if (!per)
 		return 0;
 	*gpus = per * nodes;

@@ -221,6 +221,19 @@ static void hf_trainer_command(void **state)
 		fail_msg("%s", err.msg);
 	assert_int_equal(L.gpus, 4);
 	expect_plan(&L.plan, 4, 1, 1, 2, 2, 0, 2, 1);
+	/* torchrun counts GPUs at run time with "auto": the job's count decides. */
+	const char *c3 = "torchrun --nproc_per_node auto run_clm.py --model_name_or_path gpt2-xl "
+			 "--per_device_train_batch_size 2 --gradient_accumulation_steps 2";
+	o = opts_for(4);
+	rc = rk_launch_parse(c3, &o, &L, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_string_equal(L.model.name, "gpt2");
+	assert_int_equal(L.global_batch, 16);
+	expect_plan(&L.plan, 4, 1, 1, 2, 2, 0, 0, 0);
+	o = opts_for(0);
+	assert_int_equal(rk_launch_parse(c3, &o, &L, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "number of GPUs unknown"));
 }
 
 static void not_white_box(void **state)
