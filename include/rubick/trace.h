@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rk_zoo; /* zoo.h */
+
 #define RK_TRACE_FORMAT_MAX 16   /* "rubick", "philly", ... */
 #define RK_TRACE_SOURCE_MAX 64   /* source job type, e.g. "ResNet-50 (batch size 64)" */
 #define RK_TRACE_REASONS_MAX 4   /* skipped-line reasons kept */
@@ -70,6 +72,12 @@ struct rk_trace_options {
 	 * NULL = the bundled zoo (vit, roberta, bert, t5, t5_3b, gpt2, llama7, llama30).
 	 */
 	const char *const *models;
+	/*
+	 * The loaded zoo (borrowed), or NULL. When set and `models` is NULL, its
+	 * names are the allowed models; Gavel commands are then read with the
+	 * launch-command reader (launch.h) against it.
+	 */
+	const struct rk_zoo *zoo;
 };
 
 /* Options with every field at its default (fail on bad lines, seed 0, no window). */

@@ -7,6 +7,8 @@
  */
 #include "sim/trace_internal.h"
 
+#include "rubick/zoo.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,7 +439,19 @@ int rk_trace_parse(const char *text, size_t len, const char *filename, const cha
 		.models = opt->models ? opt->models : trace_default_models,
 		.err = err ? err : &local,
 	};
+	/* A caller's zoo names the allowed models unless `models` does. */
+	const char **zoo_names = NULL;
+	if (!opt->models && opt->zoo) {
+		zoo_names = malloc((opt->zoo->n_models + 1) * sizeof(*zoo_names));
+		if (!zoo_names)
+			return rk_error_set(err, RK_ENOMEM, "%s: out of memory", filename);
+		for (size_t i = 0; i < opt->zoo->n_models; i++)
+			zoo_names[i] = opt->zoo->models[i].name;
+		zoo_names[opt->zoo->n_models] = NULL;
+		ctx.models = zoo_names;
+	}
 	int rc = parse_lines(text ? text : "", len, &ctx, forced, out);
+	free(zoo_names);
 	if (rc < 0) {
 		rk_trace_fini(out);
 		return rc;

@@ -10,12 +10,80 @@
  *   12 Shockwave: the 10 above with mode after scale_factor and duration
  *      before arrival_time
  * Times in seconds; scale_factor = GPUs; SLO > 0 marks a guaranteed job. The
- * job type ("ResNet-50 (batch size 64)") is kept as source_type and drives the
- * seeded model mapping. Gavel's commands are small PyTorch scripts (ResNet,
- * Transformer, LM, ...) with no model-structure flags, so the mapping, not the
- * launch-command reader, chooses the white-box model.
+ * job type ("ResNet-50 (batch size 64)") is kept as source_type.
+ *
+ * The model: when the caller gives its zoo, the command goes through the
+ * launch-command reader (launch.h; Megatron/DeepSpeed/HF flags). A command
+ * naming a zoo model gives that model, its global batch and requested plan; a
+ * command that describes its own structure gives the zoo model nearest in
+ * parameter count (model_mapped = 1: the record holds zoo keys only).
+ * Gavel's own commands (python3 main.py --batch_size 64) carry no structure:
+ * the reader answers "not found" and the seeded mapping picks the model from
+ * the job type. A command the reader rejects as malformed is a bad line.
  */
 #include "sim/trace_internal.h"
+
+#include "rubick/launch.h"
+#include "rubick/zoo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Longest command handed to the launch reader; longer ones fall back to the mapping. */
+#define COMMAND_MAX 4096
+
+/* Zoo model nearest to `params` on a log scale; NULL for an empty zoo. */
+static const struct rk_model *nearest_by_params(const struct trace_ctx *ctx, double params)
+{
+	const struct rk_model *best = NULL;
+	double best_d = INFINITY;
+	for (size_t i = 0; i < ctx->opt->zoo->n_models; i++) {
+		const struct rk_model *m = &ctx->opt->zoo->models[i];
+		if (!(m->params > 0) || !trace_model_known(ctx, m->name))
+			continue;
+		double d = fabs(log(m->params / params));
+		if (d < best_d) {
+			best_d = d;
+			best = m;
+		}
+	}
+	return best;
+}
+
+/* Read the command with the launch reader; 1 = the job got its model, 0 = fall back. */
+static int from_command(struct trace_ctx *ctx, const struct trace_row *r, int idx,
+			struct rk_trace_job *job, int *rc)
+{
+	*rc = 0;
+	const struct trace_field *f = &r->f[idx];
+	if (!ctx->opt->zoo || f->len == 0 || f->len >= COMMAND_MAX)
+		return 0;
+	char cmd[COMMAND_MAX];
+	memcpy(cmd, f->p, f->len);
+	cmd[f->len] = '\0';
+	char src[160];
+	snprintf(src, sizeof(src), "%.100s:%d command", ctx->filename, r->line);
+	struct rk_launch_opts o = {.src = src, .gpus = job->gpus, .zoo = ctx->opt->zoo};
+	struct rk_launch L;
+	struct rk_error e;
+	int lrc = rk_launch_parse(cmd, &o, &L, &e);
+	if (lrc == RK_ENOTFOUND)
+		return 0;
+	if (lrc < 0) {
+		*rc = trace_fail(ctx, r, idx, lrc, "column 'command': %s", e.msg);
+		return 0;
+	}
+	const struct rk_model *m = L.from_zoo ? &L.model : nearest_by_params(ctx, L.model.params);
+	if (!m || !trace_model_known(ctx, m->name))
+		return 0;
+	snprintf(job->model, sizeof(job->model), "%s", m->name);
+	job->model_mapped = !L.from_zoo;
+	job->global_batch = L.global_batch;
+	if (rk_plan_format(&L.plan, job->plan, sizeof(job->plan)) < 0)
+		job->plan[0] = '\0';
+	return 1;
+}
 
 /* Field positions per layout. -1 = not in this layout. */
 struct layout {
@@ -81,7 +149,8 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 		return rc;
 	job->submit_ms = trace_s_to_ms(arrival_s);
 	job->guaranteed = slo > 0;
-	return 0;
+	from_command(ctx, r, 1, job, &rc);
+	return rc;
 }
 
 const struct trace_reader rk_trace_reader_gavel = {

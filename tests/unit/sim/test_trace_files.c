@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rubick/trace.h"
+#include "rubick/zoo.h"
 
 static char traces_dir[4096];
 
@@ -257,6 +258,56 @@ static void gavel_and_shockwave(void **state)
 	assert_int_equal(files, 5);
 }
 
+/* Gavel commands read by the launch reader against the bundled zoo: none is
+ * malformed, none is white-box, so models are exactly the mapping's. */
+static void gavel_commands_with_zoo(void **state)
+{
+	(void)state;
+	if (!have_traces())
+		skip();
+	static const char *const names[] = {"vit",  "roberta", "bert",   "t5",
+					    "t5_3b", "gpt2",	"llama7", "llama30"};
+	const char *dir = getenv("RK_DATA_DIR");
+	struct rk_zoo zoo;
+	rk_zoo_init(&zoo);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/zoo/%s.model", dir ? dir : "data", names[i]);
+		size_t len;
+		char *text = read_all(path, &len);
+		if (!text)
+			fail_msg("cannot read %s", path);
+		struct rk_error err;
+		int rc = rk_zoo_add_text(&zoo, text, len, path, &err);
+		free(text);
+		if (rc)
+			fail_msg("%s", err.msg);
+	}
+	static const char *const files[] = {"gavel/msr/seed0/11cb48.trace",
+					    "gavel/physical_cluster/max_min_fairness.trace"};
+	for (int f = 0; f < 2; f++) {
+		char path[4400];
+		snprintf(path, sizeof(path), "%s/%s", traces_dir, files[f]);
+		size_t len;
+		char *text = read_all(path, &len);
+		assert_non_null(text);
+		struct rk_trace_options o = rk_trace_options_default();
+		struct rk_trace with, without;
+		struct rk_error err;
+		o.zoo = &zoo;
+		if (rk_trace_parse(text, len, files[f], "auto", &o, &with, &err))
+			fail_msg("%s", err.msg);
+		o.zoo = NULL;
+		assert_int_equal(rk_trace_parse(text, len, files[f], "auto", &o, &without, &err), 0);
+		free(text);
+		assert_int_equal(with.n, without.n);
+		assert_memory_equal(with.jobs, without.jobs, with.n * sizeof(*with.jobs));
+		rk_trace_fini(&with);
+		rk_trace_fini(&without);
+	}
+	rk_zoo_fini(&zoo);
+}
+
 static void muri_traces(void **state)
 {
 	(void)state;
@@ -352,6 +403,7 @@ int main(void)
 		cmocka_unit_test(philly_csv),
 		cmocka_unit_test(sia_and_pollux_workloads),
 		cmocka_unit_test(gavel_and_shockwave),
+		cmocka_unit_test(gavel_commands_with_zoo),
 		cmocka_unit_test(muri_traces),
 		cmocka_unit_test(synergy_tiresias_alibaba),
 	};

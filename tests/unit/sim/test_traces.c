@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "rubick/trace.h"
+#include "rubick/zoo.h"
+
+#include <stdlib.h>
 
 static int parse(const char *text, const char *format, const struct rk_trace_options *opt,
 		 struct rk_trace *t)
@@ -169,6 +172,74 @@ static void gavel_three_layouts(void **state)
 	assert_true(t.jobs[0].duration_s == 1418);
 	assert_int_equal(t.jobs[0].guaranteed, 0);
 	rk_trace_fini(&t);
+}
+
+/* Load data/zoo/<name>.model for every bundled model into `zoo`. */
+static void load_zoo(struct rk_zoo *zoo)
+{
+	static const char *const names[] = {"vit",  "roberta", "bert",   "t5",
+					    "t5_3b", "gpt2",	"llama7", "llama30"};
+	const char *dir = getenv("RK_DATA_DIR");
+	rk_zoo_init(zoo);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[4200], text[8192];
+		snprintf(path, sizeof(path), "%s/zoo/%s.model", dir ? dir : "data", names[i]);
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			fail_msg("cannot read %s", path);
+		size_t n = fread(text, 1, sizeof(text), f);
+		fclose(f);
+		struct rk_error err;
+		if (rk_zoo_add_text(zoo, text, n, path, &err) != 0)
+			fail_msg("%s", err.msg);
+	}
+}
+
+static void gavel_launch_commands(void **state)
+{
+	(void)state;
+	struct rk_zoo zoo;
+	load_zoo(&zoo);
+	const char *text =
+		"HF GPT-2\tpython train.py --model_name_or_path gpt2 --per_device_train_batch_size 4"
+		"\t-n\t1\t100\t0\t4\n"
+		"Megatron 1.3B\tpython pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
+		"--num-attention-heads 16 --seq-length 1024 --micro-batch-size 1 "
+		"--global-batch-size 16 --tensor-model-parallel-size 2 --vocab-file gpt2-vocab.json"
+		"\t-n\t1\t100\t1\t8\n"
+		"ResNet-50 (batch size 64)\tpython3 main.py --data_dir=%s/imagenet --batch_size 64"
+		"\t-n\t1\t100\t2\t1\n";
+	struct rk_trace_options o = rk_trace_options_default();
+	o.zoo = &zoo;
+	struct rk_trace t;
+	assert_int_equal(parse(text, "auto", &o, &t), 0);
+	assert_int_equal(t.n, 3);
+	/* A zoo model named by the command: kept, with its batch and plan. */
+	assert_string_equal(t.jobs[0].model, "gpt2");
+	assert_int_equal(t.jobs[0].model_mapped, 0);
+	assert_int_equal(t.jobs[0].global_batch, 16);
+	assert_string_equal(t.jobs[0].plan, "dp=4,tp=1,pp=1,mb=4,ga=1,gc=0,zero=0,offload=0");
+	/* Its own 1.31B-parameter structure: the nearest zoo model by parameters (T5, 1.24B). */
+	assert_string_equal(t.jobs[1].model, "t5");
+	assert_int_equal(t.jobs[1].model_mapped, 1);
+	assert_int_equal(t.jobs[1].global_batch, 16);
+	assert_string_equal(t.jobs[1].plan, "dp=4,tp=2,pp=1,mb=1,ga=4,gc=0,zero=0,offload=0");
+	/* Gavel's own script: not a white-box command, so the job-type mapping. */
+	assert_string_equal(t.jobs[2].model, "vit");
+	assert_int_equal(t.jobs[2].model_mapped, 1);
+	assert_int_equal(t.jobs[2].global_batch, 0);
+	rk_trace_fini(&t);
+	/* Without a zoo the command is not read: the mapping decides. */
+	assert_int_equal(parse(text, "auto", NULL, &t), 0);
+	assert_int_equal(t.jobs[0].global_batch, 0);
+	assert_string_equal(t.jobs[0].plan, "");
+	rk_trace_fini(&t);
+	/* A malformed command is a bad line naming the column. */
+	const char *bad = "HF\tpython train.py --model_name_or_path \"gpt2\t-n\t1\t100\t0\t4\n";
+	struct rk_error err;
+	assert_true(rk_trace_parse(bad, strlen(bad), "g.trace", "gavel", &o, &t, &err) < 0);
+	assert_non_null(strstr(err.msg, "g.trace:1:4: column 'command'"));
+	rk_zoo_fini(&zoo);
 }
 
 static void muri_milliseconds(void **state)
@@ -470,6 +541,7 @@ int main(void)
 		cmocka_unit_test(sia_fields),
 		cmocka_unit_test(philly_relative_and_sorted),
 		cmocka_unit_test(gavel_three_layouts),
+		cmocka_unit_test(gavel_launch_commands),
 		cmocka_unit_test(muri_milliseconds),
 		cmocka_unit_test(synergy_and_tiresias),
 		cmocka_unit_test(alibaba_fractions),
