@@ -110,7 +110,7 @@ static void test_measured_rows_feasible(void **state)
 		if (e->d_name[0] != '.')
 			names[n_names++] = strdup(e->d_name);
 	closedir(d);
-	int rows = 0, ran = 0, failed_explained = 0, straddle = 0;
+	int rows = 0, ran = 0, n_failed = 0, failed_explained = 0, straddle = 0;
 	double peak_mb = 0, fixed_mb = 0;
 	char peak[256] = "", fixed[256] = "";
 	for (int i = 0; i < n_names; i++) {
@@ -132,6 +132,7 @@ static void test_measured_rows_feasible(void **state)
 			const struct rk_measured_row *row = &t.rows[r];
 			struct rk_plan p;
 			rows++;
+			n_failed += row->failed;
 			int rc = rk_plan_from_artifact(row->plan, path, m, batch, &row->placement,
 						       A800_MB, &p, &err);
 			if (rc && row->failed) {
@@ -194,11 +195,12 @@ static void test_measured_rows_feasible(void **state)
 	print_message("tightest row that ran: %s needs %.0f MiB of %d\n", peak, peak_mb, A800_MB);
 	print_message("tightest row with a fixed micro-batch (gc, 3D): %s needs %.0f MiB\n", fixed,
 		      fixed_mb);
-	assert_true(ran > 500);
-	/* llama7b_bsz16: "111" on 1 GPU twice (OOM: 16 bytes x 6.7B > 80 GB),
-	 * "182" on 4444 (tp=8 on 4-GPU nodes) and zero-offload+gc on 8888 (a
-	 * batch of 16 cannot split over 32 replicas): every failed run explained. */
-	assert_int_equal(failed_explained, 4);
+	assert_true(ran > 0);
+	/* Every failed run must be explained. In the shared data these are the
+	 * four llama7b_bsz16 rows: "111" on 1 GPU twice (16 bytes x 6.7 B params
+	 * exceed 80 GB), "182" on 4444 (tp = 8 on 4-GPU nodes) and
+	 * zero-offload+gc on 8888 (a batch of 16 over 32 replicas). */
+	assert_int_equal(failed_explained, n_failed);
 	rk_zoo_fini(&zoo);
 }
 
