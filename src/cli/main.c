@@ -11,6 +11,12 @@ int rk_cmd_demo(int argc, char **argv);
 int rk_cmd_sim(int argc, char **argv);
 int rk_cmd_zoo(int argc, char **argv);
 int rk_cmd_launch(int argc, char **argv);
+int rk_cmd_submit(int argc, char **argv);
+int rk_cmd_queue(int argc, char **argv);
+int rk_cmd_show(int argc, char **argv);
+int rk_cmd_cancel(int argc, char **argv);
+int rk_cmd_nodes(int argc, char **argv);
+int rk_cmd_policy(int argc, char **argv);
 
 const struct rk_command rk_commands[] = {
 	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
@@ -20,6 +26,12 @@ const struct rk_command rk_commands[] = {
 	{"sim", "replay a job trace on a simulated cluster under one or more policies", rk_cmd_sim},
 	{"zoo", "list, show or check model zoo entries (docs/zoo.md)", rk_cmd_zoo},
 	{"launch", "read a job's launch command into model, plan and global batch", rk_cmd_launch},
+	{"submit", "submit a job to rubickd (a JSON spec file or flags)", rk_cmd_submit},
+	{"queue", "list rubickd's jobs, like squeue", rk_cmd_queue},
+	{"show", "one rubickd job with its allocation and plan history", rk_cmd_show},
+	{"cancel", "cancel rubickd jobs", rk_cmd_cancel},
+	{"nodes", "rubickd's nodes and what is allocated on them", rk_cmd_nodes},
+	{"policy", "show or change rubickd's scheduling policy", rk_cmd_policy},
 	{NULL, NULL, NULL},
 };
 

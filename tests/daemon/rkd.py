@@ -49,9 +49,15 @@ class Daemon:
         self.proc.wait()
 
     def stop(self):
+        """SIGTERM and wait: a clean exit (status 0) is part of every test, so
+        sanitizer reports (leaks at exit, errors) fail it."""
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(30)
+            rc = self.proc.wait(60)
+            self.proc = None
+            if rc != 0:
+                raise AssertionError("rubickd exited with %d: %s" % (
+                    rc, open(os.path.join(self.dir, "rubickd.err")).read()[-4000:]))
 
     def call(self, method, path, body=None, token=TOKEN, raw=None):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)

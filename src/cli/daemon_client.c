@@ -1,0 +1,107 @@
+/* Shared helpers of the daemon subcommands (see daemon_client.h). */
+#include "cli/daemon_client.h"
+
+#include "cli/commands.h"
+#include "daemon/client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "--json")) {
+		dc->json = 1;
+		return 1;
+	}
+	const char **dst = !strcmp(a, "--url") ? &dc->url_flag
+			   : !strcmp(a, "--token-file") ? &dc->token_file
+							 : NULL;
+	if (!dst)
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "rubick %s: %s: needs a value\n", dc->cmd, a);
+		return -1;
+	}
+	*dst = argv[++*i];
+	return 1;
+}
+
+static int exit_for(int status)
+{
+	if (status == 404)
+		return RK_EXIT_NOTFOUND;
+	if (status >= 500 || status == 0)
+		return RK_EXIT_SERVER;
+	if (status == 401)
+		return RK_EXIT_USAGE;
+	return RK_EXIT_FAILURE;
+}
+
+int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
+		  const char *body, json_t **reply)
+{
+	char token[256];
+	struct rk_error err;
+	rk_error_clear(&err);
+	if (rk_client_token(dc->token_file, token, sizeof(token), &err)) {
+		fprintf(stderr, "rubick %s: --token-file: %s\n", dc->cmd, err.msg);
+		return RK_EXIT_USAGE;
+	}
+	const char *url = rk_client_url(dc->url_flag);
+	int status = 0;
+	char *text = NULL;
+	if (rk_client_request(url, token, method, path, body, &status, &text, &err)) {
+		fprintf(stderr, "rubick %s: cannot reach rubickd: %s (set --url or RUBICK_URL)\n",
+			dc->cmd, err.msg);
+		return RK_EXIT_SERVER;
+	}
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+	if (status >= 200 && status < 300 && j) {
+		free(text);
+		*reply = j;
+		return RK_EXIT_OK;
+	}
+	const json_t *e = j ? json_object_get(j, "error") : NULL;
+	const char *msg = e ? json_string_value(json_object_get(e, "message")) : NULL;
+	if (status >= 200 && status < 300)
+		fprintf(stderr, "rubick %s: %s: unreadable reply: %s\n", dc->cmd, url, je.text);
+	else
+		fprintf(stderr, "rubick %s: %s (HTTP %d)\n", dc->cmd, msg ? msg : text, status);
+	json_decref(j);
+	free(text);
+	return status >= 200 && status < 300 ? RK_EXIT_SERVER : exit_for(status);
+}
+
+void rk_dc_print_json(const json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		puts(s);
+	free(s);
+}
+
+int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id)
+{
+	char *end;
+	long long v = strtoll(arg, &end, 10);
+	if (!*arg || *end || v <= 0) {
+		fprintf(stderr, "rubick %s: '%s' is not a job id\n", dc->cmd, arg);
+		return RK_EXIT_USAGE;
+	}
+	*id = v;
+	return 0;
+}
+
+const char *rk_dc_str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	return s ? s : "";
+}
+
+double rk_dc_num(const json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}

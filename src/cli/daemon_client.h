@@ -1,0 +1,45 @@
+/*
+ * What the daemon subcommands (submit, queue, show, cancel, nodes, policy)
+ * share: the common flags --url, --token-file and --json, one request to
+ * rubickd with its reply parsed, exit codes from the HTTP status, and error
+ * messages taken from the API's JSON error body.
+ */
+#ifndef RUBICK_CLI_DAEMON_CLIENT_H
+#define RUBICK_CLI_DAEMON_CLIENT_H
+
+#include <jansson.h>
+
+struct rk_dc {
+	const char *cmd;        /* subcommand name, for messages */
+	const char *url_flag;   /* --url, or NULL */
+	const char *token_file; /* --token-file, or NULL */
+	int json;               /* --json: print the reply as JSON */
+};
+
+/*
+ * If argv[*i] is one of the common flags, consume it (and its value) and
+ * return 1; return -1 with a message when its value is missing; else 0.
+ */
+int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i);
+
+/*
+ * Send METHOD PATH with `body` (NULL for none). On a 2xx reply returns
+ * RK_EXIT_OK with OUT: *reply (the parsed JSON; caller json_decref's).
+ * Otherwise prints "rubick CMD: MESSAGE" and returns the exit code: 3 when
+ * the daemon is unreachable or answers 5xx, 4 for 404, 2 for 401, 1 for
+ * other errors.
+ */
+int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
+		  const char *body, json_t **reply);
+
+/* Print `j` as indented JSON on stdout. */
+void rk_dc_print_json(const json_t *j);
+
+/* A job id argument: digits only. Returns 0 and *id, or prints and returns RK_EXIT_USAGE. */
+int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id);
+
+/* Field helpers tolerant of null: "" / 0 when absent. */
+const char *rk_dc_str(const json_t *o, const char *key);
+double rk_dc_num(const json_t *o, const char *key);
+
+#endif
