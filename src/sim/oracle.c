@@ -118,6 +118,7 @@ void rk_oracle_destroy(struct rk_oracle *o)
 	for (int i = 0; i < o->n_profiles; i++)
 		oracle_sia_free(&o->profiles[i]);
 	free(o->profiles);
+	oracle_cache_clear(&o->cache);
 	free(o);
 }
 
@@ -243,6 +244,7 @@ int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int 
 	t->has_cpu_threads = has_cpu;
 	t->n = n_rows;
 	t->rows = rows;
+	oracle_cache_clear(&o->cache); /* answers may change with the new table */
 	return 0;
 }
 
@@ -325,6 +327,10 @@ static int alloc_shape(const struct rk_job *job, const struct rk_alloc *alloc,
 	return 0;
 }
 
+static int answer(const struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		  const struct rk_placement *plp, int cpus, const char *gpu_type,
+		  struct rk_oracle_result *res, struct rk_error *err);
+
 static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
 		  const struct rk_alloc *alloc, const struct rk_cluster *cluster,
 		  struct rk_oracle_result *res, struct rk_error *err)
@@ -346,10 +352,27 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 				    "job %lld (%s): plan uses dp*tp*pp = %d*%d*%d GPUs but the "
 				    "allocation holds %ld",
 				    (long long)job->id, m->name, plan->dp, plan->tp, plan->pp, g);
+	struct oracle_ckey ck;
+	oracle_ckey_init(&ck, job, plan, &pl, cpus, gpu_type);
+	if (oracle_cache_get(&o->cache, &ck, res))
+		return 0;
 	memset(res, 0, sizeof(*res));
 	if (rk_placement_format(&pl, res->placement, sizeof(res->placement)) < 0)
 		res->placement[0] = '\0'; /* nodes with > 9 GPUs: the comma form may not fit */
+	rc = answer(o, job, plan, &pl, cpus, gpu_type, res, err);
+	if (rc == 0)
+		oracle_cache_put(&o->cache, &ck, res);
+	return rc;
+}
 
+/* The rules of oracle.h for one canonical query (lookup() checked and cached it). */
+static int answer(const struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
+		  const struct rk_placement *plp, int cpus, const char *gpu_type,
+		  struct rk_oracle_result *res, struct rk_error *err)
+{
+	const struct rk_model *m = job->model;
+	const struct rk_placement pl = *plp;
+	int rc;
 	char key[RK_MODEL_NAME_MAX];
 	oracle_model_key(m->name, key, sizeof(key));
 	if (o->measured) {

@@ -11,6 +11,8 @@
 #include "rubick/oracle.h"
 #include "rubick/plan.h"
 
+#include <stdint.h>
+
 /* One measured row of a Rubick table, placement canonicalised. */
 struct rubick_row {
 	char family[RK_ORACLE_FAMILY_MAX]; /* lower case, as in the file */
@@ -46,6 +48,35 @@ struct sia_profile {
 	struct sia_row *scale;           /* from scalability[-gpu].csv */
 };
 
+/* Everything an answer depends on besides the tables (oracle_cache.c). */
+struct oracle_ckey {
+	const struct rk_model *model;
+	char model_name[RK_MODEL_NAME_MAX];
+	int model_batch, perf_fitted;
+	struct rk_perf_params perf;
+	int batch;
+	struct rk_plan plan;
+	int cpus;
+	char gpu_type[RK_GPU_TYPE_MAX];
+	int n_nodes;
+	int gpus[RK_PLACEMENT_MAX_NODES]; /* canonical placement; only n_nodes entries are keyed */
+};
+
+struct oracle_centry;
+struct oracle_cache {
+	int n, cap; /* cap is 0 or a power of two */
+	struct oracle_centry *slots;
+};
+
+void oracle_ckey_init(struct oracle_ckey *k, const struct rk_job *job, const struct rk_plan *plan,
+		      const struct rk_placement *pl, int cpus_per_gpu, const char *gpu_type);
+/* 1 and *out on a hit, 0 on a miss. */
+int oracle_cache_get(const struct oracle_cache *c, const struct oracle_ckey *k,
+		     struct rk_oracle_result *out);
+void oracle_cache_put(struct oracle_cache *c, const struct oracle_ckey *k,
+		      const struct rk_oracle_result *r);
+void oracle_cache_clear(struct oracle_cache *c);
+
 struct rk_oracle {
 	int measured;                       /* 0 = analytic model only */
 	enum rk_oracle_fallback fallback;
@@ -55,6 +86,7 @@ struct rk_oracle {
 	int n_profiles;
 	struct sia_profile *profiles;
 	struct rk_oracle_stats stats;
+	struct oracle_cache cache;          /* answered lookups; cleared when tables change */
 };
 
 /* Normalised model key: lower case, a "b" after the size digits dropped ("llama7b" -> "llama7"). */

@@ -252,6 +252,7 @@ int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const
 		p->scale = rows;
 		p->n_scale = n;
 	}
+	oracle_cache_clear(&o->cache); /* answers may change with the new profile */
 	return 0;
 }
 

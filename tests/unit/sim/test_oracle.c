@@ -593,6 +593,54 @@ static void load_dir(void **state)
 	rk_oracle_destroy(o);
 }
 
+/* Repeated lookups give the same answer and count each time; new tables are seen. */
+static void cache_is_transparent(void **state)
+{
+	(void)state;
+	struct rk_oracle *o;
+	struct rk_error err;
+	assert_int_equal(rk_oracle_create_measured(&o, NULL, RK_ORACLE_FALLBACK_NONE, NULL), 0);
+	const char *t = "exec_plan,placement,iter_time\nga,1,0.5\nga,4,0.125\n";
+	assert_int_equal(rk_oracle_add_rubick_table(o, "m", 0, t, strlen(t), "t.csv", &err), 0);
+	struct fixture fx;
+	fx_init(&fx, "a800", "m", 8);
+	fx_alloc(&fx, "2", 4);
+	struct rk_plan p = dp_plan(2, 8);
+	struct rk_oracle_result a, b;
+	assert_int_equal(look(o, &fx, &p, &a, &err), 0);
+	assert_int_equal(look(o, &fx, &p, &b, &err), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_int_equal(a.source, RK_ORACLE_SRC_INTERP);
+	/* log-linear at 2 of [1, 4]: 0.5 * (0.125/0.5)^(1/3) */
+	assert_true(fabs(a.iter_s - 0.5 * cbrt(0.25)) < 1e-15);
+	/* the same question from a different node order and the other node is a hit too */
+	fx.shares[0].node = 5;
+	assert_int_equal(look(o, &fx, &p, &b, &err), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	struct rk_oracle_stats st;
+	rk_oracle_stats_get(o, &st);
+	assert_int_equal(st.lookups, 3);
+	assert_int_equal(st.by_source[RK_ORACLE_SRC_INTERP], 3);
+	/* a profile added later answers (profiles come before tables) */
+	const char *pl = "placement,local_bsz,step_time,sync_time\n2,4,0.3,0.1\n";
+	assert_int_equal(rk_oracle_add_sia_profile(o, "m", "", RK_SIA_PLACEMENTS, pl, strlen(pl),
+						   "p.csv", &err),
+			 0);
+	assert_int_equal(look(o, &fx, &p, &b, &err), 0);
+	assert_int_equal(b.source, RK_ORACLE_SRC_EXACT);
+	assert_true(b.iter_s == 0.3);
+	/* many distinct questions (beyond the cache's bound) stay correct */
+	for (int mb = 1; mb <= 4; mb++)
+		for (int ga = 1; ga <= 20000; ga++) {
+			struct rk_plan q = {.dp = 2, .tp = 1, .pp = 1, .mb = mb, .ga = ga};
+			double it;
+			assert_int_equal(rk_oracle_iter_s(o, &fx.job, &q, &fx.alloc, &fx.cluster, &it, &err), 0);
+			if (mb == 4 && ga == 20000)
+				assert_true(fabs(it - (0.3 + 19999 * 0.2)) < 1e-9);
+		}
+	rk_oracle_destroy(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +648,7 @@ int main(void)
 		cmocka_unit_test(cpu_threads_and_oom), cmocka_unit_test(model_fallback),
 		cmocka_unit_test(sia_profiles),    cmocka_unit_test(errors),
 		cmocka_unit_test(families_and_names), cmocka_unit_test(load_dir),
+		cmocka_unit_test(cache_is_transparent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
