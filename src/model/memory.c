@@ -78,6 +78,25 @@ static double activ_bytes(const struct rk_model *m, const struct rk_plan *p)
 	return first > last ? first : last;
 }
 
+/*
+ * Parameters of the busiest pipeline stage before the tensor split. Megatron
+ * gives the first stage the word embedding (v*h) and the last stage the output
+ * layer (untied) or a copy of the embedding (tied, Shoeybi et al. 2019 §3), so
+ * both carry v*h beside their ceil(L/p) transformer layers; the rest of the
+ * parameters is spread evenly over the L layers. With p = 1 this is params.
+ */
+static double stage_params(const struct rk_model *m, const struct rk_plan *p)
+{
+	if (p->pp == 1)
+		return m->params;
+	double embed = (double)m->vocab * m->hidden;
+	double body = m->params - embed;
+	if (body <= 0) /* structure inconsistent with the count: spread evenly */
+		return m->params / p->pp;
+	double layers = ceil((double)m->layers / p->pp);
+	return body * layers / m->layers + embed;
+}
+
 int rk_memory_estimate(const struct rk_model *model, const struct rk_plan *plan,
 		       struct rk_mem_usage *out, struct rk_error *err)
 {
@@ -87,9 +106,7 @@ int rk_memory_estimate(const struct rk_model *model, const struct rk_plan *plan,
 	if ((rc = check_plan(plan, err)))
 		return rc;
 
-	/* Parameters held by one model replica's shard: TP and PP split the layers
-	 * evenly (embeddings counted as if spread too: see docs). */
-	double psi = model->params / ((double)plan->tp * plan->pp);
+	double psi = stage_params(model, plan) / plan->tp;
 	double dp = plan->dp;
 	struct rk_mem_usage u = {0};
 

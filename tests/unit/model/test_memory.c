@@ -144,6 +144,40 @@ static void test_checkpointing_tp_pp(void **state)
 	assert_true(fabs(pp2ga1.activ_mb - 2 * layer / MIB) < 1e-9);
 }
 
+static void test_pipeline_stage_holds_embedding(void **state)
+{
+	(void)state;
+	/* 8 layers, vocab 1000 x hidden 64 = 64,000 embedding parameters. */
+	struct rk_model m = tiny();
+	m.layers = 8;
+	m.vocab = 1000;
+	m.params = 1e6;
+	struct rk_mem_usage u1, u4, u3;
+	struct rk_plan p = plan(1, 1, 1, 1, 4, 0, 0, 0);
+	assert_int_equal(rk_memory_estimate(&m, &p, &u1, NULL), 0);
+	assert_true(fabs(u1.weights_mb - 2e6 / MIB) < 1e-9);
+	p.pp = 4;
+	assert_int_equal(rk_memory_estimate(&m, &p, &u4, NULL), 0);
+	double stage = (1e6 - 64000) * 2 / 8 + 64000;
+	assert_true(fabs(u4.weights_mb - 2 * stage / MIB) < 1e-9);
+	assert_true(fabs(u4.optim_mb - 12 * stage / MIB) < 1e-9);
+	/* 8 layers over 3 stages: the busiest has 3. */
+	p.pp = 3;
+	assert_int_equal(rk_memory_estimate(&m, &p, &u3, NULL), 0);
+	stage = (1e6 - 64000) * 3 / 8 + 64000;
+	assert_true(fabs(u3.weights_mb - 2 * stage / MIB) < 1e-9);
+	/* TP splits the stage further. */
+	p.pp = 4;
+	p.tp = 2;
+	assert_int_equal(rk_memory_estimate(&m, &p, &u3, NULL), 0);
+	assert_true(fabs(u3.weights_mb - u4.weights_mb / 2) < 1e-9);
+	/* An embedding larger than the count: spread evenly instead. */
+	m.params = 1000;
+	p = plan(1, 1, 4, 1, 4, 0, 0, 0);
+	assert_int_equal(rk_memory_estimate(&m, &p, &u4, NULL), 0);
+	assert_true(fabs(u4.weights_mb - 2 * 250 / MIB) < 1e-12);
+}
+
 static void test_memory_grows_with_micro_batch(void **state)
 {
 	(void)state;
@@ -210,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_zero_stages_partition),
 		cmocka_unit_test(test_offload_moves_states_to_host),
 		cmocka_unit_test(test_checkpointing_tp_pp),
+		cmocka_unit_test(test_pipeline_stage_holds_embedding),
 		cmocka_unit_test(test_memory_grows_with_micro_batch),
 		cmocka_unit_test(test_errors),
 	};
