@@ -145,6 +145,7 @@ struct rk_capacity {
 	int *free_cpus;       /* owned */
 	int64_t *free_mem_mb; /* owned */
 	int free_gpus_total;  /* sum of free_gpus, kept by take/give */
+	int one_gpu_type;     /* 1 = every node has the same GPU type */
 };
 
 /* Everything on up nodes free. */

@@ -39,6 +39,13 @@ struct rk_decision {
 struct rk_decisions {
 	int n, cap;
 	struct rk_decision *v; /* owned */
+	/*
+	 * For RK_POLICY_EVENT_DRIVEN policies: the time by which the policy needs
+	 * another round even if no job arrives or finishes (e.g. a running job
+	 * crossing a priority threshold); 0 = none. Drivers round it up to their
+	 * round grid.
+	 */
+	int64_t wake_ms;
 };
 
 struct rk_policy_ops {
@@ -59,6 +66,16 @@ struct rk_policy_ops {
 };
 
 #define RK_POLICY_IDLE_NOOP 1u
+/*
+ * The policy's decisions depend only on which jobs are active, what they hold
+ * and their progress relative to one another in a way that only arrivals,
+ * completions and restarts that end can change, and a round run right after
+ * applying the previous one's decisions decides nothing new: a driver may skip
+ * a periodic round when none of these happened since the last round (FIFO,
+ * SJF, SRTF),
+ * unless the policy asked for one through rk_decisions.wake_ms (Tiresias).
+ */
+#define RK_POLICY_EVENT_DRIVEN 2u
 
 /* ---- registry (src/policy/registry.c) ------------------------------------- */
 

@@ -128,4 +128,22 @@ int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 
 void rk_sim_jobs_free(struct rk_job *jobs, int n);
 
+/*
+ * The oracle's seconds per iteration of `job`'s requested plan on the
+ * consolidated placement its request gets on the empty `cluster` (what
+ * rk_sim_run scales durations with). OUT: *iter_s. RK_EINFEASIBLE when the
+ * request does not fit the empty cluster; the oracle's error otherwise.
+ */
+int rk_sim_iter_at_request(const struct rk_cluster *cluster, const struct rk_job *job,
+			   rk_sim_iter_fn iter, void *ctx, double *iter_s, struct rk_error *err);
+
+/*
+ * Keep only the jobs whose request the oracle can price (rk_sim_iter_at_request);
+ * the others are an error naming the job, or with `skip_bad` dropped (the
+ * array compacted, *n reduced) and counted in rep->dropped.
+ */
+int rk_sim_jobs_check_oracle(const struct rk_cluster *cluster, struct rk_job *jobs, int *n,
+			     rk_sim_iter_fn iter, void *ctx, int skip_bad,
+			     struct rk_sim_jobs_report *rep, struct rk_error *err);
+
 #endif

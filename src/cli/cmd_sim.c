@@ -419,11 +419,21 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		fprintf(stderr, "rubick sim: %s\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
+	if (load_oracle(o->oracle, env, &s->oracle))
+		return RK_EXIT_FAILURE;
+	/* Jobs the oracle cannot price at their request would stop every run later. */
+	if (rk_sim_jobs_check_oracle(&s->cl, s->jobs, &s->n_jobs, rk_sim_oracle_iter, s->oracle,
+				     o->skip_bad, &rep, &err)) {
+		fprintf(stderr, "rubick sim: %s: %s (--skip-bad drops such jobs)\n", o->trace,
+			err.msg);
+		return RK_EXIT_FAILURE;
+	}
 	if (rep.dropped)
 		fprintf(stderr, "rubick sim: %s: skipped %d job(s) that cannot run here; first: %s\n",
 			o->trace, rep.dropped, rep.first_reason);
-	if (load_oracle(o->oracle, env, &s->oracle))
-		return RK_EXIT_FAILURE;
+	if (rep.batch_adjusted)
+		fprintf(stderr, "rubick sim: %s: %d job(s) without a batch in the trace got the model's "
+			"batch rounded up to a multiple of their GPUs\n", o->trace, rep.batch_adjusted);
 	return 0;
 }
 

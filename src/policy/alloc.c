@@ -197,6 +197,9 @@ int rk_capacity_init(struct rk_capacity *cap, const struct rk_cluster *c)
 	cap->free_cpus = p;
 	cap->free_mem_mb = mem;
 	cap->free_gpus_total = rk_cluster_total_gpus(c);
+	cap->one_gpu_type = 1;
+	for (int i = 1; i < n && cap->one_gpu_type; i++)
+		cap->one_gpu_type = !strcmp(c->nodes[i].gpu_type, c->nodes[0].gpu_type);
 	return 0;
 }
 

@@ -91,21 +91,48 @@ static int try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisi
 	return r == 0;
 }
 
+static void sift_down(struct item *h, int n, int i)
+{
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && by_key(&h[c + 1], &h[c]) < 0)
+			c++;
+		if (by_key(&h[c], &h[i]) >= 0)
+			return;
+		struct item t = h[i];
+		h[i] = h[c];
+		h[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * Pending jobs in priority order through a binary heap: the round stops as
+ * soon as no GPU is left, so a long queue costs O(n + k log n) for the k jobs
+ * looked at instead of a full sort.
+ */
 static int schedule_fifo_like(struct item *it, int n, struct rk_capacity *cap,
 			      struct rk_decisions *out)
 {
 	int rc = 0;
-	for (int i = 0; i < n && !rc; i++)
-		if (!holds(it[i].job))
-			try_start(cap, it[i].job, out, &rc);
+	for (int i = n / 2 - 1; i >= 0; i--)
+		sift_down(it, n, i);
+	while (n > 0 && !rc && cap->free_gpus_total > 0) {
+		struct rk_job *j = it[0].job;
+		it[0] = it[--n];
+		sift_down(it, n, 0);
+		if (!holds(j))
+			try_start(cap, j, out, &rc);
+	}
 	return rc;
 }
 
-static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap,
-			       const struct rk_cluster *cl, struct rk_decisions *out)
+static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap, int budget,
+			       struct rk_decisions *out)
 {
 	int rc = 0;
-	int budget = rk_cluster_total_gpus(cl);
 	for (int i = 0; i < n; i++) {
 		int g = it[i].job->req_gpus;
 		if (holds(it[i].job))
@@ -153,6 +180,36 @@ static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap,
 	return rc;
 }
 
+/* Whether some pending job outranks some job holding resources. O(n), no sort. */
+static int preemption_possible(const struct item *it, int n)
+{
+	const struct item *best_pending = NULL, *worst_holder = NULL;
+	for (int i = 0; i < n; i++) {
+		if (holds(it[i].job)) {
+			if (!worst_holder || by_key(&it[i], worst_holder) > 0)
+				worst_holder = &it[i];
+		} else if (!best_pending || by_key(&it[i], best_pending) < 0) {
+			best_pending = &it[i];
+		}
+	}
+	return best_pending && worst_holder && by_key(best_pending, worst_holder) < 0;
+}
+
+/*
+ * Keep only pending jobs that fit the free GPUs by count. Exact when nobody
+ * can be preempted: free capacity then only shrinks during the round, so a
+ * larger job could neither be selected nor placed. A saturated cluster with a
+ * long queue then sorts a handful of jobs per round instead of the queue.
+ */
+static int filter_fitting(struct item *it, int n, int free_gpus)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++)
+		if (!holds(it[i].job) && it[i].job->req_gpus <= free_gpus)
+			it[m++] = it[i];
+	return m;
+}
+
 int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err)
@@ -179,11 +236,18 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		spec->key(j, in->now_ms, opt, &it[m].key);
 		m++;
 	}
-	qsort(it, (size_t)m, sizeof(*it), by_key);
-	if (spec->preemptive)
-		rc = schedule_preemptive(it, m, &cap, in->cluster, out);
-	else
+	int budget = rk_cluster_total_gpus(in->cluster);
+	if (!spec->preemptive || !preemption_possible(it, m)) {
+		/* Holders all keep running and come first: start from what they leave. */
+		m = filter_fitting(it, m, cap.free_gpus_total);
+		budget = cap.free_gpus_total;
+	}
+	if (spec->preemptive) {
+		qsort(it, (size_t)m, sizeof(*it), by_key);
+		rc = schedule_preemptive(it, m, &cap, budget, out);
+	} else {
 		rc = schedule_fifo_like(it, m, &cap, out);
+	}
 	free(it);
 	rk_capacity_fini(&cap);
 	if (rc)

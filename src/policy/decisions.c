@@ -15,6 +15,7 @@ void rk_decisions_init(struct rk_decisions *d)
 	d->n = 0;
 	d->cap = 0;
 	d->v = NULL;
+	d->wake_ms = 0;
 }
 
 void rk_decisions_clear(struct rk_decisions *d)
@@ -22,6 +23,7 @@ void rk_decisions_clear(struct rk_decisions *d)
 	for (int i = 0; i < d->n; i++)
 		rk_alloc_fini(&d->v[i].alloc);
 	d->n = 0;
+	d->wake_ms = 0;
 }
 
 void rk_decisions_fini(struct rk_decisions *d)
@@ -125,19 +127,31 @@ int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decis
 {
 	const char *pname = policy_name ? policy_name : "?";
 	int rc = 0;
+	if (ds->n == 0) {
+		/* Nothing changes hands; only a job left on a node that went down is wrong. */
+		for (int i = 0; i < in->n_jobs; i++) {
+			const struct rk_job *j = in->jobs[i];
+			for (int k = 0; k < j->alloc.n; k++) {
+				int node = j->alloc.shares[k].node;
+				if (node >= 0 && node < in->cluster->n_nodes && in->cluster->nodes[node].up)
+					continue;
+				return rk_error_set(err, RK_EINFEASIBLE, "policy %s: job %lld (%s) keeps "
+						    "its allocation but: node %d is down", pname,
+						    (long long)j->id, j->name, node);
+			}
+		}
+		return 0;
+	}
 	struct rk_capacity cap = {0};
-	struct id_index *jobs = malloc((size_t)(in->n_jobs > 0 ? in->n_jobs : 1) * sizeof(*jobs));
+	struct id_index *jobs = malloc((size_t)ds->n * sizeof(*jobs)); /* job of dec[k] */
 	struct id_index *dec = malloc((size_t)(ds->n > 0 ? ds->n : 1) * sizeof(*dec));
 	if (!jobs || !dec) {
 		rc = rk_error_set(err, RK_ENOMEM, "policy %s: validating decisions: out of memory",
 				  pname);
 		goto done;
 	}
-	for (int i = 0; i < in->n_jobs; i++)
-		jobs[i] = (struct id_index){in->jobs[i]->id, i};
 	for (int i = 0; i < ds->n; i++)
 		dec[i] = (struct id_index){ds->v[i].job_id, i};
-	qsort(jobs, (size_t)in->n_jobs, sizeof(*jobs), by_id);
 	qsort(dec, (size_t)ds->n, sizeof(*dec), by_id);
 	for (int i = 1; i < ds->n; i++)
 		if (dec[i].id == dec[i - 1].id) {
@@ -146,6 +160,14 @@ int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decis
 					  (long long)dec[i].id, dec[i - 1].index, dec[i].index);
 			goto done;
 		}
+	/* Job of each decision (by position in the sorted decisions): O(jobs log decisions). */
+	for (int i = 0; i < ds->n; i++)
+		jobs[i] = (struct id_index){-1, -1};
+	for (int i = 0; i < in->n_jobs; i++) {
+		const struct id_index *d = find_id(dec, ds->n, in->jobs[i]->id);
+		if (d)
+			jobs[d - dec] = (struct id_index){in->jobs[i]->id, i};
+	}
 	rc = rk_capacity_init(&cap, in->cluster);
 	if (rc) {
 		rc = rk_error_set(err, rc, "policy %s: validating decisions: out of memory", pname);
@@ -166,8 +188,8 @@ int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decis
 	/* Then every decision, in the order the policy gave them. */
 	for (int i = 0; i < ds->n; i++) {
 		const struct rk_decision *d = &ds->v[i];
-		const struct id_index *ji = find_id(jobs, in->n_jobs, d->job_id);
-		if (!ji) {
+		const struct id_index *ji = &jobs[find_id(dec, ds->n, d->job_id) - dec];
+		if (ji->index < 0) {
 			rc = rk_error_set(err, RK_ENOTFOUND, "policy %s: job %lld: no such active job",
 					  pname, (long long)d->job_id);
 			goto done;

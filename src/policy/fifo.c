@@ -39,5 +39,5 @@ const struct rk_policy_ops rk_policy_fifo = {
 	.create = fifo_create,
 	.destroy = fifo_destroy,
 	.schedule = fifo_schedule,
-	.flags = RK_POLICY_IDLE_NOOP,
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };

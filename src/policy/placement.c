@@ -158,8 +158,12 @@ int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
 		goto done;
 	struct choice best = {.n_nodes = 0, .picks = picks_a};
 	struct choice cur = {.n_nodes = 0, .picks = picks_b};
-	if (req->gpu_type) {
-		rc = place_on_type(cap, req, req->gpu_type, scratch, &best);
+	if (req->gpu_type || cap->one_gpu_type) {
+		/* One type everywhere: no need to compare type names per node. */
+		const char *t = req->gpu_type;
+		if (t && n > 0 && cap->one_gpu_type && !strcmp(t, cap->cluster->nodes[0].gpu_type))
+			t = NULL;
+		rc = place_on_type(cap, req, t, scratch, &best);
 	} else {
 		/* One GPU type per job: try each type, in order of first appearance. */
 		rc = RK_EINFEASIBLE;

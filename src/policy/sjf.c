@@ -41,5 +41,5 @@ const struct rk_policy_ops rk_policy_sjf = {
 	.create = sjf_create,
 	.destroy = sjf_destroy,
 	.schedule = sjf_schedule,
-	.flags = RK_POLICY_IDLE_NOOP,
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };

@@ -40,5 +40,5 @@ const struct rk_policy_ops rk_policy_srtf = {
 	.create = srtf_create,
 	.destroy = srtf_destroy,
 	.schedule = srtf_schedule,
-	.flags = RK_POLICY_IDLE_NOOP,
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };

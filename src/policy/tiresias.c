@@ -60,7 +60,32 @@ static void tiresias_destroy(void *state)
 static int tiresias_schedule(void *state, const struct rk_sched_input *in,
 			     struct rk_decisions *out, struct rk_error *err)
 {
-	return classic_schedule(&spec, state, in, out, err);
+	const struct tiresias *t = state;
+	int rc = classic_schedule(&spec, state, in, out, err);
+	if (rc)
+		return rc;
+	/*
+	 * Priorities change between arrivals and completions only when a job
+	 * holding GPUs crosses the threshold; ask for a round then (and only if
+	 * someone waits: otherwise nobody could take its place).
+	 */
+	int waiting = 0;
+	int64_t wake = 0;
+	for (int i = 0; i < in->n_jobs; i++)
+		waiting |= in->jobs[i]->state == RK_JOB_PENDING;
+	for (int i = 0; i < in->n_jobs && waiting; i++) {
+		const struct rk_job *j = in->jobs[i];
+		int g = rk_alloc_total_gpus(&j->alloc);
+		if (g <= 0 || j->attained_gpu_s >= t->threshold_gpu_s)
+			continue;
+		double ms = ceil((t->threshold_gpu_s - j->attained_gpu_s) / g * 1000.0);
+		int64_t at = in->now_ms + (ms < 1 ? 1 : (int64_t)ms);
+		if (wake == 0 || at < wake)
+			wake = at;
+	}
+	if (wake && (out->wake_ms == 0 || wake < out->wake_ms))
+		out->wake_ms = wake;
+	return 0;
 }
 
 const struct rk_policy_ops rk_policy_tiresias = {
@@ -70,5 +95,5 @@ const struct rk_policy_ops rk_policy_tiresias = {
 	.destroy = tiresias_destroy,
 	.schedule = tiresias_schedule,
 	/* With nobody waiting every holder fits the budget: nothing to preempt for. */
-	.flags = RK_POLICY_IDLE_NOOP,
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };

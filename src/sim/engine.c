@@ -279,6 +279,7 @@ static int handle_heap_events(struct sim *s, int *changed)
 		heap_pop(s);
 		struct sjob *sj = &s->jobs[e.job];
 		sj->version++;
+		s->dirty = 1;
 		if (e.kind == EV_RESTART_END) {
 			rc = start_running(s, e.job, s->now_ms);
 			continue;
@@ -334,6 +335,9 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	if (rc)
 		return rk_error_prefix(err, "t=%lld ms", (long long)s->now_ms);
 	s->last_round_decisions = s->ds.n;
+	/* A round is idempotent: applying its own decisions gives the next nothing new. */
+	s->dirty = 0;
+	s->wake_ms = s->ds.wake_ms > s->now_ms ? s->ds.wake_ms : 0;
 	return sim_apply(s, &s->ds, p->name, err);
 }
 
@@ -379,10 +383,19 @@ static int64_t next_instant(struct sim *s, const struct rk_policy_ops *p)
 		t = s->jobs[s->order[s->next_arrival]].j.submit_ms;
 	int want_round = s->n_pending > 0 || (s->n_holding > 0 && !(p->flags & RK_POLICY_IDLE_NOOP));
 	/* A round that decided nothing with nothing else to come would repeat forever. */
-	if (want_round && t == INT64_MAX && s->last_round_decisions == 0)
+	if (want_round && t == INT64_MAX && s->last_round_decisions == 0 && !s->wake_ms)
 		want_round = 0;
-	if (want_round && s->next_round_ms < t)
-		t = s->next_round_ms;
+	int64_t round = s->next_round_ms;
+	/* Event-driven policies would repeat the last round's answer, unless they asked. */
+	if ((p->flags & RK_POLICY_EVENT_DRIVEN) && !s->dirty) {
+		if (!s->wake_ms)
+			want_round = 0;
+		else if (s->wake_ms > round) /* first round of the grid at or after the wake-up */
+			round = s->res.start_ms + (s->wake_ms - s->res.start_ms + s->cfg.interval_ms - 1) /
+							  s->cfg.interval_ms * s->cfg.interval_ms;
+	}
+	if (want_round && round < t)
+		t = round;
 	return t;
 }
 
@@ -407,8 +420,11 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 			s->act[s->n_act++] = idx;
 			s->n_pending++;
 			changed = 1;
+			s->dirty = 1;
 		}
-		if (!rc && (changed || t >= s->next_round_ms)) {
+		if (!rc && (changed || t >= s->next_round_ms) &&
+		    (changed || !(p->flags & RK_POLICY_EVENT_DRIVEN) || s->dirty ||
+		     (s->wake_ms && t >= s->wake_ms))) {
 			rc = run_round(s, p, pstate, err);
 			if (t >= s->next_round_ms)
 				s->next_round_ms = s->res.start_ms +

@@ -54,6 +54,8 @@ struct sim {
 	int64_t now_ms;
 	int64_t next_round_ms;
 	int last_round_decisions;
+	int dirty;                 /* something happened since the last round */
+	int64_t wake_ms;           /* round the policy asked for (rk_decisions.wake_ms), 0 = none */
 	int n_pending, n_holding, n_done;
 	struct rk_decisions ds;
 	struct rk_sim_result res;

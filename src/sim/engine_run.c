@@ -46,15 +46,11 @@ static int job_fail(struct rk_error *err, int code, const struct rk_job *j, cons
 	return rk_error_set(err, code, "job %lld (%s): %s", (long long)j->id, j->name, what);
 }
 
-/*
- * The oracle's iteration time at the job's request: its requested plan on the
- * consolidated placement an empty cluster gives it.
- */
-static int iter_at_request(struct sim *s, const struct rk_job *j, double *iter_s,
-			   struct rk_error *err)
+int rk_sim_iter_at_request(const struct rk_cluster *cluster, const struct rk_job *j,
+			   rk_sim_iter_fn iter, void *ctx, double *iter_s, struct rk_error *err)
 {
 	struct rk_capacity empty;
-	int rc = rk_capacity_init(&empty, s->cluster);
+	int rc = rk_capacity_init(&empty, cluster);
 	if (rc)
 		return rk_error_set(err, rc, "simulator: out of memory");
 	struct rk_place_req req;
@@ -69,7 +65,7 @@ static int iter_at_request(struct sim *s, const struct rk_job *j, double *iter_s
 				    "%d CPUs) does not fit the empty cluster", (long long)j->id,
 				    j->name, j->req_gpus, j->req_cpus);
 	}
-	rc = s->cfg.iter(s->cfg.iter_ctx, j, &j->req_plan, &a, s->cluster, iter_s, err);
+	rc = iter(ctx, j, &j->req_plan, &a, cluster, iter_s, err);
 	rk_alloc_fini(&a);
 	if (rc == 0 && !(*iter_s > 0 && isfinite(*iter_s)))
 		rc = rk_error_set(err, RK_EINTERNAL, "oracle returned %g s per iteration", *iter_s);
@@ -77,6 +73,35 @@ static int iter_at_request(struct sim *s, const struct rk_job *j, double *iter_s
 		rk_error_prefix(err, "job %lld (%s): iteration time at the request",
 				(long long)j->id, j->name);
 	return rc;
+}
+
+int rk_sim_jobs_check_oracle(const struct rk_cluster *cluster, struct rk_job *jobs, int *n,
+			     rk_sim_iter_fn iter, void *ctx, int skip_bad,
+			     struct rk_sim_jobs_report *rep, struct rk_error *err)
+{
+	int m = 0;
+	for (int i = 0; i < *n; i++) {
+		double it_s;
+		struct rk_error why;
+		int rc = rk_sim_iter_at_request(cluster, &jobs[i], iter, ctx, &it_s, &why);
+		if (rc == RK_ENOMEM)
+			return rk_error_set(err, rc, "%s", why.msg);
+		if (rc && !skip_bad) {
+			if (err)
+				*err = why;
+			return rc;
+		}
+		if (rc) {
+			if (rep->dropped++ == 0)
+				snprintf(rep->first_reason, sizeof(rep->first_reason), "%.250s",
+					 why.msg);
+			rk_alloc_fini(&jobs[i].alloc);
+			continue;
+		}
+		jobs[m++] = jobs[i];
+	}
+	*n = m;
+	return 0;
 }
 
 static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *err)
@@ -112,7 +137,8 @@ static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *
 		/* Fill whichever of iterations and duration the trace left out. */
 		if (!(t->iters_total > 0) || !(t->est_duration_s > 0)) {
 			double it_s;
-			rc = iter_at_request(s, t, &it_s, err);
+			rc = rk_sim_iter_at_request(s->cluster, t, s->cfg.iter, s->cfg.iter_ctx, &it_s,
+						    err);
 			if (rc)
 				return rc;
 			if (!(t->iters_total > 0)) {
