@@ -31,7 +31,7 @@ void rk_perf_env_a800(struct rk_perf_env *env)
 		.net_gbps = 11.0,
 		.nics_per_node = 4,
 		.gpus_per_node = 8,
-		.gpu_tflops = 150.0,
+		.gpu_tflops = 75.0,
 		.recompute_factor = 1.0,
 		.tp_eff = 0.85,
 		.grad_bytes = 2.0,
