@@ -1,17 +1,38 @@
 /*
  * libFuzzer harness for the trace readers. Byte 0 picks the format (0 = auto,
- * 1.. = rk_trace_formats() in order), byte 1 the options (bit 0 skip_bad,
+ * 1.. = rk_trace_formats() in order; bit 7 also passes a two-model zoo, so
+ * Gavel commands reach the launch-command reader), byte 1 the options (bit 0 skip_bad,
  * bit 1 a time window, bit 2 max_jobs, bit 3 a one-model zoo, high bits the
  * seed); the rest is the trace text. Any crash, leak or UB is a bug; so is
  * a success whose records break the documented invariants.
  */
 #include "rubick/trace.h"
+#include "rubick/zoo.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Two zoo entries in data/zoo's format, built once. */
+static struct rk_zoo zoo;
+static int zoo_ready;
+
+static void zoo_build(void)
+{
+	static const char *const text[] = {
+		"name = gpt2\nlayers = 48\nhidden = 1600\nheads = 25\nseq_len = 1024\n"
+		"vocab = 50257\nparams = 1.558e9\nglobal_batch = 16\nfwd_ms = 1100\nallow_3d = 1\n",
+		"name = t5\nlayers = 16\nhidden = 1280\nheads = 16\nseq_len = 768\n"
+		"vocab = 30622\nparams = 1.241e9\nglobal_batch = 16\nfwd_ms = 410\nallow_3d = 1\n",
+	};
+	rk_zoo_init(&zoo);
+	for (int i = 0; i < 2; i++)
+		if (rk_zoo_add_text(&zoo, text[i], strlen(text[i]), "fuzz-zoo", NULL) != 0)
+			abort();
+	zoo_ready = 1;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n_names = 0;
 	while (names[n_names])
 		n_names++;
-	size_t pick = data[0] % (n_names + 1);
+	size_t pick = (data[0] & 0x7f) % (n_names + 1);
 	const char *format = pick == 0 ? "auto" : names[pick - 1];
 	static const char *const one_model[] = {"gpt2", NULL};
 	struct rk_trace_options o = rk_trace_options_default();
@@ -35,6 +56,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[1] & 8)
 		o.models = one_model;
 	o.seed = data[1] >> 4;
+	if (data[0] & 0x80) {
+		if (!zoo_ready)
+			zoo_build();
+		o.zoo = &zoo;
+	}
 	struct rk_trace t;
 	struct rk_error err;
 	int rc = rk_trace_parse((const char *)data + 2, size - 2, "fuzz", format, &o, &t, &err);
