@@ -103,6 +103,16 @@ const char *const *rk_trace_formats(void);
 const char *rk_trace_format_summary(const char *name);
 
 /*
+ * Write `t` in the native CSV format (docs/trace-format.md) into a new buffer:
+ * OUT: *text (NUL-terminated, caller frees) and *len. Parsing the result gives
+ * the same jobs (with model_mapped 0: the model is now given). A '"' inside a
+ * text field is written as '\''; fields holding commas are quoted. Returns 0 or
+ * RK_ENOMEM.
+ */
+int rk_trace_write_native(const struct rk_trace *t, char **text, size_t *len,
+			  struct rk_error *err);
+
+/*
  * The seeded model mapping (docs/trace-format.md, "Model mapping"): the zoo
  * model for a job whose trace gives only `source_type` (a job type such as
  * "ResNet-50 (batch size 64)", "deepspeech2", may be "") and `gpus`. Writes the

@@ -54,6 +54,7 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 	if (trace_has(r, trace_idx(ctx, MODEL))) {
 		if ((rc = trace_get_model(ctx, r, trace_idx(ctx, MODEL), "model", job)) < 0)
 			return rc;
+		job->source_type[0] = '\0'; /* the native source string is job_type alone */
 	}
 	/* job_type (a report string, and the mapping's input when model is empty) wins. */
 	if (trace_has(r, trace_idx(ctx, JOB_TYPE)) &&

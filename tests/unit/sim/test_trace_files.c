@@ -64,6 +64,36 @@ static void check_sane(const struct rk_trace *t, const char *path)
 	}
 }
 
+/* Written back as native CSV and read again, `t` keeps every job field. */
+static void check_round_trip(const struct rk_trace *t, const char *rel)
+{
+	char *text;
+	size_t len;
+	struct rk_error err;
+	if (rk_trace_write_native(t, &text, &len, &err))
+		fail_msg("%s: %s", rel, err.msg);
+	struct rk_trace back;
+	int rc = rk_trace_parse(text, len, "native-copy", "auto", NULL, &back, &err);
+	free(text);
+	if (rc)
+		fail_msg("%s: re-reading the native copy: %s", rel, err.msg);
+	assert_string_equal(back.format, "native");
+	assert_int_equal(back.n, t->n);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct rk_trace_job *a = &t->jobs[i], *b = &back.jobs[i];
+		if (strcmp(a->name, b->name) || a->submit_ms != b->submit_ms ||
+		    a->duration_s != b->duration_s || strcmp(a->model, b->model) ||
+		    a->gpus != b->gpus || a->gpu_milli != b->gpu_milli || a->cpus != b->cpus ||
+		    a->mem_mb != b->mem_mb || a->net_gbps != b->net_gbps ||
+		    a->global_batch != b->global_batch || strcmp(a->plan, b->plan) ||
+		    a->iters != b->iters || a->guaranteed != b->guaranteed ||
+		    strcmp(a->tenant, b->tenant) || a->min_gpus != b->min_gpus ||
+		    a->max_gpus != b->max_gpus || strcmp(a->source_type, b->source_type))
+			fail_msg("%s: job %s changed in the native copy", rel, a->name);
+	}
+	rk_trace_fini(&back);
+}
+
 /* Parse `rel` (under traces/) expecting `format` and `jobs` jobs; returns the trace. */
 static void parse_file(const char *rel, const char *format, size_t jobs, int skip_bad,
 		       struct rk_trace *t)
@@ -86,6 +116,7 @@ static void parse_file(const char *rel, const char *format, size_t jobs, int ski
 	if (t->n != jobs)
 		fail_msg("%s: %zu jobs, README says %zu", rel, t->n, jobs);
 	check_sane(t, rel);
+	check_round_trip(t, rel);
 }
 
 static void expect_file(const char *rel, const char *format, size_t jobs)

@@ -370,6 +370,41 @@ static void native_fields(void **state)
 	rk_trace_fini(&t);
 }
 
+static void native_writer_round_trip(void **state)
+{
+	(void)state;
+	/* Awkward text: a comma, a leading '#', a double quote, padding spaces. */
+	const char *text =
+		"name,submit_s,model,gpus,global_batch,plan,tenant,job_type,duration_s\n"
+		"\"a,b\",0.001,gpt2,4,16,\"dp=2,tp=2,pp=1,mb=4,ga=2,gc=0,zero=0,offload=0\",\"#t\","
+		"\" x \",0.1\n"
+		"q,2,vit,1,,ga,,He said \"hi\",\n";
+	struct rk_trace t, back;
+	assert_int_equal(parse(text, "auto", NULL, &t), 0);
+	assert_string_equal(t.jobs[0].name, "a,b");
+	assert_string_equal(t.jobs[0].tenant, "#t");
+	assert_string_equal(t.jobs[0].source_type, " x ");
+	char *out;
+	size_t len;
+	struct rk_error err;
+	assert_int_equal(rk_trace_write_native(&t, &out, &len, &err), 0);
+	assert_int_equal(strlen(out), len);
+	assert_int_equal(parse(out, "auto", NULL, &back), 0);
+	free(out);
+	assert_int_equal(back.n, 2);
+	assert_string_equal(back.jobs[0].name, "a,b");
+	assert_int_equal(back.jobs[0].submit_ms, 1);
+	assert_true(back.jobs[0].duration_s == 0.1);
+	assert_string_equal(back.jobs[0].plan, t.jobs[0].plan);
+	assert_string_equal(back.jobs[0].tenant, "#t");
+	assert_string_equal(back.jobs[0].source_type, " x ");
+	assert_int_equal(back.jobs[0].global_batch, 16);
+	assert_string_equal(back.jobs[1].source_type, "He said 'hi'"); /* '"' -> '\'' */
+	assert_int_equal(back.jobs[1].global_batch, 0);
+	rk_trace_fini(&t);
+	rk_trace_fini(&back);
+}
+
 static void detect_every_format(void **state)
 {
 	(void)state;
@@ -547,6 +582,7 @@ int main(void)
 		cmocka_unit_test(alibaba_fractions),
 		cmocka_unit_test(native_quoted_canonical_plan),
 		cmocka_unit_test(native_fields),
+		cmocka_unit_test(native_writer_round_trip),
 		cmocka_unit_test(detect_every_format),
 		cmocka_unit_test(window_and_max_jobs),
 		cmocka_unit_test(ties_keep_file_order),
