@@ -195,8 +195,11 @@ int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap);
  * Each subfolder is one model: `<dir>/<model>/placements.csv` in the Rubick
  * format (header starts "exec_plan"), or Sia/Pollux `placements[-<gpu>].csv`
  * and `scalability[-<gpu>].csv`. A folder named `<model>_bsz<N>` holds a table
- * measured at global batch N. Subfolders are read in name order. Fails with
- * RK_EIO naming the path, or the parser's error prefixed by the path.
+ * measured at global batch N. Subfolders and files are read in name order;
+ * other files (README, validation-*.csv) are ignored. Fails with RK_EIO naming
+ * the path, RK_ENOTFOUND when the folder holds no table, RK_EEXIST when a
+ * (model, batch) is loaded twice, or the parser's "FILE:LINE:COL: ..." error
+ * (FILE is the full path). Tables added before a failure stay added.
  */
 int rk_oracle_load_dir(struct rk_oracle *o, const char *dir, struct rk_error *err);
 
