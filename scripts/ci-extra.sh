@@ -8,3 +8,10 @@ cd "$(dirname "$0")/.."
 bash scripts/fuzz.sh 10
 # Every bundled zoo file parses through the CLI (docs/zoo.md).
 ./build-ci/src/cli/rubick zoo check data/zoo/*.model >/dev/null
+# Trace readers through the CLI: the Rubick base trace written as native CSV reads back
+# with the same 406 jobs (docs/trace-format.md).
+if [ -d ../shared/traces ]; then
+	./build-ci/src/cli/rubick trace ../shared/traces/rubick/workloads/workload-base.csv --native \
+		>build-ci/trace-native.csv
+	./build-ci/src/cli/rubick trace build-ci/trace-native.csv --json | grep -q '"jobs": 406,'
+fi
