@@ -452,8 +452,11 @@ static int launcher_gpus(const struct ctx *c, long *gpus, char *from, size_t cap
 	*gpus = 0;
 	/* torchrun's "--nproc_per_node auto|gpu" counts the node's GPUs at run time:
 	 * unknown here, so the job's GPU count (opts.gpus) must say. */
-	const char *pv = c->g[sp].value;
+	const char *pv = c->g[sp].value, *nv = c->g[sn].value;
 	if (c->g[sp].set && pv && (!strcmp(pv, "auto") || !strcmp(pv, "gpu")))
+		return 0;
+	/* "--nproc_per_node=$NPROC": the scheduler sets it at launch; same answer. */
+	if ((pv && strchr(pv, '$')) || (nv && strchr(nv, '$')))
 		return 0;
 	if ((rc = get_int(c, sp, 1, 4096, &per, err)) || (rc = get_int(c, sn, 1, 65536, &nodes, err)))
 		return rc;

@@ -234,6 +234,25 @@ static void hf_trainer_command(void **state)
 	o = opts_for(0);
 	assert_int_equal(rk_launch_parse(c3, &o, &L, &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "number of GPUs unknown"));
+	/* The artifact's job template: the launcher's counts are variables the
+	 * scheduler fills, so the job's GPU count decides. */
+	const char *c4 = "python -m torch.distributed.launch --nproc_per_node=$NPROC "
+			 "--nnodes=$NNODES --node_rank=$RANK pretrain_bert.py "
+			 "--tensor-model-parallel-size 1 --micro-batch-size 4 --num-layers 24 "
+			 "--hidden-size 1536 --num-attention-heads 16 --seq-length 1024 "
+			 "--max-position-embeddings 1024 --train-iters $STEPS";
+	o = opts_for(8);
+	assert_int_equal(rk_launch_parse(c4, &o, &L, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "--train-iters $STEPS: not an integer (an unexpanded "
+					"shell variable?)"));
+	char c5[1024];
+	snprintf(c5, sizeof(c5), "%.*s 100", (int)(strlen(c4) - strlen("$STEPS")), c4);
+	rc = rk_launch_parse(c5, &o, &L, &err);
+	if (rc)
+		fail_msg("%s", err.msg);
+	assert_int_equal(L.gpus, 8);
+	assert_int_equal(L.global_batch, 32);
+	expect_plan(&L.plan, 8, 1, 1, 4, 1, 0, 0, 0);
 }
 
 static void not_white_box(void **state)
