@@ -1,0 +1,155 @@
+/*
+ * Co-location models of issue 6 (library, no I/O):
+ *  - GPU sharing of job pairs (SJF-BSBF, algorithms.md §3): the pairwise
+ *    share-now-or-wait test of §3.3, the sub-batch (gradient accumulation)
+ *    choice that makes a pair fit one GPU's memory, and the interference
+ *    table xi = isolated / co-located throughput with its fallback;
+ *  - network contention of ring-all-reduce jobs (SJF-BCO, §4.2): contention
+ *    degrees per server and the iteration time under contention.
+ * docs/sharing.md gives every formula, its source and each choice made.
+ */
+#ifndef RUBICK_SHARING_H
+#define RUBICK_SHARING_H
+
+#include "rubick/cluster.h"
+#include "rubick/error.h"
+#include "rubick/job.h"
+#include "rubick/plan.h"
+
+#include <stdint.h>
+
+/* ---- §3.3 pairwise test ---------------------------------------------------- */
+
+/*
+ * Running job b (remaining exclusive time e_b_s) and new job a (e_a_s), both
+ * at time 0; xi_x >= 1 = slowdown of x while the two share (t shared / t
+ * alone). T_seq = E_b + E_a/2 (a waits for b); T_con per §3.3 (share at once:
+ * the optimum is an end point of the sharing instant). Both are half the sum
+ * of the two JCTs.
+ */
+struct rk_pair_outcome {
+	double t_con_s;   /* half the JCT sum when sharing now */
+	double t_seq_s;   /* half the JCT sum when a waits for b */
+	double benefit_s; /* t_seq_s - t_con_s; > 0 means sharing helps */
+	int share;        /* 1 iff t_con_s < t_seq_s */
+};
+
+/* RK_EINVAL naming the argument unless e >= 0, xi >= 1, all finite. */
+int rk_pair_evaluate(double e_a_s, double e_b_s, double xi_a, double xi_b,
+		     struct rk_pair_outcome *out, struct rk_error *err);
+
+/*
+ * Sub-batch choice for job `a` joining GPUs that already hold a job whose
+ * per-GPU memory is `partner_mb` (MiB). Candidates keep a's dp/tp/pp, ZeRO and
+ * offload and the global batch: mb * ga fixed per replica, ga = every divisor
+ * of the per-replica batch, smallest ga first. A candidate is feasible when
+ * rk_memory_estimate(a) + partner_mb <= gpu_mem_mb. `slow` = t(ga)/t(base):
+ * with env, the performance model's ratio on a one-node placement of the
+ * plan's GPUs; without, 1 (same samples, same FLOPs). OUT: the feasible choices,
+ * at most `max`, in ascending ga; returns how many (0 = none fits) or a
+ * negative RK_E* code.
+ */
+struct rk_subbatch {
+	struct rk_plan plan; /* the plan a runs with while sharing */
+	double mem_mb;       /* its per-GPU memory (memory model) */
+	double slow;         /* iteration time relative to the base plan */
+};
+
+struct rk_perf_env;
+int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct rk_plan *base,
+			double partner_mb, int64_t gpu_mem_mb, const struct rk_perf_env *env,
+			struct rk_subbatch *out, int max, struct rk_error *err);
+
+/* ---- interference table (algorithms.md §3.2, §6) ------------------------------ */
+
+#define RK_XI_TYPE_MAX 64
+#define RK_XI_GPU_MAX 24
+/* Slowdown assumed with no measurement at all: plain time slicing, each job
+ * gets half the GPU. With it the §3.3 test never shares (conservative). */
+#define RK_XI_NO_DATA 2.0
+
+/* One measured pair on one GPU type: a runs at 1/xi_a of its isolated speed. */
+struct rk_xi_entry {
+	char gpu_type[RK_XI_GPU_MAX]; /* "v100", "k80", ... as the source names it */
+	char a[RK_XI_TYPE_MAX];       /* job type, e.g. "ResNet-50 (batch size 64)" */
+	int sf_a;                     /* its GPUs (scale factor) */
+	char b[RK_XI_TYPE_MAX];
+	int sf_b;
+	double xi_a;                  /* isolated / co-located throughput of a, >= 1 */
+};
+
+/* How a lookup was answered (worst first is the fallback chain). */
+enum rk_xi_how {
+	RK_XI_EXACT = 0,   /* the measured pair on that GPU type */
+	RK_XI_FAMILY,      /* mean over measured pairs of the same two families, that GPU type */
+	RK_XI_FAMILY_ANY,  /* the same, over every GPU type */
+	RK_XI_GPU_MEDIAN,  /* median of every pair measured on that GPU type */
+	RK_XI_MEDIAN,      /* median of the whole table */
+	RK_XI_DEFAULT,     /* empty table: RK_XI_NO_DATA */
+};
+
+struct rk_xi_family; /* private */
+
+struct rk_xi_table {
+	struct rk_xi_entry *v; /* owned; sorted by rk_xi_table_finish */
+	int n, cap;
+	int finished;
+	struct rk_xi_family *fam; /* owned: per (gpu, family a, family b) means */
+	int n_fam;
+	double *gpu_median;       /* owned: one per distinct gpu type, order of gpu_names */
+	char (*gpu_names)[RK_XI_GPU_MAX];
+	int n_gpu;
+	double median;            /* RK_XI_NO_DATA when empty */
+};
+
+void rk_xi_table_init(struct rk_xi_table *t);
+void rk_xi_table_fini(struct rk_xi_table *t);
+/* Append one entry (copied); RK_EINVAL unless xi_a >= 1 and finite, names set. */
+int rk_xi_table_add(struct rk_xi_table *t, const struct rk_xi_entry *e, struct rk_error *err);
+/* Sort and build the fallback levels; call once after the last add (RK_ENOMEM). */
+int rk_xi_table_finish(struct rk_xi_table *t);
+
+/*
+ * The family of a job type: lower-cased letters and digits before " (batch
+ * size", with aliases for the Muri/SJF-BSBF model names onto Gavel's
+ * families (vgg* -> resnet50, shufflenet* -> resnet18, bert* -> transformer,
+ * gpt* -> lm, dqn/a2c -> a3c; docs/sharing.md). OUT: buf (cap bytes).
+ */
+void rk_xi_family_of(const char *type, char *buf, int cap);
+
+/*
+ * xi of `a` (sf_a GPUs) sharing with `b` on GPUs of `gpu_type`, walking the
+ * chain of enum rk_xi_how; `how` may be NULL. The table must be finished.
+ */
+double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
+		    const char *b, int sf_b, enum rk_xi_how *how);
+
+/* ---- §4.2 ring all-reduce under contention ----------------------------------- */
+
+/*
+ * Contention degree of every job (n allocations): k_s = cross-server jobs
+ * (spanning >= 2 nodes) with workers on node s; p_j = max k_s over j's nodes
+ * for a cross-server job, 0 for a single-node or empty one. `n_nodes` bounds
+ * node ids. OUT: p[n]. RK_EINVAL for a node id out of range, RK_ENOMEM.
+ */
+int rk_contention_degrees(const struct rk_alloc *const *allocs, int n, int n_nodes, int *p,
+			  struct rk_error *err);
+
+/* Inputs of the §4.2 iteration time of one ring-all-reduce job. */
+struct rk_rar_job {
+	double compute_s;    /* Δ: forward + backward of one worker */
+	double grad_gb;      /* m: gradient bytes exchanged per iteration (GB) */
+	int gpus;            /* G workers */
+	int servers;         /* n servers spanned */
+};
+
+/*
+ * tau = Δ + 2(G-1)/G * m / b_in                       (n == 1, NVLink ring)
+ *     = Δ + 2(G-1)/G * m * p / b_ex + (n-1) * overhead_s  (n >= 2)
+ * with p >= 1 the contention degree (algorithms.md §4.2, reconstructed form).
+ * Bandwidths in GB/s. RK_EINVAL naming the bad input.
+ */
+int rk_rar_iter_s(const struct rk_rar_job *j, int p, double b_in_gbps, double b_ex_gbps,
+		  double overhead_s, double *iter_s, struct rk_error *err);
+
+#endif
