@@ -26,7 +26,8 @@ struct rk_zoo; /* zoo.h */
 
 /* One job as a trace describes it, before the driver turns it into an rk_job. */
 struct rk_trace_job {
-	char name[RK_JOB_NAME_MAX];     /* unique within the trace ("<format>-<line>" if none given) */
+	char name[RK_JOB_NAME_MAX];     /* unique within the trace ("<format>-<line>" if none given;
+					 * a repeated name becomes "<name>~<line>") */
 	int64_t submit_ms;              /* arrival, relative to the trace start (>= 0) */
 	double duration_s;              /* run time at the requested resources; 0 = unknown */
 	int duration_estimated;         /* 1 = duration_s estimated by the reader (Sia/Pollux), not given */
@@ -57,6 +58,7 @@ struct rk_trace {
 	size_t n_filtered;              /* good lines dropped by the window / max_jobs options */
 	size_t n_no_gpu;                /* rows requesting no GPU (Alibaba CPU-only pods), dropped */
 	size_t n_mapped;                /* jobs whose model came from the seeded mapping */
+	size_t n_renamed;               /* jobs whose name repeated an earlier one: now "<name>~<line>" */
 	int n_reasons;                  /* entries used in `reasons` */
 	char reasons[RK_TRACE_REASONS_MAX][256]; /* first skipped lines: "FILE:LINE:COL: why" */
 };

@@ -228,6 +228,7 @@ static int print_json(const struct opts *o, const struct rk_trace *t,
 	json_object_set_new(root, "no_gpu", json_integer((json_int_t)t->n_no_gpu));
 	json_object_set_new(root, "filtered", json_integer((json_int_t)t->n_filtered));
 	json_object_set_new(root, "mapped", json_integer((json_int_t)t->n_mapped));
+	json_object_set_new(root, "renamed", json_integer((json_int_t)t->n_renamed));
 	json_object_set_new(root, "seed", json_integer((json_int_t)o->seed));
 	json_object_set_new(root, "span_s",
 			    json_real(t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0.0));
@@ -272,8 +273,9 @@ static int summarise(const struct opts *o, const struct rk_trace *t)
 		return print_json(o, t, mc, n_models, gb, gpu_hours, with_duration, estimated);
 	printf("trace      %s\n", o->file);
 	printf("format     %s\n", t->format);
-	printf("jobs       %zu (data lines %zu, skipped %zu, no GPU %zu, outside window %zu)\n",
-	       t->n, t->n_lines, t->n_skipped, t->n_no_gpu, t->n_filtered);
+	printf("jobs       %zu (data lines %zu, skipped %zu, no GPU %zu, outside window %zu, "
+	       "renamed %zu)\n",
+	       t->n, t->n_lines, t->n_skipped, t->n_no_gpu, t->n_filtered, t->n_renamed);
 	for (int r = 0; r < t->n_reasons; r++)
 		printf("  skipped: %s\n", t->reasons[r]);
 	printf("span       %.3f s of arrivals\n", t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0);

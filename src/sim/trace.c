@@ -379,10 +379,22 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 			goto out;
 		size_t slot = 0;
 		long dup = -1;
-		if (rc == 0 && (dup = name_find(&names, t->jobs, job->name, &slot)) >= 0)
-			rc = trace_fail(ctx, &row, -1, RK_EEXIST,
-					"job name '%s' already used on line %d", job->name,
-					t->jobs[dup].line);
+		if (rc == 0 && (dup = name_find(&names, t->jobs, job->name, &slot)) >= 0) {
+			/* Upstream simulators replay every line as its own job whatever its
+			 * name (Tiresias' tf_job.csv lists job 10 twice): keep it as
+			 * "<name>~<line>" and count it in n_renamed. */
+			char renamed[RK_JOB_NAME_MAX];
+			snprintf(renamed, sizeof(renamed), "%.*s~%d", RK_JOB_NAME_MAX - 13, job->name,
+				 row.line);
+			if (name_find(&names, t->jobs, renamed, &slot) >= 0) {
+				rc = trace_fail(ctx, &row, -1, RK_EEXIST,
+						"job name '%s' already used on line %d, and '%s' too",
+						job->name, t->jobs[dup].line, renamed);
+			} else {
+				memcpy(job->name, renamed, sizeof(renamed));
+				t->n_renamed++;
+			}
+		}
 		if (rc == RK_ENOMEM)
 			goto out;
 		if (rc < 0) {

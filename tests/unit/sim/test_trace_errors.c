@@ -146,8 +146,18 @@ static void unknown_model(void **state)
 static void duplicate_name_and_misc(void **state)
 {
 	(void)state;
-	expect_fail("submit_s,gpus,name\n0,1,a\n1,1,b\n2,1,a\n", "auto", RK_EEXIST,
-		    "bad.csv:4:1: job name 'a' already used on line 2", NULL);
+	/* A repeated name is kept under "<name>~<line>" and counted; only a clash
+	 * of that name too is an error. */
+	struct rk_trace r;
+	struct rk_error e;
+	const char *dup = "submit_s,gpus,name\n0,1,a\n1,1,b\n2,1,a\n";
+	assert_int_equal(rk_trace_parse(dup, strlen(dup), "d.csv", "auto", NULL, &r, &e), 0);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.n_renamed, 1);
+	assert_string_equal(r.jobs[2].name, "a~4");
+	rk_trace_fini(&r);
+	expect_fail("submit_s,gpus,name\n0,1,a~4\n1,1,a\n2,1,a\n", "auto", RK_EEXIST,
+		    "bad.csv:4:1: job name 'a' already used on line 3, and 'a~4' too", NULL);
 	expect_fail("A3C\tpython3 main.py\t-n\t1\t10\t0\t1\nA3C\tx\t-n\t1\t10\t0\n", "auto",
 		    RK_EINVAL, "bad.csv:2:1: line has 6 tab-separated fields, the first line has 7",
 		    NULL);
@@ -184,9 +194,10 @@ static void skip_bad_counts_and_keeps_reasons(void **state)
 	struct rk_trace t;
 	struct rk_error err;
 	assert_int_equal(rk_trace_parse(text, strlen(text), "s.csv", "auto", &o, &t, &err), 0);
-	assert_int_equal(t.n, 2);
+	assert_int_equal(t.n, 3); /* the second ok-1 (line 8) is kept as ok-1~8 */
+	assert_int_equal(t.n_renamed, 1);
 	assert_int_equal(t.n_lines, 8);
-	assert_int_equal(t.n_skipped, 6);
+	assert_int_equal(t.n_skipped, 5);
 	assert_int_equal(t.n_reasons, RK_TRACE_REASONS_MAX);
 	assert_non_null(strstr(t.reasons[0], "s.csv:3:7: column 'submission_time'"));
 	assert_non_null(strstr(t.reasons[1], "s.csv:4:"));
@@ -195,6 +206,7 @@ static void skip_bad_counts_and_keeps_reasons(void **state)
 	assert_non_null(strstr(t.reasons[3], "s.csv:7:"));
 	assert_string_equal(t.jobs[0].name, "ok-1");
 	assert_string_equal(t.jobs[1].name, "ok-4");
+	assert_string_equal(t.jobs[2].name, "ok-1~8");
 	rk_trace_fini(&t);
 	/* Without skip_bad the first bad line fails the parse. */
 	assert_int_equal(rk_trace_parse(text, strlen(text), "s.csv", "auto", NULL, &t, &err),
