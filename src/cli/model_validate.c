@@ -326,10 +326,12 @@ static const char *const class_names[RK_VC_N] = {
 	"3D",
 	"single-node DP",
 	"multi-node DP, even GPUs per node",
-	"multi-node DP, a node with an odd GPU count",
+	"multi-node DP, single-GPU nodes",
+	"multi-node DP, a node with an odd GPU count >= 3",
 	"single-node ZeRO-Offload",
 	"multi-node ZeRO-Offload, even GPUs per node",
-	"multi-node ZeRO-Offload, a node with an odd GPU count",
+	"multi-node ZeRO-Offload, single-GPU nodes",
+	"multi-node ZeRO-Offload, a node with an odd GPU count >= 3",
 };
 
 /* Placement class of a row for the residual scales of the training protocol. */
@@ -340,10 +342,13 @@ static int placement_class(const struct rk_plan *p, const struct rk_placement *p
 	int off = p->offload ? RK_VC_OFF_SINGLE - RK_VC_DP_SINGLE : 0;
 	if (pl->n_nodes <= 1)
 		return RK_VC_DP_SINGLE + off;
-	for (int i = 0; i < pl->n_nodes; i++)
-		if (pl->gpus[i] % 2)
+	int ones = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (pl->gpus[i] % 2 && pl->gpus[i] >= 3)
 			return RK_VC_DP_ODD + off;
-	return RK_VC_DP_EVEN + off;
+		ones += pl->gpus[i] == 1;
+	}
+	return (ones ? RK_VC_DP_ONES : RK_VC_DP_EVEN) + off;
 }
 
 /*

@@ -20,8 +20,11 @@ enum rk_vfamily { RK_VF_DP_SINGLE = 0, RK_VF_DP_MULTI = 1, RK_VF_3D = 2, RK_VF_N
 /* Placement classes of the training protocol's residual scales. */
 enum rk_vclass {
 	RK_VC_3D = 0,
-	RK_VC_DP_SINGLE, RK_VC_DP_EVEN, RK_VC_DP_ODD,    /* DP family without offload */
-	RK_VC_OFF_SINGLE, RK_VC_OFF_EVEN, RK_VC_OFF_ODD, /* ZeRO-Offload */
+	/* DP family without offload: one node; several nodes with even GPU counts;
+	 * with single-GPU nodes (and no odd count >= 3); with an odd count >= 3 */
+	RK_VC_DP_SINGLE, RK_VC_DP_EVEN, RK_VC_DP_ONES, RK_VC_DP_ODD,
+	/* the same for ZeRO-Offload */
+	RK_VC_OFF_SINGLE, RK_VC_OFF_EVEN, RK_VC_OFF_ONES, RK_VC_OFF_ODD,
 	RK_VC_N
 };
 
