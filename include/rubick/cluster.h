@@ -145,7 +145,8 @@ struct rk_capacity {
 	int *free_cpus;       /* owned */
 	int64_t *free_mem_mb; /* owned */
 	int free_gpus_total;  /* sum of free_gpus, kept by take/give */
-	int one_gpu_type;     /* 1 = every node has the same GPU type */
+	int one_gpu_type;     /* 1 = every node has the same GPU type, 0 = not, -1 = not known
+			       * yet (a cache filled by the first placement) */
 };
 
 /* Everything on up nodes free. */

@@ -54,7 +54,8 @@ static void help(FILE *f)
 		"                      [,gpumem=SIZE][,pool=training|loaned], '+'-joined groups, or a\n"
 		"                      file with one group per line; e.g. the Rubick testbed\n"
 		"                      8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100\n"
-		"  --policy LIST       comma-separated policies, run one after the other\n"
+		"  --policy LIST       comma-separated policies, run one after the other; 'all' =\n"
+		"                      every registered policy\n"
 		"  --oracle SRC        measured=DIR (folders of placements.csv tables, with the\n"
 		"                      analytic model where no table answers) or model;\n"
 		"                      default measured=%s/measured/rubick\n"
@@ -449,6 +450,13 @@ int rk_cmd_sim(int argc, char **argv)
 	snprintf(list, sizeof(list), "%s", o.policies);
 	char *cur = list;
 	for (char *t = next_item(&cur); t; t = next_item(&cur)) {
+		if (!strcmp(t, "all")) {
+			int n;
+			const struct rk_policy_ops *const *all = rk_policy_list(&n);
+			for (int i = 0; i < n && n_pols < MAX_POLICIES; i++)
+				pols[n_pols++] = all[i];
+			continue;
+		}
 		if (n_pols == MAX_POLICIES)
 			return usage_error("--policy", "too many policies");
 		pols[n_pols] = rk_policy_find(t);

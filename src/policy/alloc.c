@@ -197,9 +197,7 @@ int rk_capacity_init(struct rk_capacity *cap, const struct rk_cluster *c)
 	cap->free_cpus = p;
 	cap->free_mem_mb = mem;
 	cap->free_gpus_total = rk_cluster_total_gpus(c);
-	cap->one_gpu_type = 1;
-	for (int i = 1; i < n && cap->one_gpu_type; i++)
-		cap->one_gpu_type = !strcmp(c->nodes[i].gpu_type, c->nodes[0].gpu_type);
+	cap->one_gpu_type = -1; /* computed by the first placement that needs it */
 	return 0;
 }
 
@@ -242,12 +240,12 @@ static int check_take(const struct rk_capacity *cap, const struct rk_alloc *a,
 			return rk_error_set(err, RK_EINFEASIBLE, "node %d is down", node);
 		/* Shares may repeat a node, so compare the node's sum, once. */
 		int first = 1;
-		for (int j = 0; j < i; j++)
+		for (int j = 0; j < i && a->n > 1; j++)
 			if (a->shares[j].node == node)
 				first = 0;
 		if (!first)
 			continue;
-		struct rk_share s = on_node(a, node);
+		struct rk_share s = a->n == 1 ? a->shares[0] : on_node(a, node);
 		if (s.gpus < 0 || s.cpus < 0 || s.mem_mb < 0)
 			return rk_error_set(err, RK_EINVAL, "negative share on node %d", node);
 		if (s.gpus > cap->free_gpus[node])

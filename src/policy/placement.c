@@ -158,6 +158,14 @@ int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
 		goto done;
 	struct choice best = {.n_nodes = 0, .picks = picks_a};
 	struct choice cur = {.n_nodes = 0, .picks = picks_b};
+	if (cap->one_gpu_type < 0) {
+		/* A cache inside the view: computing it changes no observable capacity. */
+		struct rk_capacity *mut = (struct rk_capacity *)cap;
+		mut->one_gpu_type = 1;
+		for (int i = 1; i < n && mut->one_gpu_type; i++)
+			mut->one_gpu_type = !strcmp(cap->cluster->nodes[i].gpu_type,
+						    cap->cluster->nodes[0].gpu_type);
+	}
 	if (req->gpu_type || cap->one_gpu_type) {
 		/* One type everywhere: no need to compare type names per node. */
 		const char *t = req->gpu_type;
