@@ -95,8 +95,10 @@ static int parse_env(const char *text, struct rk_perf_env *env)
 	};
 	char buf[1024];
 	snprintf(buf, sizeof(buf), "%s", text);
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = buf, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
 		char *eq = strchr(tok, '=');
 		if (!eq) {
 			fprintf(stderr, "rubick model: --env: '%s' is not key=value\n", tok);
