@@ -26,11 +26,12 @@ static void ask(struct rk_oracle *o, struct rk_job *job, const char *digits, str
 		nodes[i].gpus = 8;
 		nodes[i].cpus = 64;
 		nodes[i].up = 1;
-		shares[i] = (struct rk_share){i, digits[i] - '0', 4 * (digits[i] - '0'), 0};
+		shares[i] = (struct rk_share){
+			.node = i, .gpus = digits[i] - '0', .cpus = 4 * (digits[i] - '0')};
 		g += digits[i] - '0';
 	}
-	struct rk_cluster cl = {n, nodes};
-	struct rk_alloc a = {n, shares};
+	struct rk_cluster cl = {.n_nodes = n, .nodes = nodes};
+	struct rk_alloc a = {.n = n, .shares = shares};
 	if (p.tp * p.pp * p.dp != g)
 		p.dp = g / (p.tp * p.pp);
 	struct rk_oracle_result res;

@@ -36,11 +36,16 @@ static inline void fixture_outcomes(struct rk_job_outcome o[4])
 	fixture_outcome(&o[3], 4, "j4", 2, 30000, 100000, 130000, 0, 0, 60.0);
 }
 
+/* A sample with designated fields (the struct may grow). */
+#define SAMPLE(t, alloc, total, queue, run)                                                   \
+	{ .t_ms = (t), .gpus_alloc = (alloc), .gpus_total = (total), .queue_len = (queue),  \
+	  .running = (run) }
+
 /* Allocated GPUs integrate to 1,100 GPU-s of 2,560; queue length to 110 job-s. */
 static const struct rk_sim_sample fixture_samples[] = {
-	{0, 4, 8, 0, 1},      {10000, 4, 8, 1, 1}, {20000, 6, 8, 1, 2},
-	{30000, 6, 8, 2, 2},  {50000, 8, 8, 1, 3}, {70000, 6, 8, 1, 2},
-	{100000, 4, 8, 0, 2}, {130000, 2, 8, 0, 1}, {320000, 0, 8, 0, 0},
+	SAMPLE(0, 4, 8, 0, 1),      SAMPLE(10000, 4, 8, 1, 1), SAMPLE(20000, 6, 8, 1, 2),
+	SAMPLE(30000, 6, 8, 2, 2),  SAMPLE(50000, 8, 8, 1, 3), SAMPLE(70000, 6, 8, 1, 2),
+	SAMPLE(100000, 4, 8, 0, 2), SAMPLE(130000, 2, 8, 0, 1), SAMPLE(320000, 0, 8, 0, 0),
 };
 #define FIXTURE_NS ((int)(sizeof(fixture_samples) / sizeof(fixture_samples[0])))
 

@@ -136,16 +136,16 @@ static void errors(void **state)
 	assert_non_null(strstr(err.msg, "before start_ms"));
 	assert_int_equal(rk_metrics_summarize(o, -1, NULL, 0, 0, 5, &s, &err), RK_EINVAL);
 
-	struct rk_sim_sample bad[2] = {{1000, 2, 8, 0, 1}, {500, 2, 8, 0, 1}};
+	struct rk_sim_sample bad[2] = {SAMPLE(1000, 2, 8, 0, 1), SAMPLE(500, 2, 8, 0, 1)};
 	assert_int_equal(rk_metrics_summarize(NULL, 0, bad, 2, 0, 2000, &s, &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "sample 1"));
-	bad[1] = (struct rk_sim_sample){1500, 9, 8, 0, 1};
+	bad[1] = (struct rk_sim_sample)SAMPLE(1500, 9, 8, 0, 1);
 	assert_int_equal(rk_metrics_summarize(NULL, 0, bad, 2, 0, 2000, &s, &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "gpus_alloc 9 > gpus_total 8"));
-	bad[1] = (struct rk_sim_sample){3000, 1, 8, 0, 1};
+	bad[1] = (struct rk_sim_sample)SAMPLE(3000, 1, 8, 0, 1);
 	assert_int_equal(rk_metrics_summarize(NULL, 0, bad, 2, 0, 2000, &s, &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "outside the run"));
-	bad[1] = (struct rk_sim_sample){1500, 1, 8, -1, 1};
+	bad[1] = (struct rk_sim_sample)SAMPLE(1500, 1, 8, -1, 1);
 	assert_int_equal(rk_metrics_summarize(NULL, 0, bad, 2, 0, 2000, &s, &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "negative"));
 }

@@ -164,14 +164,16 @@ static void run_loo(int with_model)
 				nodes[i].gpus = 8;
 				nodes[i].cpus = 96;
 				nodes[i].up = 1;
-				shares[i] = (struct rk_share){i, row->placement.gpus[i],
-							      (row->cpu_threads ? row->cpu_threads : 4) *
-								      row->placement.gpus[i],
-							      0};
+				shares[i] = (struct rk_share){
+					.node = i,
+					.gpus = row->placement.gpus[i],
+					.cpus = (row->cpu_threads ? row->cpu_threads : 4) *
+						row->placement.gpus[i],
+				};
 				g += row->placement.gpus[i];
 			}
-			struct rk_cluster cl = {row->placement.n_nodes, nodes};
-			struct rk_alloc a = {row->placement.n_nodes, shares};
+			struct rk_cluster cl = {.n_nodes = row->placement.n_nodes, .nodes = nodes};
+			struct rk_alloc a = {.n = row->placement.n_nodes, .shares = shares};
 			struct rk_job job = {.id = r, .model = &model, .global_batch = tables[t].batch};
 			struct rk_plan p;
 			if (plan_for(row->plan, g, tables[t].batch, &p) != 0) {
@@ -249,12 +251,12 @@ static void interp_is_bracketed(void **state)
 	free(text);
 	struct rk_model model = {.name = "vit", .global_batch = 64};
 	struct rk_node nodes[1] = {{.id = 0, .gpus = 8, .cpus = 96, .up = 1}};
-	struct rk_cluster cl = {1, nodes};
+	struct rk_cluster cl = {.n_nodes = 1, .nodes = nodes};
 	/* vit ga on one node: 4 GPUs 0.0627868..., 8 GPUs 0.0492192...; 5, 6, 7 in between */
 	double prev = 0.06278684559990377;
 	for (int g = 5; g <= 7; g++) {
-		struct rk_share sh = {0, g, 4 * g, 0};
-		struct rk_alloc a = {1, &sh};
+		struct rk_share sh = {.node = 0, .gpus = g, .cpus = 4 * g};
+		struct rk_alloc a = {.n = 1, .shares = &sh};
 		struct rk_job job = {.id = g, .model = &model, .global_batch = 64};
 		struct rk_plan p = {.dp = g, .tp = 1, .pp = 1, .mb = 64 / g, .ga = 1};
 		struct rk_oracle_result res;

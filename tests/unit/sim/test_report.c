@@ -185,7 +185,7 @@ static void html_long_series(void **state)
 	struct rk_sim_sample *s = calloc(N, sizeof(*s));
 	assert_non_null(s);
 	for (int i = 0; i < N; i++)
-		s[i] = (struct rk_sim_sample){(int64_t)i * 1000, i % 9, 8 + (i % 9 == 8), i % 7, 1};
+		s[i] = (struct rk_sim_sample)SAMPLE((int64_t)i * 1000, i % 9, 8 + (i % 9 == 8), i % 7, 1);
 	f.runs[0].samples = s;
 	f.runs[0].n_samples = N;
 	f.r.n_runs = 1;
