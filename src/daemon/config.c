@@ -16,6 +16,7 @@ void rkd_config_defaults(struct rkd_config *c)
 	snprintf(c->db, sizeof(c->db), "rubickd.db");
 	snprintf(c->engine, sizeof(c->engine), "local");
 	snprintf(c->cluster, sizeof(c->cluster), "1x8");
+	snprintf(c->sync, sizeof(c->sync), "full");
 	c->round_interval_ms = 1000;
 	c->grace_ms = 10000;
 	c->max_body_kb = 64;
@@ -67,6 +68,12 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"url", c->url, sizeof(c->url)},
 		{"admin_token_file", c->admin_token_file, sizeof(c->admin_token_file)},
 	};
+	if (!strcmp(key, "sync")) {
+		if (strcmp(value, "full") && strcmp(value, "normal"))
+			return rk_error_set(err, RK_EINVAL, "%s: sync: '%s' is not full or normal", where,
+					    value);
+		return set_str(c->sync, sizeof(c->sync), value, key, where, err);
+	}
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
 			return set_str(strs[i].dst, strs[i].cap, value, key, where, err);

@@ -23,6 +23,7 @@ struct rkd_config {
 	char zoo_dir[1024];       /* "" = the bundled data/zoo */
 	char url[512];            /* RUBICK_URL for jobs; "" = from listen */
 	char admin_token_file[1024];
+	char sync[16];            /* "full" or "normal" */
 	int round_interval_ms;
 	int grace_ms;
 	int max_body_kb;

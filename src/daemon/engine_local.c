@@ -19,12 +19,15 @@
  * again and nothing runs twice. The pid file's start time (field 22 of
  * /proc/PID/stat) guards every signal against pid reuse.
  */
+/* posix_spawn_file_actions_addclosefrom_np (glibc >= 2.34) */
+#define _GNU_SOURCE
 #include "daemon/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,23 +360,31 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 		goto out;
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
+	/*
+	 * posix_spawn (vfork-style in glibc) rather than fork: it does not copy
+	 * the daemon's page tables, whose cost grows with the number of jobs
+	 * held in memory. The supervisor gets the lock as fd 3 and nothing else.
+	 */
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	if (lockfd != 3)
+		posix_spawn_file_actions_adddup2(&fa, lockfd, 3);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+	pid_t pid;
+	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc) {
 		l->n--;
-		ret = rk_error_set(err, RK_EIO, "job %lld: fork: %s", (long long)ln->job_id,
-				   strerror(errno));
+		ret = rk_error_set(err, RK_EIO, "job %lld: spawning the supervisor: %s",
+				   (long long)ln->job_id, strerror(rc));
 		goto out;
-	}
-	if (pid == 0) {
-		/* Child of a threaded process: only async-signal-safe calls until exec. */
-		if (lockfd != 3) {
-			dup2(lockfd, 3);
-			close(lockfd);
-		}
-		for (int fd = 4; fd < 1024; fd++)
-			close(fd);
-		execve(argv[0], argv, envp);
-		_exit(127);
 	}
 	r->job_id = ln->job_id;
 	r->run = ln->run;

@@ -28,7 +28,8 @@ static void usage(FILE *out)
 		"usage: rubickd [--listen HOST:PORT|unix:PATH] [--db FILE] [--engine local|slurm]\n"
 		"               [--config FILE] [--policy NAME] [--policy-options K=V,...]\n"
 		"               [--cluster SPEC] [--token-file FILE] [--state-dir DIR]\n"
-		"               [--zoo DIR] [--url URL] [--round-ms N] [--grace-ms N]\n\n"
+		"               [--zoo DIR] [--url URL] [--round-ms N] [--grace-ms N]\n"
+		"               [--sync full|normal]\n\n"
 		"rubickd runs the rubick scheduler as a service: an HTTP/JSON API (docs/api.md),\n"
 		"state in SQLite that survives crashes, and an engine that runs the jobs.\n\n"
 		"  --listen      where to serve (default 127.0.0.1:8642)\n"
@@ -42,7 +43,9 @@ static void usage(FILE *out)
 		"  --zoo         model zoo folder (default the bundled data/zoo)\n"
 		"  --url         RUBICK_URL given to jobs (default from --listen)\n"
 		"  --round-ms    periodic scheduling round interval (default 1000)\n"
-		"  --grace-ms    SIGUSR1 -> SIGTERM -> SIGKILL spacing (default 10000)\n");
+		"  --grace-ms    SIGUSR1 -> SIGTERM -> SIGKILL spacing (default 10000)\n"
+		"  --sync        full: a reply waits for stable storage (default); normal:\n"
+		"                for the OS (survives kill -9, not power loss)\n");
 }
 
 static int read_text(const char *path, char **text, struct rk_error *err)
@@ -110,7 +113,7 @@ static const struct {
 	{"--cluster", "cluster"},     {"--token-file", "admin_token_file"},
 	{"--state-dir", "state_dir"}, {"--zoo", "zoo_dir"},
 	{"--url", "url"},             {"--round-ms", "round_interval_ms"},
-	{"--grace-ms", "grace_ms"},
+	{"--grace-ms", "grace_ms"},   {"--sync", "sync"},
 };
 
 static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_error *err)
@@ -191,6 +194,7 @@ static int serve(struct rkd_config *c, char **argv)
 	}
 	struct rkd_sched_config sc = {
 		.db_path = c->db,
+		.sync = strcmp(c->sync, "normal") ? RKD_SYNC_FULL : RKD_SYNC_NORMAL,
 		.cluster = &cluster,
 		.cluster_spec = c->cluster,
 		.policy = c->policy[0] ? c->policy : NULL,

@@ -16,6 +16,7 @@
 #include "rubick/cluster.h"
 #include "rubick/error.h"
 
+#include <semaphore.h>
 #include <stdint.h>
 
 struct rk_zoo;
@@ -36,6 +37,7 @@ struct rkd_tenant_cfg {
 
 struct rkd_sched_config {
 	const char *db_path;
+	enum rkd_sync sync;
 	const struct rk_cluster *cluster;    /* copied */
 	const char *cluster_spec;            /* text, for GET /v1/cluster */
 	const char *policy;                  /* NULL = stored choice, else "fifo" */
@@ -79,7 +81,7 @@ struct rkd_msg {
 	char *body;        /* malloc'd reply body (JSON, or Prometheus text) */
 	struct rkd_verr verr; /* when status >= 400 */
 	/* private to sched.c */
-	int done;
+	sem_t replied;
 	struct rkd_msg *next;
 };
 
@@ -100,7 +102,13 @@ int rkd_sched_failed(struct rkd_sched *s);
 /* Send `m` and wait for the reply (m->status, m->body). Thread-safe. */
 void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m);
 
-/* Run one scheduling round now on the calling thread (benchmarks; thread not started). */
+/*
+ * Without the thread (benchmarks and tests; never after rkd_sched_start):
+ * handle one message on the calling thread and commit it, or run one
+ * scheduling round and commit its decisions (OUT: *latency_ms of the round).
+ * Engine actions are not taken: nothing is launched.
+ */
+void rkd_sched_handle_now(struct rkd_sched *s, struct rkd_msg *m);
 int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err);
 
 #endif

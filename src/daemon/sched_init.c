@@ -219,12 +219,11 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->wake, NULL);
-	pthread_cond_init(&s->replied, NULL);
 	rk_decisions_init(&s->dec);
 	s->engine = cfg->engine;
 	s->zoo = cfg->zoo;
 	s->round_interval_ms = cfg->round_interval_ms > 0 ? cfg->round_interval_ms : 1000;
-	int ret = rkd_store_open(&s->store, cfg->db_path, err);
+	int ret = rkd_store_open(&s->store, cfg->db_path, cfg->sync, err);
 	if (!ret)
 		ret = cluster_setup(s, cfg, err);
 	if (!ret && cfg->n_tenants > 0) {
@@ -293,7 +292,6 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->tenants);
 	free(s->url);
 	pthread_cond_destroy(&s->wake);
-	pthread_cond_destroy(&s->replied);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -51,6 +51,7 @@ struct rkd_sched {
 	uint64_t round_seq;
 	int round_wanted;
 	int64_t next_round_ms;
+	int64_t last_round_at_ms; /* when the latest round ran */
 	int in_txn;
 	int failed;              /* storage failure: stop serving */
 	struct rk_error fail_err;
@@ -66,7 +67,6 @@ struct rkd_sched {
 	int started, stopping;
 	pthread_mutex_t mu;
 	pthread_cond_t wake;     /* scheduler: messages arrived or stop */
-	pthread_cond_t replied;  /* callers: some reply is ready */
 	struct rkd_msg *head, *tail;
 };
 

@@ -5,9 +5,10 @@
  * events, and a key/value meta table. The store is not thread-safe: exactly
  * one thread (the scheduler thread) owns a struct rkd_store.
  *
- * Durability: synchronous=FULL, so a COMMIT returns only after the WAL is on
- * stable storage; callers batch many changes in one transaction (group commit)
- * to pay one fsync for many submissions.
+ * Durability: synchronous=FULL by default, so a COMMIT returns only after the
+ * WAL is on stable storage; callers batch many changes in one transaction
+ * (group commit) to pay one fsync for many submissions. RKD_SYNC_NORMAL skips
+ * that fsync (WAL mode keeps the database consistent either way).
  */
 #ifndef RUBICKD_STORE_H
 #define RUBICKD_STORE_H
@@ -68,12 +69,19 @@ struct rkd_job_filter {
 	int64_t before_id;  /* only ids < this (paging), 0 = no bound */
 };
 
+/* How far a commit must reach before it returns (see store.c). */
+enum rkd_sync {
+	RKD_SYNC_FULL = 0,   /* stable storage: survives power loss (default) */
+	RKD_SYNC_NORMAL = 1, /* the OS: survives a crash or kill -9 of rubickd */
+};
+
 /*
- * Open (creating if needed) the database at `path`, set WAL and FULL sync and
- * bring the schema to the latest version (migrations run in one transaction).
- * OUT: *out, closed with rkd_store_close. Errors name the path.
+ * Open (creating if needed) the database at `path`, set WAL and the sync
+ * level and bring the schema to the latest version (migrations run in one
+ * transaction). OUT: *out, closed with rkd_store_close. Errors name the path.
  */
-int rkd_store_open(struct rkd_store **out, const char *path, struct rk_error *err);
+int rkd_store_open(struct rkd_store **out, const char *path, enum rkd_sync sync,
+		   struct rk_error *err);
 void rkd_store_close(struct rkd_store *s);
 
 /* Schema version after migrations. */

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# rubickd benchmarks (issue 7), figures from one run:
+#  1. sustained durable submissions over HTTP: a real rubickd (SQLite FULL sync,
+#     group commit) on loopback, bench_daemon_load posting jobs for SECONDS from
+#     CONNS keep-alive connections; target >= 2,000/s with p99 <= 20 ms, checked
+#     again at a paced 2,000/s;
+#  2. one scheduling round with 1,000 queued jobs (bench_daemon_round), target <= 20 ms.
+# usage: bash bench/bench_daemon.sh [BUILD_DIR] [SECONDS] [CONNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+seconds=${2:-10}
+conns=${3:-32}
+for f in "$build/src/daemon/rubickd" "$build/bench/bench_daemon_load" "$build/bench/bench_daemon_round"; do
+	[ -x "$f" ] || { echo "bench_daemon: $f missing (ninja -C $build)" >&2; exit 2; }
+done
+dir=$(mktemp -d /tmp/rubick-bench-daemon-XXXXXX)
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+token=bench-token-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+printf '%s\n' "$token" >"$dir/token"
+chmod 600 "$dir/token"
+echo "machine: $(nproc) CPUs, $(uname -r), database on $(df -P "$dir" | awk 'NR==2 {print $1}')"
+"$build/src/daemon/rubickd" --listen 127.0.0.1:0 --db "$dir/state.db" --token-file "$dir/token" \
+	--cluster 1x8 --grace-ms 1000 --sync "${RUBICKD_SYNC:-full}" >"$dir/out" 2>"$dir/err" &
+pid=$!
+for _ in $(seq 100); do grep -q listening "$dir/out" && break; sleep 0.05; done
+url=$(sed -n 's/.*listening on //p' "$dir/out")
+echo "== durable submissions, closed loop, $conns connections, ${seconds}s"
+"$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds"
+echo "== durable submissions, paced at 2000/s, $conns connections, ${seconds}s"
+"$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds" --rate 2000
+echo "== one scheduling round, 1,000 queued jobs"
+"$build/bench/bench_daemon_round" --jobs 1000 --cluster 16x8 fifo sjf tiresias
