@@ -42,6 +42,13 @@ struct rk_share {
 	int gpus;
 	int cpus;
 	int64_t mem_mb;
+	/*
+	 * Which GPUs of the node (bit i = GPU i), for GPU sharing (issue 6,
+	 * docs/sharing.md): two jobs whose masks overlap share those GPUs. 0 =
+	 * not named: any `gpus` GPUs no other job holds (every policy that does
+	 * not share). When set, its popcount equals `gpus`.
+	 */
+	uint64_t gpu_mask;
 };
 
 /* A job's allocation: shares on distinct nodes. n == 0 means nothing held. */

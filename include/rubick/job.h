@@ -13,6 +13,7 @@
 
 #define RK_JOB_NAME_MAX 64
 #define RK_TENANT_MAX 32
+#define RK_JOB_TYPE_MAX 64
 
 enum rk_job_state {
 	RK_JOB_PENDING = 0,  /* waiting for resources (also after preemption) */
@@ -52,6 +53,9 @@ struct rk_job {
 	int64_t last_change_ms;       /* last start, resize, re-plan or preemption */
 	double attained_gpu_s;        /* GPU-seconds of service so far (Tiresias) */
 	double baseline_sps;          /* guaranteed baseline throughput (samples/s), 0 if none */
+	/* the trace's own job type (e.g. "ResNet-50 (batch size 64)", "vgg16"): the key of
+	 * the interference tables (sharing.h); "" = use the model name */
+	char job_type[RK_JOB_TYPE_MAX];
 };
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct rk_perf_env; /* cluster constants of the performance model (perf.h) */
+struct rk_xi_table; /* interference factors (sharing.h) */
 
 struct rk_sched_input {
 	int64_t now_ms;                   /* current time */
@@ -23,6 +24,14 @@ struct rk_sched_input {
 	int n_jobs;
 	const struct rk_perf_env *env;    /* for model-based decisions; may be NULL */
 	uint64_t seed;                    /* per-round seed for any randomness */
+	/*
+	 * GPU sharing (issue 6, docs/sharing.md): 1 = the driver lets two jobs
+	 * share a GPU when their memory fits (rk_share.gpu_mask names GPUs);
+	 * `xi` = measured interference factors for the policy's estimates (may
+	 * be NULL: sharing.h's fallback applies).
+	 */
+	int gpu_sharing;
+	const struct rk_xi_table *xi;
 };
 
 /*

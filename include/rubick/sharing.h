@@ -124,6 +124,61 @@ void rk_xi_family_of(const char *type, char *buf, int cap);
 double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
 		    const char *b, int sf_b, enum rk_xi_how *how);
 
+/* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
+
+/*
+ * The GPUs of a cluster with up to two holders each (rk_share.gpu_mask bits).
+ * Holders are caller's indices >= 0; -1 = none.
+ */
+struct rk_gpu_occ {
+	const struct rk_cluster *cluster; /* borrowed */
+	int *first;                       /* owned: n_nodes + 1 offsets into who */
+	int (*who)[2];                    /* owned: one pair per GPU */
+	int busy;                         /* GPUs with at least one holder */
+};
+
+int rk_gpu_occ_init(struct rk_gpu_occ *o, const struct rk_cluster *c); /* RK_ENOMEM */
+void rk_gpu_occ_fini(struct rk_gpu_occ *o);
+void rk_gpu_occ_clear(struct rk_gpu_occ *o);
+/* Holders of GPU `g` of node `node` (0, 1 or 2); *a, *b get them (-1 = none). */
+int rk_gpu_occ_holders(const struct rk_gpu_occ *o, int node, int g, int *a, int *b);
+/*
+ * Record `a` as held by `who`. A share with gpu_mask = 0 takes the lowest
+ * GPUs nobody holds and, when `fill` is set, writes that mask back into the
+ * share. RK_EINVAL (mask bits beyond the node's GPUs, popcount != gpus, node
+ * out of range) or RK_EINFEASIBLE (a GPU would get a third holder, not enough
+ * GPUs nobody holds); nothing is recorded then. Messages name node and GPU.
+ */
+int rk_gpu_occ_add(struct rk_gpu_occ *o, struct rk_alloc *a, int who, int fill,
+		   struct rk_error *err);
+/* Forget `who` on the GPUs of `a` (masks must be set). */
+void rk_gpu_occ_remove(struct rk_gpu_occ *o, const struct rk_alloc *a, int who);
+
+/* Per-GPU memory (MiB) of `job` running `plan` (memory model); RK_EINVAL. */
+int rk_job_gpu_mem_mb(const struct rk_job *job, const struct rk_plan *plan, double *mb,
+		      struct rk_error *err);
+
+/*
+ * Validate the GPU-level rules of sharing for decisions `ds` on snapshot
+ * `in` (the count-level checks are rk_decisions_validate's, run on a view
+ * with two slots per GPU): every GPU held by at most two jobs, and for each
+ * shared GPU both jobs' per-GPU memory fits the node's gpu_mem_mb. Shares
+ * without a mask get the lowest GPUs nobody holds, written into `ds`, so that
+ * the driver applies exactly what was checked. Returns 0 or an RK_E* code
+ * with "policy NAME: job ID (NAME): what is wrong".
+ */
+struct rk_sched_input;
+struct rk_decisions;
+int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *ds,
+			 const char *policy_name, struct rk_error *err);
+
+/*
+ * The same rules over what `jobs` hold now (check mode): masks set, at most
+ * two holders per GPU, memory fits on every shared GPU. RK_EINTERNAL.
+ */
+int rk_gpu_share_audit(const struct rk_cluster *c, struct rk_job *const *jobs, int n,
+		       struct rk_error *err);
+
 /* ---- §4.2 ring all-reduce under contention ----------------------------------- */
 
 /*

@@ -59,6 +59,19 @@ struct rk_sim_config {
 	/* Called after each round with jobs finished so far (may be NULL). */
 	void (*progress)(void *ctx, int64_t now_ms, int done, int total);
 	void *progress_ctx;
+	/*
+	 * Co-location physics (issue 6, docs/sharing.md); all off by default.
+	 * sharing: at most two jobs per GPU when their per-GPU memory (memory
+	 * model) fits, each slowed by xi from `xi` (fallback chain of sharing.h).
+	 * contention: a job spanning several nodes shares each node's NIC with the
+	 * other cross-node jobs there; its iteration time gains the §4.2 ring
+	 * term for the extra contention and contention_overhead_ms per extra node.
+	 * Rates are re-evaluated whenever a job starts, changes or ends.
+	 */
+	int sharing;
+	int contention;
+	const struct rk_xi_table *xi;   /* borrowed; NULL = no measurements */
+	double contention_overhead_ms;  /* per extra node spanned; >= 0 */
 };
 
 /* Defaults: 60 s rounds, 260 s restarts, seed 0, check off, no horizon. */

@@ -5,6 +5,7 @@
  * the library (trace readers, oracle, engine, metrics, report writers).
  */
 #include "cli/commands.h"
+#include "cli/sim_coloc.h"
 #include "cli/util.h"
 
 #include "rubick/oracle.h"
@@ -34,6 +35,7 @@ struct opts {
 	int n_overrides;
 	uint64_t seed;
 	int json, skip_bad, check, no_timing;
+	struct rk_cli_coloc coloc; /* --sharing, --contention, ... (sim_coloc.h) */
 };
 
 static void help(FILE *f)
@@ -69,9 +71,10 @@ static void help(FILE *f)
 		"  --skip-bad          skip and count bad trace lines and jobs instead of failing\n"
 		"  --check             verify the invariants after every event (slow)\n"
 		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
-		"  --no-timing         report wall_s as 0, so that output is byte-identical\n\n"
+		"  --no-timing         report wall_s as 0, so that output is byte-identical\n"
+		"%s\n"
 		"policies:\n",
-		RK_DEFAULT_DATA_DIR);
+		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help);
 	int n;
 	const struct rk_policy_ops *const *all = rk_policy_list(&n);
 	for (int i = 0; i < n; i++)
@@ -156,9 +159,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->format = "auto";
 	o->interval_s = RK_SIM_DEFAULT_INTERVAL_MS / 1000.0;
 	o->restart_s = RK_SIM_DEFAULT_RESTART_MS / 1000.0;
+	rk_cli_coloc_init(&o->coloc);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **str = NULL;
+		int used = rk_cli_coloc_arg(&o->coloc, argc, argv, &i);
+		if (used == 1)
+			continue;
+		if (used)
+			return used;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			help(stdout);
 			return -1;
@@ -482,7 +491,9 @@ int rk_cmd_sim(int argc, char **argv)
 		return RK_EXIT_FAILURE;
 	}
 	rk_zoo_init(&s->zoo);
-	rc = load_inputs(&o, s, &env);
+	rc = rk_cli_coloc_load(&o.coloc, o.cluster, &env); /* before the oracle keeps env */
+	if (!rc)
+		rc = load_inputs(&o, s, &env);
 	int tty = isatty(STDERR_FILENO);
 	for (int i = 0; !rc && i < n_pols; i++) {
 		struct rk_sim_config cfg;
@@ -498,6 +509,7 @@ int rk_cmd_sim(int argc, char **argv)
 		cfg.iter_ctx = s->oracle;
 		cfg.env = &env;
 		cfg.policy_options = o.policy_options;
+		rk_cli_coloc_config(&o.coloc, &cfg);
 		struct progress pr = {pols[i]->name, -1};
 		if (tty) {
 			cfg.progress = show_progress;
@@ -552,5 +564,6 @@ int rk_cmd_sim(int argc, char **argv)
 	}
 	run_state_fini(s);
 	free(s);
+	rk_cli_coloc_fini(&o.coloc);
 	return rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 }

@@ -131,7 +131,7 @@ void sim_settle(struct sim *s, struct sjob *sj, int64_t now)
 }
 
 /* Start accruing progress at `now` and schedule the completion. */
-static int start_running(struct sim *s, int idx, int64_t now)
+int sim_start_running(struct sim *s, int idx, int64_t now)
 {
 	struct sjob *sj = &s->jobs[idx];
 	sj->j.state = RK_JOB_RUNNING;
@@ -238,18 +238,19 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 		j->plan = d->plan;
 		j->last_change_ms = now;
 		sj->iter_ms = iter_ms[i];
+		sj->base_iter_ms = iter_ms[i];
 		if (ch[i] == CH_START || (ch[i] != CH_RESOURCES && sj->restart_ms == 0)) {
 			if (ch[i] != CH_START) {
 				j->restarts++;
 				s->res.reconfigs++;
 			}
-			rc = start_running(s, idx[i], now);
+			rc = sim_start_running(s, idx[i], now);
 		} else if (ch[i] == CH_RESOURCES) {
 			/* CPUs or memory only: new speed from now, no restart. */
 			if (j->state == RK_JOB_RESTARTING)
 				rc = heap_push(s, sj->ready_ms, EV_RESTART_END, idx[i]);
 			else
-				rc = start_running(s, idx[i], now);
+				rc = sim_start_running(s, idx[i], now);
 		} else {
 			j->restarts++;
 			s->res.reconfigs++;
@@ -258,6 +259,8 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 			rc = heap_push(s, sj->ready_ms, EV_RESTART_END, idx[i]);
 		}
 	}
+	if (!rc)
+		rc = sim_rerate(s, err); /* co-location: who shares GPUs and NICs changed */
 	if (rc && err && err->code != rc)
 		rk_error_set(err, rc, "simulator: applying decisions of policy %s: %s", pname,
 			     rk_strerror(rc));
@@ -281,7 +284,7 @@ static int handle_heap_events(struct sim *s, int *changed)
 		sj->version++;
 		s->dirty = 1;
 		if (e.kind == EV_RESTART_END) {
-			rc = start_running(s, e.job, s->now_ms);
+			rc = sim_start_running(s, e.job, s->now_ms);
 			continue;
 		}
 		/* Completion: the job has done all its iterations. */
@@ -324,6 +327,8 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		.n_jobs = m,
 		.env = s->cfg.env,
 		.seed = z ^ (z >> 31),
+		.gpu_sharing = s->cfg.sharing,
+		.xi = s->cfg.xi,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);
@@ -331,7 +336,13 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	if (rc)
 		return rk_error_prefix(err, "policy %s failed at t=%lld ms", p->name,
 				       (long long)s->now_ms);
-	rc = rk_decisions_validate(&in, &s->ds, p->name, err);
+	/* GPU sharing: counts on two slots per GPU, then the GPU-level rules. */
+	struct rk_sched_input vin = in;
+	if (s->cfg.sharing)
+		vin.cluster = &s->slots;
+	rc = rk_decisions_validate(&vin, &s->ds, p->name, err);
+	if (!rc && s->cfg.sharing)
+		rc = rk_gpu_share_resolve(&in, &s->ds, p->name, err);
 	if (rc)
 		return rk_error_prefix(err, "t=%lld ms", (long long)s->now_ms);
 	s->last_round_decisions = s->ds.n;
@@ -345,7 +356,7 @@ static int push_sample(struct sim *s)
 {
 	struct rk_sim_sample x = {
 		.t_ms = s->now_ms,
-		.gpus_alloc = s->gpus_total - s->cap.free_gpus_total,
+		.gpus_alloc = s->cfg.sharing ? s->busy_gpus : s->gpus_total - s->cap.free_gpus_total,
 		.gpus_total = s->gpus_total,
 		.queue_len = s->n_pending,
 		.running = s->n_holding,
@@ -414,6 +425,8 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 		s->now_ms = t;
 		int changed = 0;
 		rc = handle_heap_events(s, &changed);
+		if (!rc && changed)
+			rc = sim_rerate(s, err); /* a completion frees GPUs and NICs */
 		while (!rc && s->next_arrival < s->n &&
 		       s->jobs[s->order[s->next_arrival]].j.submit_ms == t) {
 			int idx = s->order[s->next_arrival++];

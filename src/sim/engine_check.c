@@ -46,7 +46,7 @@ static int check_nodes(struct sim *s, struct rk_error *err)
 		}
 	}
 	for (int i = 0; i < nn && !rc; i++) {
-		const struct rk_node *nd = &s->cluster->nodes[i];
+		const struct rk_node *nd = &s->cap.cluster->nodes[i]; /* two slots per GPU when sharing */
 		if (use[3 * i] > nd->gpus)
 			rc = broken(err, s, "node over-allocated in GPUs (node, GPUs held)", i, use[3 * i]);
 		else if (use[3 * i + 1] > nd->cpus)
@@ -139,6 +139,8 @@ int sim_check(struct sim *s, int64_t prev_ms, struct rk_error *err)
 	int rc = check_nodes(s, err);
 	if (!rc)
 		rc = check_jobs(s, err);
+	if (!rc && s->cfg.sharing)
+		rc = sim_coloc_check(s, err);
 	if (!rc)
 		s->res.checks++;
 	return rc;

@@ -6,6 +6,7 @@
 #ifndef RUBICK_SIM_ENGINE_INTERNAL_H
 #define RUBICK_SIM_ENGINE_INTERNAL_H
 
+#include "rubick/sharing.h"
 #include "rubick/sim.h"
 
 #include <stdint.h>
@@ -24,6 +25,7 @@ struct ev {
 struct sjob {
 	struct rk_job j;       /* live copy; alloc owned */
 	double iter_ms;        /* ms per iteration with the current plan/alloc (oracle) */
+	double base_iter_ms;   /* the oracle's price alone, before co-location (engine_coloc.c) */
 	int64_t run_from_ms;   /* progress accrues from here ... */
 	double iters_at_run;   /* ... starting at this many iterations */
 	int64_t hold_from_ms;  /* GPU-seconds accrue from here while holding */
@@ -60,6 +62,13 @@ struct sim {
 	struct rk_decisions ds;
 	struct rk_sim_result res;
 	int cap_samples;
+	/* co-location (engine_coloc.c); unused unless cfg.sharing or cfg.contention */
+	struct rk_cluster slots;   /* the cluster with two slots per GPU (sharing) */
+	struct rk_gpu_occ occ;     /* holders of each GPU (sharing) */
+	int busy_gpus;             /* GPUs with at least one holder (sharing) */
+	int *hold;                 /* n: holding job indices, scratch */
+	const struct rk_alloc **hold_alloc; /* n: their allocations, scratch */
+	int *hold_p;               /* n: their contention degrees, scratch */
 };
 
 struct id_slot {
@@ -70,6 +79,13 @@ struct id_slot {
 /* Index of the job with id `id` (it must exist: decisions are validated first). */
 int sim_job_index(const struct sim *s, int64_t id);
 void sim_settle(struct sim *s, struct sjob *sj, int64_t now);
+/* Start accruing progress at `now` and schedule the completion. */
+int sim_start_running(struct sim *s, int idx, int64_t now);
+/* Co-location (engine_coloc.c): set-up, re-evaluating every holder's rate, check mode. */
+int sim_coloc_init(struct sim *s, struct rk_error *err);
+void sim_coloc_fini(struct sim *s);
+int sim_rerate(struct sim *s, struct rk_error *err);
+int sim_coloc_check(struct sim *s, struct rk_error *err);
 int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 	      struct rk_error *err);
 int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err);

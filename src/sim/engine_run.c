@@ -207,6 +207,7 @@ static void sim_free(struct sim *s)
 	free(s->ids);
 	free(s->heap);
 	rk_capacity_fini(&s->cap);
+	sim_coloc_fini(s);
 	rk_decisions_fini(&s->ds);
 	rk_sim_result_fini(&s->res);
 }
@@ -239,7 +240,14 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	s.snap = malloc(m * sizeof(*s.snap));
 	s.ids = malloc(m * sizeof(*s.ids));
 	int rc = 0;
-	if (!s.jobs || !s.order || !s.act || !s.snap || !s.ids || rk_capacity_init(&s.cap, cluster)) {
+	if (!s.jobs || !s.order || !s.act || !s.snap || !s.ids) {
+		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory for %d jobs", n);
+		goto done;
+	}
+	rc = sim_coloc_init(&s, err); /* GPU sharing counts on two slots per GPU */
+	if (rc)
+		goto done;
+	if (rk_capacity_init(&s.cap, s.cfg.sharing ? &s.slots : cluster)) {
 		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory for %d jobs", n);
 		goto done;
 	}

@@ -69,6 +69,7 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 		return rk_error_set(why, RK_ENOTFOUND, "model '%s' is not in the zoo", tj->model);
 	j->model = m;
 	snprintf(j->name, sizeof(j->name), "%s", tj->name);
+	snprintf(j->job_type, sizeof(j->job_type), "%s", tj->source_type);
 	snprintf(j->tenant, sizeof(j->tenant), "%s", tj->tenant);
 	j->submit_ms = tj->submit_ms;
 	j->req_gpus = tj->gpus;
