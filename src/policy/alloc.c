@@ -92,7 +92,7 @@ int64_t rk_alloc_total_mem_mb(const struct rk_alloc *a)
 /* Resources `a` holds on `node` (summed, since shares may repeat a node). */
 static struct rk_share on_node(const struct rk_alloc *a, int node)
 {
-	struct rk_share s = {node, 0, 0, 0};
+	struct rk_share s = {.node = node};
 	for (int i = 0; i < a->n; i++)
 		if (a->shares[i].node == node) {
 			s.gpus += a->shares[i].gpus;

@@ -237,7 +237,17 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		m++;
 	}
 	int budget = rk_cluster_total_gpus(in->cluster);
-	if (!spec->preemptive || !preemption_possible(it, m)) {
+	long waiting_gpus = 0;
+	for (int i = 0; i < m; i++)
+		if (!holds(it[i].job))
+			waiting_gpus += it[i].job->req_gpus;
+	/*
+	 * Nobody is preempted when no waiting job outranks a running one, or when
+	 * every waiting job fits the free GPUs by count (all are then selected and
+	 * there is no unselected victim).
+	 */
+	if (!spec->preemptive || waiting_gpus <= cap.free_gpus_total ||
+	    !preemption_possible(it, m)) {
 		/* Holders all keep running and come first: start from what they leave. */
 		m = filter_fitting(it, m, cap.free_gpus_total);
 		budget = cap.free_gpus_total;

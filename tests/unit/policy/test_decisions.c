@@ -187,7 +187,7 @@ static void every_error(void **state)
 	rk_decisions_clear(&ds);
 	rk_alloc_fini(&d);
 	d.n = 2;
-	d.shares = (struct rk_share[]){{1, 2, 0, 0}, {1, 2, 0, 0}};
+	d.shares = (struct rk_share[]){{.node = 1, .gpus = 2}, {.node = 1, .gpus = 2}};
 	rk_decisions_push(&ds, 11, &d, &dp4);
 	expect(&ds, RK_EINVAL, "node 1 appears twice");
 	rk_decisions_clear(&ds);
@@ -206,7 +206,7 @@ static void every_error(void **state)
 	/* Tensor parallel across nodes: tp=4 on 2+2 GPUs. */
 	struct rk_plan tp4 = {.dp = 1, .tp = 4, .pp = 1, .mb = 16, .ga = 1};
 	d.n = 2;
-	d.shares = (struct rk_share[]){{0, 2, 0, 0}, {1, 2, 0, 0}};
+	d.shares = (struct rk_share[]){{.node = 0, .gpus = 2}, {.node = 1, .gpus = 2}};
 	rk_decisions_push(&ds, 10, &d, &tp4);
 	expect(&ds, RK_EINFEASIBLE, "job 10 (job0)");
 	rk_decisions_clear(&ds);
