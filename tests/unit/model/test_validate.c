@@ -105,6 +105,9 @@ static void test_train_protocol_deterministic(void **state)
 	assert_memory_equal(&sa, &sb, sizeof(sa));
 	print_message("train 0.3 seed 7: rows %d mape %.3f median %.3f within10 %.3f\n", sa.rows,
 		      sa.mape, sa.median_ape, sa.within_10pct);
+	/* issue 2 targets, 30% training protocol */
+	assert_true(sa.mape <= 0.15);
+	assert_true(sa.within_10pct >= 0.60);
 	/* 30% of each model's usable rows train and are not scored */
 	int train = 0;
 	for (int i = 0; i < a.n_rows; i++)
