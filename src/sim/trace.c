@@ -151,6 +151,14 @@ static int complete_job(struct trace_ctx *ctx, const struct rk_trace *t,
 	} else if (!trace_model_known(ctx, job->model)) {
 		return trace_fail(ctx, r, -1, RK_ENOTFOUND, "unknown model '%s'", job->model);
 	}
+	/*
+	 * Iterations count steps of the trace's own model. For a stand-in from the
+	 * mapping they mean nothing, while a run time at the request is model-free:
+	 * when both are given, the duration decides (docs/trace-format.md).
+	 */
+	job->source_iters = job->iters;
+	if (job->model_mapped && job->duration_s > 0)
+		job->iters = 0;
 	if (job->min_gpus == 0)
 		job->min_gpus = job->gpus;
 	if (job->max_gpus == 0)

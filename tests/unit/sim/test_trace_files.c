@@ -281,7 +281,7 @@ static void gavel_and_shockwave(void **state)
 		struct rk_trace t;
 		parse_file(rel, "gavel", strtoul(e->d_name, NULL, 10), 0, &t);
 		for (size_t i = 0; i < t.n; i++)
-			assert_true(t.jobs[i].duration_s > 0 && t.jobs[i].iters > 0);
+			assert_true(t.jobs[i].duration_s > 0 && t.jobs[i].source_iters > 0);
 		rk_trace_fini(&t);
 		files++;
 	}

@@ -168,7 +168,9 @@ static void gavel_three_layouts(void **state)
 	const char *shock = "LM (batch size 10)\tpython3 main.py --cuda\tlanguage_modeling\t--steps\t"
 			    "1\t134583\t1\tgns\t1\t-1.000000\t1418\t0\n";
 	assert_int_equal(parse(shock, "gavel", NULL, &t), 0);
-	assert_int_equal(t.jobs[0].iters, 134583);
+	/* A mapped model with a run time: the LM's steps are kept only as source_iters. */
+	assert_int_equal(t.jobs[0].iters, 0);
+	assert_int_equal(t.jobs[0].source_iters, 134583);
 	assert_true(t.jobs[0].duration_s == 1418);
 	assert_int_equal(t.jobs[0].guaranteed, 0);
 	rk_trace_fini(&t);
@@ -256,7 +258,8 @@ static void muri_milliseconds(void **state)
 	assert_string_equal(t.jobs[0].name, "dqn-0");
 	assert_int_equal(t.jobs[1].submit_ms, 201694000);
 	assert_true(t.jobs[1].duration_s == 4472936.0);
-	assert_int_equal(t.jobs[1].iters, 8787693);
+	assert_int_equal(t.jobs[1].iters, 0); /* Muri's bert steps are not the zoo bert's */
+	assert_int_equal(t.jobs[1].source_iters, 8787693);
 	assert_int_equal(t.jobs[1].gpus, 8);
 	assert_int_equal(t.jobs[1].guaranteed, 1); /* priority 0 = guaranteed */
 	assert_int_equal(t.jobs[0].guaranteed, 0);
@@ -284,7 +287,8 @@ static void synergy_and_tiresias(void **state)
 	assert_string_equal(t.format, "tiresias");
 	assert_int_equal(t.jobs[1].submit_ms, 30000);
 	assert_true(t.jobs[1].duration_s == 147);
-	assert_int_equal(t.jobs[1].iters, 133);
+	assert_int_equal(t.jobs[1].iters, 0);
+	assert_int_equal(t.jobs[1].source_iters, 133);
 	assert_string_equal(t.jobs[1].name, "vgg11-1");
 	rk_trace_fini(&t);
 }
