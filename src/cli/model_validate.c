@@ -4,6 +4,7 @@
  * are documented in docs/perf-model.md.
  */
 #include "cli/model_validate.h"
+#include "cli/model_validate_internal.h"
 
 #include "cli/util.h"
 #include "rubick/measured.h"
@@ -71,9 +72,7 @@ static struct rk_validate_fit *add_fit(struct rk_validate *v)
 	return f;
 }
 
-static void note(struct rk_validate_fit *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void note(struct rk_validate_fit *f, const char *fmt, ...)
+void rk_validate_note(struct rk_validate_fit *f, const char *fmt, ...)
 {
 	if (f->n_notes >= 24)
 		return;
@@ -202,7 +201,7 @@ static int profile_source(const struct rk_zoo *zoo, const struct rk_model *named
 				    "%s: the profile states %.0f Mi parameters but model '%s' has "
 				    "%.0f Mi, and no zoo model matches it",
 				    path, p->param_mi, named->name, mi);
-	note(f, "profile %s states %.0f Mi parameters, not %s's %.0f Mi: it is not %s's "
+	rk_validate_note(f, "profile %s states %.0f Mi parameters, not %s's %.0f Mi: it is not %s's "
 		"profile; its runs match %s and are fitted as %s",
 	     path, p->param_mi, named->name, mi, named->name, best->name, best->name);
 	*src = best;
@@ -234,54 +233,7 @@ static int row_plan(const struct rk_measured_row *mr, const char *mpath,
 	return 0;
 }
 
-/* Sum of |log(pred/measured)| over the 3D training rows with plans `pl`;
- * *n counts them. */
-static double miss_3d(const struct rk_measured *t, const struct rk_plan *pl,
-		      const unsigned char *is_train, const struct rk_validate_opts *o,
-		      const struct rk_model *m, int *n)
-{
-	double e = 0;
-	*n = 0;
-	for (int i = 0; i < t->n_rows; i++) {
-		double pred;
-		if (!is_train[i] || (pl[i].tp == 1 && pl[i].pp == 1))
-			continue;
-		int cpus = t->rows[i].cpu_threads > 0 ? t->rows[i].cpu_threads : o->cpus_per_gpu;
-		if (rk_perf_predict(m, &m->perf, &o->env, &pl[i], &t->rows[i].placement, cpus,
-				    &pred) < 0)
-			continue;
-		e += fabs(log(pred / (t->rows[i].iter_s * 1000.0)));
-		(*n)++;
-	}
-	return e;
-}
-
-/*
- * Training protocol: an artifact 3-digit plan name does not say how the
- * per-replica batch was cut into micro-batches. The strict protocol takes one
- * micro-batch (row_plan); with training rows, the cut that explains the 3D
- * training rows better at the warm start is used for the table (llama7b_bsz16
- * ran pipelined, micro-batches of 1), and reported.
- */
-static void choose_microbatching(const struct rk_measured *t, struct rk_plan *plans,
-				 const struct rk_plan *alt, const unsigned char *is_train,
-				 const struct rk_validate_opts *o, const struct rk_model *m,
-				 struct rk_validate_fit *f)
-{
-	int n1, n2;
-	double one = miss_3d(t, plans, is_train, o, m, &n1);
-	double many = miss_3d(t, alt, is_train, o, m, &n2);
-	if (n1 < 2 || n2 != n1 || !(many < one))
-		return;
-	for (int i = 0; i < t->n_rows; i++)
-		if (plans[i].tp > 1 || plans[i].pp > 1)
-			plans[i] = alt[i];
-	note(f, "3D rows read as pipelined with micro-batches of 1: the %d 3D training rows "
-		"are missed by %.2f (mean |log|) that way, %.2f with one micro-batch",
-	     n1, many / n1, one / n1);
-}
-
-static void row_sample(const struct rk_measured_row *mr, const struct rk_plan *plan,
+void rk_validate_row_sample(const struct rk_measured_row *mr, const struct rk_plan *plan,
 		       const struct rk_validate_opts *o, struct rk_perf_sample *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -326,12 +278,12 @@ static int fit_profile(const struct rk_zoo *zoo, const char *ppath, const struct
 		return rk_error_prefix(err, "%s", ppath);
 	}
 	for (int i = 0; i < f->fit.n_fwd_rejected; i++)
-		note(f, "%s: data.csv line %d: forward_time %.0f ms rejected as an outlier (the other "
+		rk_validate_note(f, "%s: data.csv line %d: forward_time %.0f ms rejected as an outlier (the other "
 			"runs predict %.0f ms there); its other columns are kept",
 		     ppath, p.samples[f->fit.fwd_rejected[i]].line, f->fit.fwd_rejected_ms[i],
 		     f->fit.fwd_expected_ms[i]);
 	for (int i = 0; i < f->fit.n_phase_ignored; i++)
-		note(f, "%s: data.csv line %d: optimizer phase %.1f ms is below what any optimizer "
+		rk_validate_note(f, "%s: data.csv line %d: optimizer phase %.1f ms is below what any optimizer "
 			"needs for its parameters: the run booked it elsewhere, so its phase split is "
 			"ignored (forward and iteration time kept)",
 		     ppath, p.samples[f->fit.phase_ignored[i]].line,
@@ -354,7 +306,7 @@ static int fit_profile(const struct rk_zoo *zoo, const char *ppath, const struct
 	 * scaled by the forward FLOPs of the two structures. */
 	if (target->fwd_ms > 0) {
 		tgt->fwd_ms = target->fwd_ms;
-		note(f, "%s has no profile of its own: parameters fitted on %s's runs, forward time "
+		rk_validate_note(f, "%s has no profile of its own: parameters fitted on %s's runs, forward time "
 			"%.0f ms from the zoo",
 		     target->name, src->name, target->fwd_ms);
 	} else if (src_fwd > 0) {
@@ -362,7 +314,7 @@ static int fit_profile(const struct rk_zoo *zoo, const char *ppath, const struct
 			       src->global_batch;
 		tgt->fwd_ms = src_fwd * ratio;
 		tgt->perf.fwd_fixed_ms = f->fit.k.fwd_fixed_ms * target->layers / src->layers;
-		note(f, "%s has no profile of its own: parameters fitted on %s's runs, forward time "
+		rk_validate_note(f, "%s has no profile of its own: parameters fitted on %s's runs, forward time "
 			"%.0f ms = %s's %.0f ms x %.3f (forward FLOPs of the structures x batch)",
 		     target->name, src->name, tgt->fwd_ms, src->name, src_fwd, ratio);
 	} else {
@@ -370,181 +322,6 @@ static int fit_profile(const struct rk_zoo *zoo, const char *ppath, const struct
 				    src->name, target->name);
 	}
 	return 0;
-}
-
-static int cmp_dbl(const void *a, const void *b);
-
-static const char *const class_names[RK_VC_N] = {
-	"3D",
-	"single-node DP",
-	"multi-node DP, even GPUs per node",
-	"multi-node DP, single-GPU nodes",
-	"multi-node DP, a node with an odd GPU count >= 3",
-	"single-node ZeRO-Offload",
-	"multi-node ZeRO-Offload, even GPUs per node",
-	"multi-node ZeRO-Offload, single-GPU nodes",
-	"multi-node ZeRO-Offload, a node with an odd GPU count >= 3",
-};
-
-/* Placement class of a row for the residual scales of the training protocol. */
-static int placement_class(const struct rk_plan *p, const struct rk_placement *pl)
-{
-	if (p->tp > 1 || p->pp > 1)
-		return RK_VC_3D;
-	int off = p->offload ? RK_VC_OFF_SINGLE - RK_VC_DP_SINGLE : 0;
-	if (pl->n_nodes <= 1)
-		return RK_VC_DP_SINGLE + off;
-	int ones = 0;
-	for (int i = 0; i < pl->n_nodes; i++) {
-		if (pl->gpus[i] % 2 && pl->gpus[i] >= 3)
-			return RK_VC_DP_ODD + off;
-		ones += pl->gpus[i] == 1;
-	}
-	return (ones ? RK_VC_DP_ONES : RK_VC_DP_EVEN) + off;
-}
-
-/*
- * Training protocol only: what the refit cannot express (an implementation's
- * own efficiency for 3D plans, the slow multi-node runs with an odd GPU count
- * on a node - the ViT trap) is measured on the training rows as the median
- * ratio measured/predicted per placement class (>= 2 rows) and applied to the
- * class's scored rows. Reported per class.
- */
-static void class_scales(struct rk_validate *v, int first, struct rk_validate_fit *f)
-{
-	for (int c = 0; c < RK_VC_N; c++) {
-		double ratio[512];
-		int n = 0;
-		for (int i = first; i < v->n_rows && n < 512; i++) {
-			const struct rk_validate_row *r = &v->rows[i];
-			if (r->train && !r->skipped && r->cls == c && r->pred_ms > 0)
-				ratio[n++] = r->meas_ms / r->pred_ms;
-		}
-		if (n < 2)
-			continue;
-		qsort(ratio, (size_t)n, sizeof(double), cmp_dbl);
-		double med = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
-		for (int i = first; i < v->n_rows; i++) {
-			struct rk_validate_row *r = &v->rows[i];
-			if (r->train || r->skipped || r->cls != c)
-				continue;
-			r->pred_ms *= med;
-			r->ape = fabs(r->pred_ms - r->meas_ms) / r->meas_ms;
-		}
-		note(f, "class '%s': predictions x %.3f (median measured/predicted of %d training "
-			"rows)",
-		     class_names[c], med, n);
-	}
-}
-
-/* Median measured/predicted per placement class over the training rows
- * (1 for a class with fewer than 2). */
-static void compute_scales(const struct rk_measured *t, const struct rk_plan *plans,
-			   const unsigned char *is_train, const struct rk_validate_opts *o,
-			   const struct rk_model *tgt, double *scale)
-{
-	for (int c = 0; c < RK_VC_N; c++) {
-		double ratio[512];
-		int n = 0;
-		for (int i = 0; i < t->n_rows && n < 512; i++) {
-			double pred;
-			if (!is_train[i] || placement_class(&plans[i], &t->rows[i].placement) != c)
-				continue;
-			int cpus = t->rows[i].cpu_threads > 0 ? t->rows[i].cpu_threads
-							      : o->cpus_per_gpu;
-			if (rk_perf_predict(tgt, &tgt->perf, &o->env, &plans[i], &t->rows[i].placement,
-					    cpus, &pred) == 0)
-				ratio[n++] = t->rows[i].iter_s * 1000.0 / pred;
-		}
-		scale[c] = 1;
-		if (n >= 2) {
-			qsort(ratio, (size_t)n, sizeof(double), cmp_dbl);
-			scale[c] = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
-		}
-	}
-}
-
-/*
- * Training protocol refit: the training rows become samples (forward times
- * dropped when a profile gave the forward), fitted warm from the profile fit;
- * alternating with the class scales (class_scales) for 3 rounds, so rows of
- * a class the model cannot describe (the ViT trap) are compared at their
- * class's level instead of dragging the shared parameters.
- */
-static int train_refit(const struct rk_measured *t, const struct rk_plan *plans,
-		       const unsigned char *is_train, const struct rk_profile *prof,
-		       const char *mpath,
-		       const struct rk_validate_opts *o, int have_profile, int warm,
-		       struct rk_model *tgt, struct rk_validate_fit *f, struct rk_error *err)
-{
-	struct rk_perf_samples set;
-	double scale[RK_VC_N];
-	const struct rk_perf_params base = tgt->perf;
-	const double base_fwd = tgt->fwd_ms;
-	struct rk_perf_fit_result r = {0};
-	int rc = 0;
-	/* start from the warm start's view of each class (all 1 when cold) */
-	for (int c = 0; c < RK_VC_N; c++)
-		scale[c] = 1;
-	if (warm)
-		compute_scales(t, plans, is_train, o, tgt, scale);
-	for (int round = 0; round < 3; round++) {
-		rk_perf_samples_init(&set);
-		/* the profile's own runs stay in the set, at their class's level */
-		for (int i = 0; i < prof->n; i++) {
-			struct rk_perf_sample x = prof->samples[i];
-			double sc = scale[placement_class(&x.plan, &x.placement)];
-			x.iter_ms /= sc;
-			if (x.sync_ms > 0)
-				x.sync_ms /= sc;
-			if (x.opt_ms > 0)
-				x.opt_ms /= sc;
-			if ((rc = rk_perf_samples_add(&set, &x, err)) < 0)
-				goto fail;
-		}
-		for (int i = 0; i < t->n_rows; i++) {
-			if (!is_train[i])
-				continue;
-			struct rk_perf_sample x;
-			row_sample(&t->rows[i], &plans[i], o, &x);
-			/* With a profile, the forward time stays the profile's: its runs
-			 * time the forward alone, while some measured tables' forward
-			 * column is not per-run (roberta: 22 ms at every GPU count). */
-			if (have_profile)
-				x.fwd_ms = -1;
-			double sc = scale[placement_class(&plans[i], &t->rows[i].placement)];
-			x.iter_ms /= sc;
-			if (x.sync_ms > 0)
-				x.sync_ms /= sc;
-			if (x.opt_ms > 0)
-				x.opt_ms /= sc;
-			if ((rc = rk_perf_samples_add(&set, &x, err)) < 0)
-				goto fail;
-		}
-		struct rk_model m = *tgt;
-		m.fwd_ms = base_fwd;
-		rc = rk_perf_fit(&m, &o->env, set.v, set.n, warm ? &base : NULL, &r, err);
-		if (rc < 0) {
-			rk_error_prefix(err, "%s (training rows)", mpath);
-			goto fail;
-		}
-		tgt->perf = r.k;
-		tgt->perf_fitted = 1;
-		tgt->fwd_ms = r.fwd_ms > 0 ? r.fwd_ms : base_fwd;
-		compute_scales(t, plans, is_train, o, tgt, scale);
-		if (round < 2)
-			rk_perf_samples_fini(&set);
-	}
-	f->fit = r;
-	for (int j = 0; j < r.n_iter_rejected; j++) {
-		const struct rk_perf_sample *x = &set.v[r.iter_rejected[j]];
-		note(f, "%s:%d: training row left out of the refit: the model misses its iteration "
-			"time by more than the other rows allow",
-		     mpath, x->line);
-	}
-fail:
-	rk_perf_samples_fini(&set);
-	return rc;
 }
 
 int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const char *ppath,
@@ -589,7 +366,7 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 		have_fit = 1;
 	}
 	if (t.n_phases_in_s)
-		note(f, "%s: %d of %d rows have their phase columns in seconds (read as such)",
+		rk_validate_note(f, "%s: %d of %d rows have their phase columns in seconds (read as such)",
 		     mpath, t.n_phases_in_s, t.n_rows);
 
 	plans = calloc((size_t)t.n_rows, sizeof(*plans));
@@ -637,14 +414,14 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 			is_train[idx[i]] = 1;
 		free(idx);
 		if (n_train > 0 && have_fit)
-			choose_microbatching(&t, plans, alt, is_train, o, &tgt, f);
+			rk_validate_choose_microbatching(&t, plans, alt, is_train, o, &tgt, f);
 		if (n_train > 0) {
-			rc = train_refit(&t, plans, is_train, &prof, mpath, o, ppath != NULL,
+			rc = rk_validate_train_refit(&t, plans, is_train, &prof, mpath, o, ppath != NULL,
 					 have_fit, &tgt, f, err);
 			if (rc < 0)
 				goto out;
 			have_fit = 1;
-			note(f, "refit on %d of %d usable measured rows (seed %llu), %s", n_train, k,
+			rk_validate_note(f, "refit on %d of %d usable measured rows (seed %llu), %s", n_train, k,
 			     (unsigned long long)o->seed,
 			     ppath ? "warm-started from the profile fit" : "cold start");
 		}
@@ -686,10 +463,10 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 			continue;
 		}
 		r->ape = fabs(r->pred_ms - r->meas_ms) / r->meas_ms;
-		r->cls = placement_class(&plans[i], &mr->placement);
+		r->cls = rk_validate_placement_class(&plans[i], &mr->placement);
 	}
 	if (o->train_fraction > 0)
-		class_scales(v, first, f);
+		rk_validate_class_scales(v, first, f);
 	rc = 0;
 out:
 	free(plans);
@@ -800,7 +577,7 @@ out:
 	return rc;
 }
 
-static int cmp_dbl(const void *a, const void *b)
+int rk_validate_cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
