@@ -9,6 +9,7 @@
 
 #include "rubick/zoo.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,6 +296,10 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 	size_t lines = 1;
 	for (const char *p = text; (p = memchr(p, '\n', len - (size_t)(p - text))); p++)
 		lines++;
+	/* Line numbers are ints and job indices 32-bit in the name set and sort keys. */
+	if (lines >= (size_t)INT32_MAX)
+		return rk_error_set(ctx->err, RK_ERANGE, "%s: more than %d lines", ctx->filename,
+				    INT32_MAX - 1);
 	t->jobs = malloc(lines * sizeof(*t->jobs));
 	if (!t->jobs) {
 		rc = RK_ENOMEM;
