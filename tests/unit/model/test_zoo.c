@@ -157,6 +157,7 @@ static void parse_format_round_trip(void **state)
 		assert_int_equal(rk_model_parse(buf, (size_t)n, "fmt", &back, &err), 0);
 		assert_memory_equal(m, &back, sizeof(back));
 	}
+	rk_zoo_fini(&zoo);
 	/* A fitted model with awkward doubles survives the trip bit for bit. */
 	struct rk_model m;
 	struct rk_error err;
