@@ -17,6 +17,8 @@ extern const struct rk_policy_ops rk_policy_synergy_srtf;
 extern const struct rk_policy_ops rk_policy_rubick;
 extern const struct rk_policy_ops rk_policy_rubick_plan_only;
 extern const struct rk_policy_ops rk_policy_rubick_res_only;
+extern const struct rk_policy_ops rk_policy_sjf_bsbf;
+extern const struct rk_policy_ops rk_policy_sjf_ffs;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
@@ -30,6 +32,8 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_rubick,
 	&rk_policy_rubick_plan_only,
 	&rk_policy_rubick_res_only,
+	&rk_policy_sjf_bsbf,
+	&rk_policy_sjf_ffs,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)
