@@ -19,6 +19,10 @@ extern const struct rk_policy_ops rk_policy_rubick_plan_only;
 extern const struct rk_policy_ops rk_policy_rubick_res_only;
 extern const struct rk_policy_ops rk_policy_sjf_bsbf;
 extern const struct rk_policy_ops rk_policy_sjf_ffs;
+extern const struct rk_policy_ops rk_policy_sjf_bco;
+extern const struct rk_policy_ops rk_policy_sjf_ff;
+extern const struct rk_policy_ops rk_policy_sjf_bf;
+extern const struct rk_policy_ops rk_policy_sjf_random;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
@@ -34,6 +38,10 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_rubick_res_only,
 	&rk_policy_sjf_bsbf,
 	&rk_policy_sjf_ffs,
+	&rk_policy_sjf_bco,
+	&rk_policy_sjf_ff,
+	&rk_policy_sjf_bf,
+	&rk_policy_sjf_random,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)

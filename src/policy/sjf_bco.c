@@ -1,0 +1,507 @@
+/*
+ * SJF-BCO (algorithms.md §4.3: smallest job first with balanced contention
+ * and overhead; Yu et al., MobiHoc 2022) and the placement baselines the
+ * issue compares it with under the same order: first fit, best fit and a
+ * seeded random placement. All gang-scheduled and preemption-free; a placed
+ * job keeps its placement to the end (§4.2).
+ *
+ * Order ("smallest job first"): size = GPUs x remaining exclusive time, the
+ * GPU-seconds left at the request (§4.3 line 3 with the trace's measured
+ * time standing in for F_j * tau_j); ties by submission, then id.
+ *
+ * SJF-BCO, per round (docs/sharing.md gives the reconstruction's choices):
+ * for every contention cap u = 1..U (option u_max, default 4) it runs a list
+ * schedule of the running jobs and the first `lookahead` (default 64)
+ * pending jobs in size order (sizes with tau^u), with the per-iteration
+ * time of §4.2 under the cap:
+ *   tau^u_j(n) = t_j                                              n = 1
+ *              = t_j + 2(G-1)/G * m_j * u / b_ex + (n-1) * ovh      n >= 2
+ * t_j = the job's measured exclusive iteration time at its request, m_j its
+ * gradient bytes, b_ex the slowest NIC. A job goes on one node when one has
+ * room (best fit); otherwise on the fewest nodes among those carrying fewer
+ * than u cross-node jobs, preferring the lowest contention. It keeps the cap
+ * whose schedule has the smallest predicted makespan and starts the jobs
+ * that schedule starts now. A round where no pending job fits decides
+ * nothing, whatever the cap (the common case on a loaded cluster).
+ */
+#include "rubick/policy.h"
+
+#include "rubick/perf.h"
+#include "rubick/placement.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum bco_kind { K_FF, K_BF, K_RANDOM, K_BCO };
+
+struct bco_state {
+	enum bco_kind kind;
+	int u_max;          /* contention caps tried */
+	int lookahead;      /* pending jobs in the predicted schedule */
+	double overhead_ms; /* ξ per extra node */
+};
+
+static int parse_int(const char *v, int lo, int hi, int *out)
+{
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (end == v || *end || x < lo || x > hi)
+		return -1;
+	*out = (int)x;
+	return 0;
+}
+
+static int create_kind(void **state, const char *options, struct rk_error *err,
+		       enum bco_kind kind, const char *name)
+{
+	struct bco_state *s = calloc(1, sizeof(*s));
+	if (!s)
+		return rk_error_set(err, RK_ENOMEM, "out of memory");
+	s->kind = kind;
+	s->u_max = 4;
+	s->lookahead = 64;
+	s->overhead_ms = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", options ? options : "");
+	for (char *p = buf; *p;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		char *eq = strchr(p, '=');
+		int bad = kind != K_BCO || !eq;
+		if (!bad) {
+			*eq = '\0';
+			const char *v = eq + 1;
+			if (!strcmp(p, "u_max"))
+				bad = parse_int(v, 1, 64, &s->u_max);
+			else if (!strcmp(p, "lookahead"))
+				bad = parse_int(v, 1, 100000, &s->lookahead);
+			else if (!strcmp(p, "overhead_ms")) {
+				char *end;
+				s->overhead_ms = strtod(v, &end);
+				bad = end == v || *end || !(s->overhead_ms >= 0) ||
+				      !isfinite(s->overhead_ms);
+			} else
+				bad = 1;
+		}
+		if (bad) {
+			free(s);
+			return rk_error_set(err, RK_EINVAL, "policy %s: bad option near '%s' (%s)", name,
+					    p, kind == K_BCO ? "u_max=1..64, lookahead=N, "
+							       "overhead_ms=MS" : "takes none");
+		}
+		p = comma ? comma + 1 : p + strlen(p);
+	}
+	*state = s;
+	return 0;
+}
+
+static int ff_create(void **s, const char *o, struct rk_error *e)
+{
+	return create_kind(s, o, e, K_FF, "sjf-ff");
+}
+static int bf_create(void **s, const char *o, struct rk_error *e)
+{
+	return create_kind(s, o, e, K_BF, "sjf-bf");
+}
+static int rnd_create(void **s, const char *o, struct rk_error *e)
+{
+	return create_kind(s, o, e, K_RANDOM, "sjf-random");
+}
+static int bco_create(void **s, const char *o, struct rk_error *e)
+{
+	return create_kind(s, o, e, K_BCO, "sjf-bco");
+}
+static void bco_destroy(void *s)
+{
+	free(s);
+}
+
+/* ---- the round ----------------------------------------------------------- */
+
+struct pjob {
+	int i;            /* snapshot index */
+	int gpus;
+	double t_iter_s;  /* exclusive iteration time at the request (s) */
+	double iters_left;
+	double grad_gb;
+	double size;      /* ordering key */
+	int nodes[RK_PLACEMENT_MAX_NODES], per[RK_PLACEMENT_MAX_NODES], n_nodes;
+};
+
+struct ctx {
+	const struct rk_sched_input *in;
+	const struct bco_state *st;
+	int nn;
+	int *free_g;    /* free GPUs per node (simulation) */
+	int *k;         /* cross-node jobs per node (simulation) */
+	int *usable;    /* GPUs a job can take per node now (CPUs and memory), scratch */
+	double b_ex;    /* slowest NIC (GB/s) */
+	int per_node;   /* most GPUs of a node */
+	int *perm;      /* node order scratch */
+};
+
+static double tau_s(const struct ctx *c, const struct pjob *j, int n, int u)
+{
+	if (n <= 1)
+		return j->t_iter_s;
+	return j->t_iter_s + 2.0 * (j->gpus - 1) / j->gpus * j->grad_gb * u / c->b_ex +
+	       (n - 1) * c->st->overhead_ms / 1000.0;
+}
+
+/* Node order helpers (insertion sorts: a handful of nodes). */
+static void sort_nodes(int *v, int n, const int *key, int desc)
+{
+	for (int i = 1; i < n; i++) {
+		int x = v[i], j = i - 1;
+		while (j >= 0 && (desc ? key[v[j]] < key[x] : key[v[j]] > key[x])) {
+			v[j + 1] = v[j];
+			j--;
+		}
+		v[j + 1] = x;
+	}
+}
+
+/*
+ * Where `j` goes on the free GPUs `cap_g` (per node) under the policy's rule;
+ * `u` = contention cap (SJF-BCO). Fills j->nodes/per; 0 = does not fit.
+ */
+static int place(struct ctx *c, struct pjob *j, const int *cap_g, int u, uint64_t seed)
+{
+	int nn = c->nn, g = j->gpus, total = 0, m = 0;
+	for (int n = 0; n < nn; n++)
+		total += cap_g[n];
+	if (total < g)
+		return 0;
+	j->n_nodes = 0;
+	int best = -1;
+	if (c->st->kind != K_FF && c->st->kind != K_RANDOM)
+		for (int n = 0; n < nn; n++)
+			if (cap_g[n] >= g && (best < 0 || cap_g[n] < cap_g[best]))
+				best = n;
+	if (best >= 0) { /* one node, best fit: no ring over the NIC */
+		j->nodes[0] = best;
+		j->per[0] = g;
+		j->n_nodes = 1;
+		return 1;
+	}
+	int *v = c->perm;
+	for (int n = 0; n < nn; n++)
+		if (cap_g[n] > 0)
+			v[m++] = n;
+	if (c->st->kind == K_BF) {
+		sort_nodes(v, m, cap_g, 0); /* fullest nodes first */
+	} else if (c->st->kind == K_RANDOM) {
+		uint64_t z = seed;
+		for (int i = m - 1; i > 0; i--) { /* Fisher-Yates with splitmix64 */
+			z += 0x9e3779b97f4a7c15ULL;
+			uint64_t x = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+			x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+			x ^= x >> 31;
+			int r = (int)(x % (uint64_t)(i + 1));
+			int t = v[i];
+			v[i] = v[r];
+			v[r] = t;
+		}
+	} else if (c->st->kind == K_BCO) {
+		/*
+		 * Fewest nodes first (least ξ overhead), then the lowest contention
+		 * level kk < u that allows that many: nodes with k_s <= kk, most free
+		 * GPUs first (§4.3 line 6).
+		 */
+		int found = 0;
+		for (int cnt = 2; cnt <= m && !found; cnt++)
+			for (int kk = 0; kk < u && !found; kk++) {
+				int e = 0, sum = 0;
+				for (int nd = 0; nd < nn; nd++)
+					if (cap_g[nd] > 0 && c->k[nd] <= kk)
+						v[e++] = nd;
+				sort_nodes(v, e, cap_g, 1);
+				for (int i = 0; i < e && i < cnt; i++)
+					sum += cap_g[v[i]];
+				if (e >= cnt && sum >= g) {
+					m = cnt;
+					found = 1;
+				}
+			}
+		if (!found)
+			return 0;
+	}
+	for (int i = 0, left = g; i < m && left > 0; i++) {
+		int take = cap_g[v[i]] < left ? cap_g[v[i]] : left;
+		if (j->n_nodes == RK_PLACEMENT_MAX_NODES)
+			return 0;
+		j->nodes[j->n_nodes] = v[i];
+		j->per[j->n_nodes++] = take;
+		left -= take;
+		if (i == m - 1 && left > 0)
+			return 0;
+	}
+	return 1;
+}
+
+struct run {
+	double end_s;
+	int n_nodes;
+	int nodes[RK_PLACEMENT_MAX_NODES], per[RK_PLACEMENT_MAX_NODES];
+};
+
+static void take(struct ctx *c, const int *nodes, const int *per, int n, int sign)
+{
+	for (int i = 0; i < n; i++) {
+		c->free_g[nodes[i]] -= sign * per[i];
+		if (n >= 2)
+			c->k[nodes[i]] += sign;
+	}
+}
+
+/*
+ * Predicted makespan (s from now) of list-scheduling `q` (nq jobs, order
+ * given) after the running jobs, under cap u.
+ */
+static double simulate(struct ctx *c, struct pjob *q, int nq, struct run *runs, int nr,
+		       int u, const int *free0, const int *k0)
+{
+	int nn = c->nn;
+	memcpy(c->free_g, free0, (size_t)nn * sizeof(int));
+	memcpy(c->k, k0, (size_t)nn * sizeof(int));
+	char *done = calloc((size_t)(nq > 0 ? nq : 1), 1);
+	struct run *live = malloc((size_t)(nr + nq + 1) * sizeof(*live));
+	int *capg = malloc((size_t)nn * sizeof(int));
+	if (!done || !live || !capg) {
+		free(done);
+		free(live);
+		free(capg);
+		return INFINITY;
+	}
+	int nl = nr;
+	memcpy(live, runs, (size_t)nr * sizeof(*live));
+	double t = 0, makespan = 0;
+	for (int i = 0; i < nr; i++)
+		if (runs[i].end_s > makespan)
+			makespan = runs[i].end_s;
+	int left = nq;
+	while (left > 0) {
+		int free_total = 0;
+		for (int n = 0; n < nn; n++) {
+			capg[n] = c->free_g[n];
+			free_total += capg[n];
+		}
+		for (int i = 0; i < nq && free_total > 0; i++) {
+			if (done[i] || q[i].gpus > free_total)
+				continue;
+			if (!place(c, &q[i], capg, u, 0))
+				continue;
+			done[i] = 1;
+			left--;
+			take(c, q[i].nodes, q[i].per, q[i].n_nodes, 1);
+			for (int s = 0; s < q[i].n_nodes; s++) {
+				capg[q[i].nodes[s]] -= q[i].per[s];
+				free_total -= q[i].per[s];
+			}
+			struct run *r = &live[nl++];
+			r->end_s = t + q[i].iters_left * tau_s(c, &q[i], q[i].n_nodes, u);
+			r->n_nodes = q[i].n_nodes;
+			memcpy(r->nodes, q[i].nodes, sizeof(r->nodes));
+			memcpy(r->per, q[i].per, sizeof(r->per));
+			if (r->end_s > makespan)
+				makespan = r->end_s;
+		}
+		if (left == 0)
+			break;
+		/* Advance to the next completion and release it. */
+		int nx = -1;
+		for (int i = 0; i < nl; i++)
+			if (live[i].end_s >= t && (nx < 0 || live[i].end_s < live[nx].end_s))
+				nx = i;
+		if (nx < 0 || !isfinite(live[nx].end_s))
+			break; /* nothing ever ends: the rest cannot be placed */
+		t = live[nx].end_s > t ? live[nx].end_s : t + 1e-9;
+		take(c, live[nx].nodes, live[nx].per, live[nx].n_nodes, -1);
+		live[nx] = live[--nl];
+	}
+	free(done);
+	free(live);
+	free(capg);
+	return left > 0 ? INFINITY : makespan;
+}
+
+static int by_size(const void *p, const void *q)
+{
+	const struct pjob *x = p, *y = q;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
+			struct rk_error *err)
+{
+	const struct bco_state *st = state;
+	const struct rk_cluster *cl = in->cluster;
+	int nn = cl->n_nodes, n = in->n_jobs;
+	struct rk_capacity cap = {0};
+	int rc = rk_capacity_from_jobs(&cap, cl, in->jobs, n, err);
+	if (rc)
+		return rc;
+	struct ctx c = {.in = in, .st = st, .nn = nn, .b_ex = INFINITY};
+	size_t sz = (size_t)(n > 0 ? n : 1), nsz = (size_t)(nn > 0 ? nn : 1);
+	struct pjob *q = calloc(sz, sizeof(*q));
+	struct run *runs = calloc(sz, sizeof(*runs));
+	int *free0 = calloc(nsz, sizeof(int)), *k0 = calloc(nsz, sizeof(int));
+	c.free_g = calloc(nsz, sizeof(int));
+	c.k = calloc(nsz, sizeof(int));
+	c.usable = calloc(nsz, sizeof(int));
+	c.perm = calloc(nsz, sizeof(int));
+	struct rk_alloc a = {0};
+	if (!q || !runs || !free0 || !k0 || !c.free_g || !c.k || !c.usable || !c.perm) {
+		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < nn; i++) {
+		free0[i] = cap.free_gpus[i];
+		if (cl->nodes[i].up && cl->nodes[i].net_gbps < c.b_ex)
+			c.b_ex = cl->nodes[i].net_gbps;
+		if (cl->nodes[i].gpus > c.per_node)
+			c.per_node = cl->nodes[i].gpus;
+	}
+	double bytes = in->env ? in->env->grad_bytes : 4.0;
+	int nq = 0, nr = 0, min_req = 1 << 30;
+	for (int i = 0; i < n; i++) {
+		const struct rk_job *j = in->jobs[i];
+		struct pjob p = {.i = i, .gpus = j->req_gpus};
+		p.t_iter_s = j->iters_total > 0 && j->est_duration_s > 0
+				     ? j->est_duration_s / j->iters_total : INFINITY;
+		p.iters_left = j->iters_total - j->iters_done > 0 ? j->iters_total - j->iters_done : 0;
+		p.grad_gb = j->model->params * bytes / 1e9;
+		if (j->alloc.n > 0) {
+			struct run *r = &runs[nr++];
+			r->n_nodes = 0;
+			for (int s = 0; s < j->alloc.n && s < RK_PLACEMENT_MAX_NODES; s++) {
+				r->nodes[r->n_nodes] = j->alloc.shares[s].node;
+				r->per[r->n_nodes++] = j->alloc.shares[s].gpus;
+				if (j->alloc.n >= 2)
+					k0[j->alloc.shares[s].node]++;
+			}
+			p.gpus = rk_alloc_total_gpus(&j->alloc);
+			r->end_s = p.iters_left * tau_s(&c, &p, j->alloc.n, st->u_max);
+			continue;
+		}
+		if (j->state != RK_JOB_PENDING)
+			continue;
+		q[nq++] = p;
+		if (p.gpus < min_req)
+			min_req = p.gpus;
+	}
+	/* Nothing can start: every cap decides nothing. */
+	if (nq == 0 || min_req > cap.free_gpus_total)
+		goto out;
+	int n_u = st->kind == K_BCO ? st->u_max : 1;
+	double best = INFINITY;
+	int best_u = 1;
+	for (int u = 1; u <= n_u; u++) {
+		/* §4.3 line 3: size with tau^u on ceil(G/O) nodes. */
+		for (int i = 0; i < nq; i++) {
+			int nodes = c.per_node > 0 ? (q[i].gpus + c.per_node - 1) / c.per_node : 1;
+			q[i].size = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, u);
+			if (!isfinite(q[i].size))
+				q[i].size = INFINITY;
+		}
+		qsort(q, (size_t)nq, sizeof(*q), by_size);
+		int nl = nq < st->lookahead ? nq : st->lookahead;
+		if (st->kind != K_BCO)
+			break;
+		double mk = simulate(&c, q, nl, runs, nr, u, free0, k0);
+		if (mk < best) {
+			best = mk;
+			best_u = u;
+		}
+	}
+	/* The chosen schedule: start now what it starts now (CPUs and memory checked). */
+	if (st->kind == K_BCO && n_u > 1) {
+		for (int i = 0; i < nq; i++) {
+			int nodes = c.per_node > 0 ? (q[i].gpus + c.per_node - 1) / c.per_node : 1;
+			q[i].size = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, best_u);
+		}
+		qsort(q, (size_t)nq, sizeof(*q), by_size);
+	}
+	memcpy(c.free_g, free0, nsz * sizeof(int));
+	memcpy(c.k, k0, nsz * sizeof(int));
+	for (int i = 0; i < nq; i++) {
+		struct rk_job *j = in->jobs[q[i].i];
+		struct rk_place_req req;
+		rk_place_req_from_job(j, &req);
+		int *capg = c.usable;
+		for (int nd = 0; nd < nn; nd++) {
+			const struct rk_node *node = &cl->nodes[nd];
+			int cpg = req.cpus_per_gpu == RK_SHARE_PROPORTIONAL
+					  ? node->cpus / (node->gpus ? node->gpus : 1) : req.cpus_per_gpu;
+			int64_t mpg = req.mem_mb_per_gpu == RK_SHARE_PROPORTIONAL
+					      ? node->mem_mb / (node->gpus ? node->gpus : 1)
+					      : req.mem_mb_per_gpu;
+			int g = c.free_g[nd];
+			if (cpg > 0 && cap.free_cpus[nd] / cpg < g)
+				g = cap.free_cpus[nd] / cpg;
+			if (mpg > 0 && cap.free_mem_mb[nd] / mpg < g)
+				g = (int)(cap.free_mem_mb[nd] / mpg);
+			if (req.gpus_multiple > 1)
+				g -= g % req.gpus_multiple;
+			capg[nd] = g > 0 ? g : 0;
+		}
+		if (!place(&c, &q[i], capg, best_u, in->seed ^ (uint64_t)j->id))
+			continue;
+		rk_alloc_fini(&a);
+		for (int s = 0; s < q[i].n_nodes && !rc; s++) {
+			const struct rk_node *node = &cl->nodes[q[i].nodes[s]];
+			int per = q[i].per[s];
+			int cpg = req.cpus_per_gpu == RK_SHARE_PROPORTIONAL
+					  ? node->cpus / (node->gpus ? node->gpus : 1) : req.cpus_per_gpu;
+			int64_t mpg = req.mem_mb_per_gpu == RK_SHARE_PROPORTIONAL
+					      ? node->mem_mb / (node->gpus ? node->gpus : 1)
+					      : req.mem_mb_per_gpu;
+			rc = rk_alloc_add(&a, q[i].nodes[s], per, cpg * per, mpg * per);
+		}
+		if (!rc && rk_capacity_take(&cap, &a, NULL) == 0) {
+			take(&c, q[i].nodes, q[i].per, q[i].n_nodes, 1);
+			rc = rk_decisions_push(out, j->id, &a, &j->req_plan);
+		}
+		if (rc) {
+			rc = rk_error_set(err, rc, "out of memory");
+			break;
+		}
+	}
+out:
+	rk_alloc_fini(&a);
+	rk_capacity_fini(&cap);
+	free(q);
+	free(runs);
+	free(free0);
+	free(k0);
+	free(c.free_g);
+	free(c.k);
+	free(c.usable);
+	free(c.perm);
+	return rc;
+}
+
+#define BCO_OPS(var, nm, fn, text)                                                           \
+	const struct rk_policy_ops var = {                                                   \
+		.name = nm,                                                                  \
+		.summary = text,                                                             \
+		.create = fn,                                                                \
+		.destroy = bco_destroy,                                                      \
+		.schedule = bco_schedule,                                                    \
+		.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,                       \
+	}
+
+BCO_OPS(rk_policy_sjf_bco, "sjf-bco", bco_create,
+	"SJF-BCO: smallest job first, fewest nodes with balanced NIC contention, best cap "
+	"by predicted makespan; no preemption");
+BCO_OPS(rk_policy_sjf_ff, "sjf-ff", ff_create,
+	"smallest job first, first-fit placement (nodes in id order); no preemption");
+BCO_OPS(rk_policy_sjf_bf, "sjf-bf", bf_create,
+	"smallest job first, best-fit placement (one node if possible, else fullest nodes first)");
+BCO_OPS(rk_policy_sjf_random, "sjf-random", rnd_create,
+	"smallest job first, seeded random placement; no preemption");
