@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
@@ -191,6 +192,34 @@ int sched_job_write(struct rkd_sched *s, struct sjob *j)
 	return ret;
 }
 
+void sched_dirty(struct rkd_sched *s, struct sjob *j)
+{
+	if (j->dirty)
+		return;
+	if (s->n_dirty == s->cap_dirty) {
+		int ncap = s->cap_dirty ? 2 * s->cap_dirty : 64;
+		struct sjob **v = realloc(s->dirty, (size_t)ncap * sizeof(*v));
+		if (!v) {
+			struct rk_error e;
+			rk_error_set(&e, RK_ENOMEM, "out of memory tracking changed jobs");
+			sched_fail(s, &e);
+			return;
+		}
+		s->dirty = v;
+		s->cap_dirty = ncap;
+	}
+	j->dirty = 1;
+	s->dirty[s->n_dirty++] = j;
+}
+
+void sched_flush(struct rkd_sched *s)
+{
+	for (int i = 0; i < s->n_dirty; i++)
+		if (s->dirty[i]->dirty)
+			sched_job_write(s, s->dirty[i]);
+	s->n_dirty = 0;
+}
+
 void sched_history(struct rkd_sched *s, struct sjob *j, int64_t now, const char *reason)
 {
 	char alloc[4096], plan[RK_PLAN_TEXT_MAX] = "";
@@ -222,7 +251,7 @@ void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int
 	if (j->stop == STOP_NONE || why == STOP_CANCEL)
 		j->stop = why;
 	s->engine->stop(s->engine_state, j->core.id, j->live_run, why != STOP_CANCEL, now);
-	j->dirty = 1;
+	sched_dirty(s, j);
 }
 
 /* ---- GPU ids ---------------------------------------------------------------- */
@@ -274,27 +303,34 @@ static int ids_pick(struct rkd_sched *s, const struct rk_alloc *a, char *buf, si
 
 /* ---- launches and exits ------------------------------------------------------ */
 
-static void job_finish(struct sjob *j, enum rk_job_state st, int64_t now, const char *reason)
+static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st, int64_t now,
+		       const char *reason)
 {
 	j->core.state = st;
 	rk_alloc_fini(&j->core.alloc);
 	j->launch_pending = 0;
+	s->compact_check = 1;
 	j->row.end_ms = now;
 	row_set(&j->row.reason, reason);
 	j->core.last_change_ms = now;
-	j->dirty = 1;
+	sched_dirty(s, j);
 }
 
 /* Launch every job whose run is decided, stored and whose GPUs are free. */
 static void launch_ready(struct rkd_sched *s, int64_t now)
 {
+	if (!s->launch_check)
+		return; /* nothing decided or freed since the last look */
+	s->launch_check = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
 		if (!j->launch_pending || j->live_run || j->core.state != RK_JOB_RUNNING)
 			continue;
 		char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
-		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids)))
-			continue; /* a draining run still holds some of them */
+		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids))) {
+			s->launch_check = 1; /* a draining run still holds some: look again */
+			continue;
+		}
 		rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
 		rk_plan_format(&j->core.plan, plan, sizeof(plan));
 		struct rkd_launch ln = {
@@ -315,7 +351,7 @@ static void launch_ready(struct rkd_sched *s, int64_t now)
 		rk_error_clear(&e);
 		j->launch_pending = 0;
 		if (s->engine->launch(s->engine_state, &ln, &e)) {
-			job_finish(j, RK_JOB_FAILED, now, e.msg);
+			job_finish(s, j, RK_JOB_FAILED, now, e.msg);
 			sched_event(s, j->core.id, "launch-failed", e.msg);
 			s->round_wanted = 1;
 			continue;
@@ -324,7 +360,7 @@ static void launch_ready(struct rkd_sched *s, int64_t now)
 		j->stop = STOP_NONE;
 		sched_ids_mark(s, ids, 1);
 		row_set(&j->row.gpu_ids, ids);
-		j->dirty = 1;
+		sched_dirty(s, j);
 		s->launches++;
 		char detail[1200];
 		snprintf(detail, sizeof(detail), "run %d gpus %s plan %s", j->row.run, ids, plan);
@@ -333,11 +369,12 @@ static void launch_ready(struct rkd_sched *s, int64_t now)
 }
 
 /* Next run of a job: number stored now, launched after the commit. */
-void sched_run_next(struct sjob *j)
+void sched_run_next(struct rkd_sched *s, struct sjob *j)
 {
 	j->row.run++;
 	j->launch_pending = 1;
-	j->dirty = 1;
+	s->launch_check = 1;
+	sched_dirty(s, j);
 }
 
 static void exit_describe(int status, char *buf, size_t cap)
@@ -359,10 +396,12 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	enum stop_kind why = j->stop;
 	j->live_run = 0;
 	j->stop = STOP_NONE;
+	s->launch_check = 1; /* its GPUs are free */
+	s->compact_check = 1;
 	sched_ids_mark(s, j->row.gpu_ids, 0);
 	row_set(&j->row.gpu_ids, "");
 	j->row.exit_status = x->status;
-	j->dirty = 1;
+	sched_dirty(s, j);
 	s->round_wanted = 1;
 	char what[96];
 	exit_describe(x->status, what, sizeof(what));
@@ -371,7 +410,7 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 		return; /* cancelled: the run was only draining */
 	if (x->status == 0) {
 		j->core.iters_done = j->core.iters_total;
-		job_finish(j, RK_JOB_DONE, now, "completed");
+		job_finish(s, j, RK_JOB_DONE, now, "completed");
 		return;
 	}
 	if (why != STOP_NONE || x->status == RKD_EXIT_CHECKPOINTED || x->status == RKD_EXIT_LOST) {
@@ -387,11 +426,11 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 				return;
 			}
 			j->core.state = RK_JOB_RUNNING;
-			sched_run_next(j);
+			sched_run_next(s, j);
 		}
 		return;
 	}
-	job_finish(j, RK_JOB_FAILED, now, what);
+	job_finish(s, j, RK_JOB_FAILED, now, what);
 }
 
 /* ---- rounds ------------------------------------------------------------------- */
@@ -409,7 +448,7 @@ static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_
 		s->preemptions++;
 		sched_stop_run(s, j, STOP_PREEMPT, now);
 		sched_history(s, j, now, "preempt");
-		j->dirty = 1;
+		sched_dirty(s, j);
 		return;
 	}
 	int same = j->core.alloc.n > 0 && rk_alloc_equal(&j->core.alloc, &d->alloc) &&
@@ -424,12 +463,12 @@ static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_
 	j->core.alloc = copy;
 	j->core.plan = d->plan;
 	j->core.last_change_ms = now;
-	j->dirty = 1;
+	sched_dirty(s, j);
 	if (j->core.state == RK_JOB_PENDING) {
 		if (j->core.first_start_ms < 0)
 			j->core.first_start_ms = now;
 		j->core.state = RK_JOB_RUNNING;
-		sched_run_next(j); /* waits for a draining earlier run, if any */
+		sched_run_next(s, j); /* waits for a draining earlier run, if any */
 		sched_history(s, j, now, "start");
 		return;
 	}
@@ -501,9 +540,7 @@ static int round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err)
 {
 	int ret = round_run(s, rkd_now_ms(), err);
-	for (int i = 0; i < s->n_jobs; i++)
-		if (s->jobs[i]->dirty)
-			sched_job_write(s, s->jobs[i]);
+	sched_flush(s);
 	txn_commit(s);
 	if (latency_ms)
 		*latency_ms = s->last_round_ms;
@@ -515,11 +552,16 @@ int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error
 /* Forget terminal jobs whose runs are gone: they live on in the store only. */
 static void jobs_compact(struct rkd_sched *s)
 {
+	if (!s->compact_check)
+		return;
+	s->compact_check = 0;
 	int k = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
 		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty)
 			sjob_free(j);
+		else if (sched_state_terminal(j->core.state))
+			s->compact_check = 1; /* draining: look again */
 		else
 			s->jobs[k++] = j;
 	}
@@ -548,16 +590,17 @@ void rkd_sched_handle_now(struct rkd_sched *s, struct rkd_msg *m)
 	m->status = 0;
 	m->body = NULL;
 	sched_handle(s, m, rkd_now_ms());
-	for (int i = 0; i < s->n_jobs; i++)
-		if (s->jobs[i]->dirty)
-			sched_job_write(s, s->jobs[i]);
+	sched_flush(s);
 	txn_commit(s);
 	if (s->failed)
 		fail_msg(m, &s->fail_err);
 }
 
+/* GPU-seconds of service (Tiresias' attained service), brought up to date once a second. */
 static void accrue(struct rkd_sched *s, int64_t now, int64_t *last)
 {
+	if (now - *last < 1000)
+		return;
 	double dt_s = (double)(now - *last) / 1e3;
 	*last = now;
 	if (dt_s <= 0)
@@ -571,6 +614,7 @@ static void accrue(struct rkd_sched *s, int64_t now, int64_t *last)
 void *sched_thread_main(void *arg)
 {
 	struct rkd_sched *s = arg;
+	prctl(PR_SET_NAME, "rkd-sched"); /* visible in top -H, perf and gdb */
 	int64_t last_accrue = rkd_now_ms();
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
@@ -614,9 +658,7 @@ void *sched_thread_main(void *arg)
 				s->next_round_ms = now + s->round_interval_ms;
 				round_run(s, now, &e);
 			}
-			for (int i = 0; i < s->n_jobs; i++)
-				if (s->jobs[i]->dirty)
-					sched_job_write(s, s->jobs[i]);
+			sched_flush(s);
 			txn_commit(s);
 		}
 		if (s->failed)
@@ -637,9 +679,7 @@ void *sched_thread_main(void *arg)
 	}
 	/* a final commit of what launch_ready recorded */
 	if (!s->failed) {
-		for (int i = 0; i < s->n_jobs; i++)
-			if (s->jobs[i]->dirty)
-				sched_job_write(s, s->jobs[i]);
+		sched_flush(s);
 		txn_commit(s);
 	}
 	return NULL;

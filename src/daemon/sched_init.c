@@ -107,7 +107,7 @@ static int job_adopt(struct rkd_sched *s, struct sjob *j, int64_t now, struct rk
 				j->launch_pending = 1;
 			else if (run == j->row.run && st == RK_JOB_RESTARTING) {
 				j->core.state = st = RK_JOB_RUNNING;
-				sched_run_next(j);
+				sched_run_next(s, j);
 			}
 			continue;
 		}
@@ -126,7 +126,7 @@ static int job_adopt(struct rkd_sched *s, struct sjob *j, int64_t now, struct rk
 								: STOP_NONE;
 		if (run == j->row.run)
 			j->launch_pending = 0;
-		j->dirty = 1;
+		sched_dirty(s, j);
 		char detail[128];
 		snprintf(detail, sizeof(detail), "run %d %s", run,
 			 r == RKD_ADOPT_ALIVE ? "alive" : "ended while rubickd was down");
@@ -161,6 +161,8 @@ static int recover(struct rkd_sched *s, struct rk_error *err)
 	for (int i = 0; i < s->n_jobs && !ret; i++)
 		ret = job_adopt(s, s->jobs[i], now, err);
 	s->round_wanted = 1;
+	s->launch_check = 1;
+	s->compact_check = 1;
 	return ret;
 }
 
@@ -279,6 +281,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	for (int i = 0; i < s->n_jobs; i++)
 		sjob_free(s->jobs[i]);
 	free(s->jobs);
+	free(s->dirty);
 	if (s->policy && s->policy_state)
 		s->policy->destroy(s->policy_state);
 	if (s->engine && s->engine_state)

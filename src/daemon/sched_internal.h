@@ -46,6 +46,10 @@ struct rkd_sched {
 
 	struct sjob **jobs;      /* tracked jobs, in id order */
 	int n_jobs, cap_jobs;
+	struct sjob **dirty;     /* jobs whose row must be written (sjob.dirty set) */
+	int n_dirty, cap_dirty;
+	int launch_check;        /* a launch may have become possible */
+	int compact_check;       /* a terminal job may be ready to forget */
 	int64_t next_id;
 	struct rk_decisions dec;
 	uint64_t round_seq;
@@ -89,7 +93,9 @@ int rkd_state_parse(const char *name, enum rk_job_state *out);
 int sched_state_terminal(enum rk_job_state st);
 void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
 void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
-void sched_run_next(struct sjob *j);
+void sched_run_next(struct rkd_sched *s, struct sjob *j);
+void sched_dirty(struct rkd_sched *s, struct sjob *j);   /* queue j's row for writing */
+void sched_flush(struct rkd_sched *s);                   /* write every queued row */
 void *sched_thread_main(void *arg);
 
 /* sched_msgs.c */

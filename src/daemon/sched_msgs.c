@@ -315,6 +315,7 @@ static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	snprintf(reason, sizeof(reason), "cancelled by %s", m->who->admin ? "admin" : m->who->tenant);
 	sched_stop_run(s, j, STOP_CANCEL, now);
 	j->core.state = RK_JOB_CANCELLED;
+	s->compact_check = 1;
 	rk_alloc_fini(&j->core.alloc);
 	j->row.end_ms = now;
 	j->core.last_change_ms = now;
@@ -452,7 +453,7 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 				 r->tput_sps >= 0 ? r->tput_sps : 0,
 				 rk_alloc_total_gpus(&j->core.alloc), plan, &e))
 		sched_fail(s, &e);
-	j->dirty = 1;
+	sched_dirty(s, j);
 	sched_job_write(s, j);
 	reply_job(s, m, 200, j->core.id, 0);
 }
