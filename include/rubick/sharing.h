@@ -65,7 +65,8 @@ int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct
 #define RK_XI_TYPE_MAX 64
 #define RK_XI_GPU_MAX 24
 /* Slowdown assumed with no measurement at all: plain time slicing, each job
- * gets half the GPU. With it the §3.3 test never shares (conservative). */
+ * gets half the GPU. The §3.3 test then shares only when a short job would
+ * otherwise wait behind a much longer one (conservative, never a speed-up). */
 #define RK_XI_NO_DATA 2.0
 
 /* One measured pair on one GPU type: a runs at 1/xi_a of its isolated speed. */
