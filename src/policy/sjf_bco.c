@@ -69,6 +69,8 @@ static int create_kind(void **state, const char *options, struct rk_error *err,
 		char *comma = strchr(p, ',');
 		if (comma)
 			*comma = '\0';
+		char item[256];
+		snprintf(item, sizeof(item), "%s", p);
 		char *eq = strchr(p, '=');
 		int bad = kind != K_BCO || !eq;
 		if (!bad) {
@@ -88,8 +90,8 @@ static int create_kind(void **state, const char *options, struct rk_error *err,
 		}
 		if (bad) {
 			free(s);
-			return rk_error_set(err, RK_EINVAL, "policy %s: bad option near '%s' (%s)", name,
-					    p, kind == K_BCO ? "u_max=1..64, lookahead=N, "
+			return rk_error_set(err, RK_EINVAL, "policy %s: bad option '%s' (%s)", name,
+					    item, kind == K_BCO ? "u_max=1..64, lookahead=N, "
 							       "overhead_ms=MS" : "takes none");
 		}
 		p = comma ? comma + 1 : p + strlen(p);
