@@ -1,0 +1,122 @@
+/* rubickd configuration: keys, tenants, every error with FILE:LINE:COL, token files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+
+static void parse_good(void **state)
+{
+	(void)state;
+	struct rkd_config c;
+	struct rk_error e;
+	rkd_config_defaults(&c);
+	const char *text = "# comment\nlisten = unix:/tmp/x.sock\npolicy = sjf  # trailing\n"
+			   "sync = normal\ngrace_ms = 500\n[tenant alice]\ngpu_quota = 8\n"
+			   "token_file = /a.token\n[tenant bob]\n";
+	assert_int_equal(rkd_config_parse(&c, text, "r.conf", &e), 0);
+	assert_string_equal(c.listen, "unix:/tmp/x.sock");
+	assert_string_equal(c.policy, "sjf");
+	assert_string_equal(c.sync, "normal");
+	assert_int_equal(c.grace_ms, 500);
+	assert_int_equal(c.n_tenants, 2);
+	assert_int_equal(c.tenants[0].gpu_quota, 8);
+	assert_int_equal(c.tenants[1].gpu_quota, -1);
+	assert_string_equal(c.tenant_token_file[0], "/a.token");
+	/* a flag overrides the file */
+	assert_int_equal(rkd_config_set(&c, "grace_ms", "7", "--grace-ms", &e), 0);
+	assert_int_equal(c.grace_ms, 7);
+}
+
+static void every_error(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *where;
+		int code;
+	} cases[] = {
+		{"colour = red\n", "r.conf:1:1: unknown key", RK_EINVAL},
+		{"\n  grace_ms = x\n", "r.conf:2:3: grace_ms", RK_EINVAL},
+		{"grace_ms = -5\n", "r.conf:1:1: grace_ms", RK_ERANGE},
+		{"listen\n", "r.conf:1:1: expected KEY = VALUE", RK_EINVAL},
+		{"[tenant]\n", "r.conf:1:1: expected [tenant NAME]", RK_EINVAL},
+		{"[tenant a]\n[tenant a]\n", "r.conf:2:1: tenant 'a' given twice", RK_EEXIST},
+		{"[tenant a]\ncolour = 1\n", "r.conf:2:1: unknown tenant key", RK_EINVAL},
+		{"[tenant a]\ngpu_quota = -2\n", "r.conf:2:1: gpu_quota", RK_ERANGE},
+		{"sync = sometimes\n", "r.conf:1:1: sync", RK_EINVAL},
+		{"db = \n", "r.conf:1:1: db", RK_ERANGE},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rkd_config c;
+		struct rk_error e;
+		rkd_config_defaults(&c);
+		int rc = rkd_config_parse(&c, cases[i].text, "r.conf", &e);
+		if (rc != cases[i].code || strncmp(e.msg, cases[i].where, strlen(cases[i].where)))
+			fail_msg("case %zu: got %d '%s'", i, rc, e.msg);
+	}
+}
+
+static void token_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/rk-conf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char adm[300], ten[300];
+	snprintf(adm, sizeof(adm), "%s/admin", dir);
+	snprintf(ten, sizeof(ten), "%s/alice", dir);
+	FILE *f = fopen(adm, "w");
+	fputs("admin-0123456789abcdef\n", f);
+	fclose(f);
+	f = fopen(ten, "w");
+	fputs("alice-0123456789abcdef\n", f);
+	fclose(f);
+	chmod(adm, 0600);
+	chmod(ten, 0644);
+	struct rkd_config c;
+	struct rk_error e;
+	struct rkd_token t[4];
+	int n;
+	rkd_config_defaults(&c);
+	assert_int_equal(rkd_config_tokens(&c, t, 4, &n, &e), RK_EINVAL); /* none given */
+	snprintf(c.admin_token_file, sizeof(c.admin_token_file), "%s", adm);
+	c.n_tenants = 1;
+	snprintf(c.tenants[0].name, sizeof(c.tenants[0].name), "alice");
+	snprintf(c.tenant_token_file[0], sizeof(c.tenant_token_file[0]), "%s", ten);
+	assert_int_equal(rkd_config_tokens(&c, t, 4, &n, &e), RK_EPERM); /* world-readable */
+	assert_non_null(strstr(e.msg, ten));
+	chmod(ten, 0600);
+	assert_int_equal(rkd_config_tokens(&c, t, 4, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_true(t[0].admin && !t[1].admin);
+	assert_string_equal(t[1].tenant, "alice");
+	assert_string_equal(t[1].token, "alice-0123456789abcdef");
+	f = fopen(ten, "w");
+	fputs("short\n", f);
+	fclose(f);
+	assert_int_equal(rkd_config_tokens(&c, t, 4, &n, &e), RK_ERANGE);
+	f = fopen(ten, "w");
+	fputs("admin-0123456789abcdef\n", f);
+	fclose(f);
+	assert_int_equal(rkd_config_tokens(&c, t, 4, &n, &e), RK_EEXIST); /* same as admin */
+	unlink(adm);
+	unlink(ten);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_good),
+		cmocka_unit_test(every_error),
+		cmocka_unit_test(token_files),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

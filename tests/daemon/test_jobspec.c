@@ -1,0 +1,125 @@
+/* Strict validation of API bodies: every accepted field and every documented error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/jobspec.h"
+
+static void good_spec(void **state)
+{
+	(void)state;
+	const char *b = "{\"name\":\"n1\",\"model\":\"bert\",\"iterations\":10,\"gpus\":4,"
+			"\"min_gpus\":2,\"max_gpus\":8,\"command\":\"run.sh\",\"cpus\":8,"
+			"\"mem_mb\":1024,\"net_gbps\":1.5,\"guaranteed\":true,\"global_batch\":64,"
+			"\"plan\":\"dp=4,tp=1,pp=1,mb=8,ga=2,gc=0,zero=1,offload=0\","
+			"\"est_duration_s\":60,\"tenant\":\"t\",\"idempotency_key\":\"k1\"}";
+	struct rkd_spec s;
+	struct rkd_verr v;
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	assert_string_equal(s.name, "n1");
+	assert_int_equal(s.gpus, 4);
+	assert_int_equal(s.min_gpus, 2);
+	assert_int_equal(s.max_gpus, 8);
+	assert_int_equal(s.plan.zero, 1);
+	assert_true(s.guaranteed && s.has_plan);
+	/* the canonical encoding parses back to the same spec */
+	char *enc = rkd_spec_encode(&s);
+	struct rkd_spec s2;
+	assert_int_equal(rkd_spec_parse(enc, strlen(enc), &s2, &v), 0);
+	assert_int_equal(s2.gpus, 4);
+	assert_int_equal(s2.global_batch, 64);
+	assert_string_equal(s2.command, "run.sh");
+	assert_string_equal(s2.key, "k1");
+	free(enc);
+	rkd_spec_fini(&s);
+	rkd_spec_fini(&s2);
+}
+
+struct bad {
+	const char *body;
+	int code;
+	const char *field;
+};
+
+static void every_spec_error(void **state)
+{
+	(void)state;
+	static const struct bad cases[] = {
+		{"{", RK_EINVAL, ""},
+		{"[1]", RK_EINVAL, ""},
+		{"{\"a\":1,\"a\":1}", RK_EINVAL, ""},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"zz\":1}", RK_EINVAL, "zz"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":\"1\",\"command\":\"x\"}", RK_EINVAL, "gpus"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":0,\"command\":\"x\"}", RK_ERANGE, "gpus"},
+		{"{\"model\":\"b\",\"iterations\":1.5,\"gpus\":1,\"command\":\"x\"}", RK_EINVAL, "iterations"},
+		{"{\"model\":\"b\",\"gpus\":1,\"command\":\"x\"}", RK_EINVAL, "iterations"},
+		{"{\"model\":\"b\",\"iterations\":1,\"command\":\"x\"}", RK_EINVAL, "gpus"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1}", RK_EINVAL, "command"},
+		{"{\"iterations\":1,\"gpus\":1,\"command\":\"x\"}", RK_EINVAL, "model"},
+		{"{\"model\":\"b\",\"launch\":\"l\",\"iterations\":1,\"gpus\":1}", RK_EINVAL, "model"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"min_gpus\":3,\"command\":\"x\"}", RK_ERANGE, "min_gpus"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"max_gpus\":1,\"command\":\"x\"}", RK_ERANGE, "max_gpus"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"plan\":\"dp=2\",\"command\":\"x\"}", RK_EINVAL, "plan"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"x\","
+		 "\"plan\":\"dp=4,tp=1,pp=1,mb=8,ga=1,gc=0,zero=0,offload=0\"}", RK_EINVAL, "plan"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"name\":\"a b\",\"command\":\"x\"}", RK_EINVAL, "name"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"name\":\"\",\"command\":\"x\"}", RK_ERANGE, "name"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"guaranteed\":1,\"command\":\"x\"}", RK_EINVAL, "guaranteed"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"net_gbps\":-1,\"command\":\"x\"}", RK_ERANGE, "net_gbps"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"tenant\":\"-x\",\"command\":\"x\"}", RK_EINVAL, "tenant"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rkd_spec s;
+		struct rkd_verr v;
+		memset(&v, 0, sizeof(v));
+		int rc = rkd_spec_parse(cases[i].body, strlen(cases[i].body), &s, &v);
+		if (rc != cases[i].code || strcmp(v.field, cases[i].field))
+			fail_msg("case %zu (%s): got %d field '%s' (%s)", i, cases[i].body, rc, v.field,
+				 v.e.msg);
+		assert_true(v.e.msg[0] != '\0');
+	}
+}
+
+static void updates_reports_policy(void **state)
+{
+	(void)state;
+	struct rkd_update u;
+	struct rkd_verr v;
+	const char *b = "{\"gpus\":4,\"plan\":null}";
+	assert_int_equal(rkd_update_parse(b, strlen(b), &u, &v), 0);
+	assert_true(u.has_gpus && u.gpus == 4 && u.has_plan && u.clear_plan);
+	assert_int_equal(rkd_update_parse("{}", 2, &u, &v), RK_EINVAL);
+	assert_int_equal(rkd_update_parse("{\"iters\":1}", 11, &u, &v), RK_EINVAL);
+	assert_string_equal(v.field, "iters");
+	struct rkd_report r;
+	b = "{\"iters_done\":5,\"throughput_sps\":2.5,\"run\":2}";
+	assert_int_equal(rkd_report_parse(b, strlen(b), &r, &v), 0);
+	assert_true(r.iters_done == 5 && r.tput_sps == 2.5 && r.run == 2);
+	b = "{\"throughput_sps\":2.5}";
+	assert_int_equal(rkd_report_parse(b, strlen(b), &r, &v), RK_EINVAL);
+	assert_string_equal(v.field, "iters_done");
+	b = "{\"iters_done\":-1}";
+	assert_int_equal(rkd_report_parse(b, strlen(b), &r, &v), RK_ERANGE);
+	struct rkd_policy_req p;
+	b = "{\"name\":\"sjf\",\"options\":\"a=1\"}";
+	assert_int_equal(rkd_policy_req_parse(b, strlen(b), &p, &v), 0);
+	assert_string_equal(p.options, "a=1");
+	b = "{\"options\":\"a=1\"}";
+	assert_int_equal(rkd_policy_req_parse(b, strlen(b), &p, &v), RK_EINVAL);
+	assert_string_equal(v.field, "name");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(good_spec),
+		cmocka_unit_test(every_spec_error),
+		cmocka_unit_test(updates_reports_policy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
