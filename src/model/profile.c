@@ -268,10 +268,11 @@ static int native_key(const struct rk_csv *c, const char *name, struct rk_profil
 	snprintf(one.field[0], sizeof(one.field[0]), "%s", val);
 	one.col[0] = vcol;
 	if (!strcmp(key, "model")) {
-		if (!*val || strlen(val) >= RK_MODEL_NAME_MAX)
+		size_t vl = strlen(val);
+		if (!vl || vl >= RK_MODEL_NAME_MAX)
 			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: model: name must be 1..%d "
 					    "characters", name, c->line, vcol, RK_MODEL_NAME_MAX - 1);
-		snprintf(p->model, sizeof(p->model), "%s", val);
+		memcpy(p->model, val, vl + 1);
 		return 0;
 	}
 	if (!strcmp(key, "global_batch")) {
