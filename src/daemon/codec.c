@@ -1,6 +1,7 @@
 /*
  * Text and JSON forms the daemon stores and serves: allocations as
- * "node:gpus:cpus:mem_mb;..." (shares in node order) and the JSON of a job
+ * "node:gpus:cpus:mem_mb[:gpu_mask];..." (shares in node order; the hex GPU
+ * mask only when a GPU-sharing policy named the GPUs) and the JSON of a job
  * (docs/api.md, "Job object").
  */
 #include "daemon/sched_internal.h"
@@ -16,8 +17,12 @@ int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap)
 	buf[0] = '\0';
 	for (int i = 0; i < a->n; i++) {
 		const struct rk_share *s = &a->shares[i];
-		int n = snprintf(buf + len, cap - len, "%s%d:%d:%d:%lld", i ? ";" : "", s->node,
-				 s->gpus, s->cpus, (long long)s->mem_mb);
+		int n = s->gpu_mask
+				? snprintf(buf + len, cap - len, "%s%d:%d:%d:%lld:%llx", i ? ";" : "",
+					   s->node, s->gpus, s->cpus, (long long)s->mem_mb,
+					   (unsigned long long)s->gpu_mask)
+				: snprintf(buf + len, cap - len, "%s%d:%d:%d:%lld", i ? ";" : "", s->node,
+					   s->gpus, s->cpus, (long long)s->mem_mb);
 		if (n < 0 || (size_t)n >= cap - len)
 			return RK_ERANGE;
 		len += (size_t)n;
@@ -39,6 +44,18 @@ int rkd_alloc_parse(const char *text, struct rk_alloc *out)
 			return RK_EINVAL;
 		}
 		p += used;
+		if (*p == ':') { /* the GPUs a sharing policy named */
+			char *end;
+			unsigned long long mask = strtoull(p + 1, &end, 16);
+			if (end == p + 1) {
+				rk_alloc_fini(&a);
+				return RK_EINVAL;
+			}
+			for (int k = 0; k < a.n; k++)
+				if (a.shares[k].node == node)
+					a.shares[k].gpu_mask = mask;
+			p = end;
+		}
 		if (*p == ';')
 			p++;
 		else if (*p) {
@@ -65,8 +82,14 @@ static json_t *alloc_json(const char *text)
 		json_object_set_new(o, "gpus", json_integer(gpus));
 		json_object_set_new(o, "cpus", json_integer(cpus));
 		json_object_set_new(o, "mem_mb", json_integer(mem));
-		json_array_append_new(arr, o);
 		p += used;
+		if (*p == ':') {
+			char *end;
+			unsigned long long mask = strtoull(p + 1, &end, 16);
+			json_object_set_new(o, "gpu_mask", json_integer((json_int_t)mask));
+			p = end;
+		}
+		json_array_append_new(arr, o);
 		if (*p == ';')
 			p++;
 	}

@@ -256,7 +256,14 @@ void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int
 
 /* ---- GPU ids ---------------------------------------------------------------- */
 
-/* Mark the global ids in `text` busy (take = 1) or free. */
+/*
+ * Live runs hold virtual GPU ids (global: node N's GPU g is gpu_base[N] + g).
+ * A GPU has at most two holders: policies that share GPUs (rk_share.gpu_mask,
+ * policy.h) put two jobs on one; every other share takes GPUs nobody holds.
+ */
+#define MAX_HOLDERS 2
+
+/* Count the global ids in `text` as held (take = 1) or released. */
 void sched_ids_mark(struct rkd_sched *s, const char *text, int take)
 {
 	const char *p = text;
@@ -265,17 +272,30 @@ void sched_ids_mark(struct rkd_sched *s, const char *text, int take)
 		long g = strtol(p, &end, 10);
 		if (end == p)
 			break;
-		for (int n = s->cluster.n_nodes - 1; n >= 0; n--)
-			if (g >= s->gpu_base[n]) {
-				uint64_t bit = (uint64_t)1 << (g - s->gpu_base[n]);
-				s->gpu_busy[n] = take ? (s->gpu_busy[n] | bit) : (s->gpu_busy[n] & ~bit);
-				break;
-			}
+		if (g >= 0 && g < s->n_gpus) {
+			if (take && s->gpu_holders[g] < 255)
+				s->gpu_holders[g]++;
+			else if (!take && s->gpu_holders[g] > 0)
+				s->gpu_holders[g]--;
+		}
 		p = *end == ',' ? end + 1 : end;
 	}
 }
 
-/* Pick free ids for `a`, lowest first. 0 and the list in buf, or RK_EINFEASIBLE. */
+static int ids_append(char *buf, size_t cap, size_t *len, int id)
+{
+	int n = snprintf(buf + *len, cap - *len, "%s%d", *len ? "," : "", id);
+	if (n < 0 || (size_t)n >= cap - *len)
+		return RK_ERANGE;
+	*len += (size_t)n;
+	return 0;
+}
+
+/*
+ * The ids for `a`: a share's gpu_mask when the policy named GPUs (each with
+ * room for one more holder), else the lowest GPUs nobody holds. 0 and the
+ * list in buf, or RK_EINFEASIBLE while a draining run still holds some.
+ */
 static int ids_pick(struct rkd_sched *s, const struct rk_alloc *a, char *buf, size_t cap)
 {
 	size_t len = 0;
@@ -284,17 +304,19 @@ static int ids_pick(struct rkd_sched *s, const struct rk_alloc *a, char *buf, si
 		const struct rk_share *sh = &a->shares[i];
 		if (sh->node < 0 || sh->node >= s->cluster.n_nodes)
 			return RK_EINVAL;
-		uint64_t busy = s->gpu_busy[sh->node];
-		int got = 0;
-		for (int g = 0; g < s->cluster.nodes[sh->node].gpus && got < sh->gpus; g++)
-			if (!(busy & ((uint64_t)1 << g))) {
-				int n = snprintf(buf + len, cap - len, "%s%d", len ? "," : "",
-						 s->gpu_base[sh->node] + g);
-				if (n < 0 || (size_t)n >= cap - len)
-					return RK_ERANGE;
-				len += (size_t)n;
-				got++;
-			}
+		int base = s->gpu_base[sh->node], got = 0;
+		for (int g = 0; g < s->cluster.nodes[sh->node].gpus && got < sh->gpus; g++) {
+			int named = sh->gpu_mask && ((sh->gpu_mask >> g) & 1);
+			int ok = sh->gpu_mask ? named && s->gpu_holders[base + g] < MAX_HOLDERS
+					      : s->gpu_holders[base + g] == 0;
+			if (named && !ok)
+				return RK_EINFEASIBLE;
+			if (!ok)
+				continue;
+			if (ids_append(buf, cap, &len, base + g))
+				return RK_ERANGE;
+			got++;
+		}
 		if (got < sh->gpus)
 			return RK_EINFEASIBLE;
 	}
@@ -514,7 +536,7 @@ static int round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		.cluster = &s->cluster,
 		.jobs = (struct rk_job *const *)active,
 		.n_jobs = n,
-		.env = NULL,
+		.env = &s->env,
 		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
 	};
 	rk_decisions_clear(&s->dec);

@@ -198,8 +198,7 @@ static int cluster_setup(struct rkd_sched *s, const struct rkd_sched_config *cfg
 	s->cluster_spec = strdup(cfg->cluster_spec ? cfg->cluster_spec : "");
 	int n = s->cluster.n_nodes;
 	s->gpu_base = calloc((size_t)(n ? n : 1), sizeof(*s->gpu_base));
-	s->gpu_busy = calloc((size_t)(n ? n : 1), sizeof(*s->gpu_busy));
-	if (!s->cluster_spec || !s->gpu_base || !s->gpu_busy)
+	if (!s->cluster_spec || !s->gpu_base)
 		return rk_error_set(err, RK_ENOMEM, "cluster: out of memory");
 	int base = 0;
 	for (int i = 0; i < n; i++) {
@@ -210,6 +209,12 @@ static int cluster_setup(struct rkd_sched *s, const struct rkd_sched_config *cfg
 		s->gpu_base[i] = base;
 		base += s->cluster.nodes[i].gpus;
 	}
+	s->n_gpus = base;
+	s->gpu_holders = calloc((size_t)(base ? base : 1), 1);
+	if (!s->gpu_holders)
+		return rk_error_set(err, RK_ENOMEM, "cluster: out of memory");
+	/* The calibrated constants the simulator decides with too (perf.h). */
+	rk_perf_env_a800(&s->env);
 	return rkd_store_meta_set(s->store, "cluster", s->cluster_spec, err);
 }
 
@@ -291,7 +296,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	rk_cluster_fini(&s->cluster);
 	free(s->cluster_spec);
 	free(s->gpu_base);
-	free(s->gpu_busy);
+	free(s->gpu_holders);
 	free(s->tenants);
 	free(s->url);
 	pthread_cond_destroy(&s->wake);

@@ -7,6 +7,7 @@
 #define RUBICKD_SCHED_INTERNAL_H
 
 #include "daemon/sched.h"
+#include "rubick/perf.h"
 #include "rubick/policy.h"
 
 #include <pthread.h>
@@ -32,7 +33,9 @@ struct rkd_sched {
 	struct rk_cluster cluster;
 	char *cluster_spec;
 	int *gpu_base;           /* first global GPU id of each node */
-	uint64_t *gpu_busy;      /* per node: bit i = GPU i held by a live run */
+	unsigned char *gpu_holders; /* per global GPU id: live runs holding it */
+	int n_gpus;              /* GPUs installed, all nodes */
+	struct rk_perf_env env;  /* performance-model constants policies decide with */
 	const struct rkd_engine_ops *engine;
 	void *engine_state;
 	const struct rk_policy_ops *policy;

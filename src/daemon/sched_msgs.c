@@ -464,7 +464,7 @@ static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const in
 	json_t *o = json_object();
 	int busy = 0;
 	for (int g = 0; g < n->gpus; g++)
-		busy += (int)((s->gpu_busy[i] >> g) & 1);
+		busy += s->gpu_holders[s->gpu_base[i] + g] > 0;
 	json_object_set_new(o, "id", json_integer(n->id));
 	json_object_set_new(o, "gpu_type", json_string(n->gpu_type));
 	json_object_set_new(o, "gpus", json_integer(n->gpus));
