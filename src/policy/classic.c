@@ -27,6 +27,7 @@
 #include "rubick/placement.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,8 +211,104 @@ static int filter_fitting(struct item *it, int n, int free_gpus)
 	return m;
 }
 
+void classic_cache_fini(struct classic_cache *c)
+{
+	if (!c)
+		return;
+	free(c->ids);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Fibonacci hashing of a job id into 2^bits slots. */
+static size_t id_slot(int64_t id, int bits)
+{
+	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
+/*
+ * Sort `it` by priority, starting from the cached order of the last round
+ * (insertion sort, O(n + moves)); fall back to qsort when the order moved a
+ * lot. The result is the same total order either way (by_key is strict).
+ */
+static int order_items(struct classic_cache *c, struct item *it, int m)
+{
+	int rc = 0;
+	int bits = 1;
+	while ((1 << bits) < 2 * m)
+		bits++;
+	int *slot = NULL;
+	struct item *ord = NULL;
+	char *used = NULL;
+	if (!c || c->n == 0 || m < 64)
+		goto full;
+	slot = malloc(((size_t)1 << bits) * sizeof(*slot));
+	ord = malloc((size_t)m * sizeof(*ord));
+	used = calloc((size_t)m, 1);
+	if (!slot || !ord || !used)
+		goto full;
+	size_t mask = ((size_t)1 << bits) - 1;
+	memset(slot, 0xff, ((size_t)1 << bits) * sizeof(*slot));
+	for (int i = 0; i < m; i++) {
+		size_t h = id_slot(it[i].job->id, bits);
+		while (slot[h] >= 0)
+			h = (h + 1) & mask;
+		slot[h] = i;
+	}
+	int k = 0;
+	for (int q = 0; q < c->n; q++) {
+		for (size_t h = id_slot(c->ids[q], bits); slot[h] >= 0; h = (h + 1) & mask) {
+			int i = slot[h];
+			if (it[i].job->id != c->ids[q])
+				continue;
+			if (!used[i]) {
+				used[i] = 1;
+				ord[k++] = it[i];
+			}
+			break;
+		}
+	}
+	for (int i = 0; i < m; i++)
+		if (!used[i])
+			ord[k++] = it[i];
+	long moves = 0, limit = 8L * m + 1024;
+	for (int i = 1; i < m && moves <= limit; i++) {
+		struct item x = ord[i];
+		int j = i;
+		for (; j > 0 && by_key(&ord[j - 1], &x) > 0 && moves <= limit; j--, moves++)
+			ord[j] = ord[j - 1];
+		ord[j] = x;
+	}
+	if (moves > limit)
+		goto full;
+	memcpy(it, ord, (size_t)m * sizeof(*it));
+	goto save;
+full:
+	qsort(it, (size_t)m, sizeof(*it), by_key);
+save:
+	if (c) {
+		if (m > c->cap) {
+			int64_t *v = realloc(c->ids, (size_t)m * sizeof(*v));
+			if (!v) {
+				rc = RK_ENOMEM;
+				c->n = 0;
+				goto done;
+			}
+			c->ids = v;
+			c->cap = m;
+		}
+		for (int i = 0; i < m; i++)
+			c->ids[i] = it[i].job->id;
+		c->n = m;
+	}
+done:
+	free(slot);
+	free(ord);
+	free(used);
+	return rc;
+}
+
 int classic_schedule(const struct classic_spec *spec, const void *opt,
-		     const struct rk_sched_input *in, struct rk_decisions *out,
+		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err)
 {
 	int n = in->n_jobs, rc;
@@ -253,8 +350,9 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		budget = cap.free_gpus_total;
 	}
 	if (spec->preemptive) {
-		qsort(it, (size_t)m, sizeof(*it), by_key);
-		rc = schedule_preemptive(it, m, &cap, budget, out);
+		rc = order_items(cache, it, m);
+		if (!rc)
+			rc = schedule_preemptive(it, m, &cap, budget, out);
 	} else {
 		rc = schedule_fifo_like(it, m, &cap, out);
 	}

@@ -27,12 +27,25 @@ struct classic_spec {
 };
 
 /*
- * One round. Non-preemptive: pending jobs in key order, each started when its
+ * The priority order of the previous round (job ids), kept by preemptive
+ * policies: from one round to the next it changes little (running jobs move
+ * up as their remaining time shrinks, arrivals slot in), so re-sorting starts
+ * from it with an insertion sort instead of a full sort.
+ */
+struct classic_cache {
+	int64_t *ids;
+	int n, cap;
+};
+
+void classic_cache_fini(struct classic_cache *c);
+
+/*
+ * One round (`cache` may be NULL). Non-preemptive: pending jobs in key order, each started when its
  * request fits (a job that does not fit is skipped, the next one tried).
  * Preemptive: see classic.c.
  */
 int classic_schedule(const struct classic_spec *spec, const void *opt,
-		     const struct rk_sched_input *in, struct rk_decisions *out,
+		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err);
 
 /* create/destroy for policies without options: any option is an error. */

@@ -30,7 +30,7 @@ static int fifo_schedule(void *state, const struct rk_sched_input *in, struct rk
 			 struct rk_error *err)
 {
 	(void)state;
-	return classic_schedule(&spec, NULL, in, out, err);
+	return classic_schedule(&spec, NULL, NULL, in, out, err);
 }
 
 const struct rk_policy_ops rk_policy_fifo = {

@@ -6,6 +6,8 @@
  */
 #include "classic.h"
 
+#include <stdlib.h>
+
 static void srtf_key(const struct rk_job *job, int64_t now_ms, const void *opt,
 		     struct classic_key *out)
 {
@@ -19,19 +21,25 @@ static const struct classic_spec spec = {"srtf", srtf_key, 1};
 
 static int srtf_create(void **state, const char *options, struct rk_error *err)
 {
-	return classic_create_noopt(state, options, err, spec.name);
+	int rc = classic_create_noopt(state, options, err, spec.name);
+	if (rc)
+		return rc;
+	*state = calloc(1, sizeof(struct classic_cache));
+	if (!*state)
+		return rk_error_set(err, RK_ENOMEM, "policy srtf: out of memory");
+	return 0;
 }
 
 static void srtf_destroy(void *state)
 {
-	(void)state;
+	classic_cache_fini(state);
+	free(state);
 }
 
 static int srtf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
-	(void)state;
-	return classic_schedule(&spec, NULL, in, out, err);
+	return classic_schedule(&spec, NULL, state, in, out, err);
 }
 
 const struct rk_policy_ops rk_policy_srtf = {

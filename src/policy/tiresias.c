@@ -16,6 +16,7 @@
 
 struct tiresias {
 	double threshold_gpu_s; /* attained service at which a job drops to queue 1 */
+	struct classic_cache cache;
 };
 
 static void tiresias_key(const struct rk_job *job, int64_t now_ms, const void *opt,
@@ -31,7 +32,7 @@ static const struct classic_spec spec = {"tiresias", tiresias_key, 1};
 
 static int tiresias_create(void **state, const char *options, struct rk_error *err)
 {
-	struct tiresias *t = malloc(sizeof(*t));
+	struct tiresias *t = calloc(1, sizeof(*t));
 	if (!t)
 		return rk_error_set(err, RK_ENOMEM, "policy tiresias: out of memory");
 	t->threshold_gpu_s = DEFAULT_THRESHOLD_GPU_H * 3600.0;
@@ -54,14 +55,17 @@ static int tiresias_create(void **state, const char *options, struct rk_error *e
 
 static void tiresias_destroy(void *state)
 {
-	free(state);
+	struct tiresias *t = state;
+	if (t)
+		classic_cache_fini(&t->cache);
+	free(t);
 }
 
 static int tiresias_schedule(void *state, const struct rk_sched_input *in,
 			     struct rk_decisions *out, struct rk_error *err)
 {
-	const struct tiresias *t = state;
-	int rc = classic_schedule(&spec, state, in, out, err);
+	struct tiresias *t = state;
+	int rc = classic_schedule(&spec, state, &t->cache, in, out, err);
 	if (rc)
 		return rc;
 	/*

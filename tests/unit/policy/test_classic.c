@@ -10,7 +10,7 @@
 
 #include "rubick/policy.h"
 
-#define MAXJ 8
+#define MAXJ 200
 
 static struct rk_cluster cl;
 static struct rk_job jobs[MAXJ];
@@ -221,6 +221,86 @@ static void ties_by_id(void **state)
 	}
 }
 
+/* Render decisions of `p` with state `st` on the current snapshot. */
+static void decide_with(const struct rk_policy_ops *p, void *st, char *buf, size_t cap)
+{
+	struct rk_error err;
+	struct rk_sched_input in = {.now_ms = 1000000, .cluster = &cl, .jobs = ptrs, .n_jobs = nj};
+	struct rk_decisions ds;
+	rk_decisions_init(&ds);
+	if (p->schedule(st, &in, &ds, &err))
+		fail_msg("%s", err.msg);
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < ds.n && len < cap; i++) {
+		const struct rk_decision *d = &ds.v[i];
+		len += (size_t)snprintf(buf + len, cap - len, "%lld:%d;", (long long)d->job_id,
+					d->alloc.n ? d->alloc.shares[0].node : -1);
+	}
+	rk_decisions_fini(&ds);
+}
+
+/*
+ * The preemptive policies keep last round's order to re-sort cheaply; over
+ * rounds where running jobs progress and jobs arrive, a long-lived state must
+ * decide exactly what a fresh one decides.
+ */
+static void cached_order_is_exact(void **state)
+{
+	(void)state;
+	const char *names[] = {"srtf", "tiresias"};
+	for (int k = 0; k < 2; k++) {
+		reset(NULL);
+		cluster("4x8");
+		uint64_t x = 12345;
+		for (int i = 0; i < 150; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			int g = 1 << (int)((x >> 33) % 4); /* 1, 2, 4 or 8 GPUs */
+			struct rk_job *j = job(i + 1, (int64_t)((x >> 20) % 1000), g,
+					       10.0 + (double)((x >> 40) % 5000));
+			j->attained_gpu_s = (double)((x >> 28) % 100000);
+		}
+		const struct rk_policy_ops *p = rk_policy_find(names[k]);
+		void *kept = NULL;
+		struct rk_error err;
+		assert_int_equal(p->create(&kept, NULL, &err), 0);
+		char a[8192], b[8192];
+		for (int round = 0; round < 8; round++) {
+			void *fresh = NULL;
+			assert_int_equal(p->create(&fresh, NULL, &err), 0);
+			decide_with(p, kept, a, sizeof(a));
+			decide_with(p, fresh, b, sizeof(b));
+			assert_string_equal(a, b);
+			p->destroy(fresh);
+			/* Running jobs progress (and climb in SRTF order, drop queues in Tiresias). */
+			for (int i = 0; i < nj; i++) {
+				struct rk_job *j = &jobs[i];
+				if (j->alloc.n > 0) {
+					j->iters_done += (double)((i * 37 + round * 11) % 90);
+					if (j->iters_done > j->iters_total)
+						j->iters_done = j->iters_total;
+					j->attained_gpu_s += 3600.0 * (double)((i + round) % 5) * 4;
+				}
+			}
+			/* Short arrivals: they must jump the queue (cached order puts them last). */
+			for (int q = 0; q < 5; q++)
+				job(1000 + round * 10 + q, 2000 + round, 4, 1.0 + q)->attained_gpu_s = 0;
+			/* Start the first few pending jobs by hand where they fit the count. */
+			int started = 0;
+			for (int i = 0; i < nj && started < 3; i++)
+				if (jobs[i].alloc.n == 0 && jobs[i].req_gpus <= 8 && round % 2 == 0) {
+					run_on(&jobs[i], (round + i) % 4, 1);
+					jobs[i].req_gpus = 1;
+					jobs[i].global_batch = 8;
+					jobs[i].req_plan.dp = 1;
+					jobs[i].plan = jobs[i].req_plan;
+					started++;
+				}
+		}
+		p->destroy(kept);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +310,7 @@ int main(void)
 		cmocka_unit_test_teardown(srtf_backfills, reset),
 		cmocka_unit_test_teardown(tiresias_queues, reset),
 		cmocka_unit_test_teardown(ties_by_id, reset),
+		cmocka_unit_test_teardown(cached_order_is_exact, reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
