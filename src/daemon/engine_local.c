@@ -339,20 +339,31 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 			goto out;
 		}
 	/*
-	 * Stop signals go to the whole process group. The wrapping shell catches
-	 * (not ignores: a caught signal is reset to default across exec) SIGUSR1
-	 * and SIGTERM so that it survives them, waits for the job, and exits
-	 * with the job's status; the job's own processes get the signals as is.
+	 * The wrapping shell (the group leader) forwards SIGUSR1 and SIGTERM to
+	 * the job's main process only: signalling the whole group would kill
+	 * helpers that do not expect them (data-loader workers, `sleep`). It
+	 * waits for the job and exits with its status; a wait cut short by a
+	 * forwarded signal is resumed, and a job that ended just then is asked
+	 * for its status once more. SIGKILL still goes to the whole group.
 	 */
-	static const char prefix[] = "trap : USR1 TERM; ";
+	static const char pre[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
+				  "trap 'kill -TERM $c 2>/dev/null' TERM\n";
+	static const char post[] = " &\nc=$!\n"
+				   "while :; do\n"
+				   "  wait $c; s=$?\n"
+				   "  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
+				   "  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
+				   "  exit $s\n"
+				   "done\n";
 	size_t cmd_len = strlen(ln->command);
-	script = malloc(sizeof(prefix) + cmd_len);
+	script = malloc(sizeof(pre) + cmd_len + sizeof(post) + 4);
 	if (!script) {
 		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 		goto out;
 	}
-	memcpy(script, prefix, sizeof(prefix) - 1);
-	memcpy(script + sizeof(prefix) - 1, ln->command, cmd_len + 1);
+	/* { CMD\n} keeps a command with several statements one background job */
+	snprintf(script, sizeof(pre) + cmd_len + sizeof(post) + 4, "%s{ %s\n}%s", pre, ln->command,
+		 post);
 	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c", script, NULL};
 
 	struct run *r = run_add(l);
@@ -412,12 +423,16 @@ static int run_know_pid(struct local *l, struct run *r)
 	return read_pid(dir, &r->job_pid, &r->job_start);
 }
 
-/* Signal the job's process group, unless its leader is gone or was replaced. */
+/*
+ * Signal the job: SIGUSR1 and SIGTERM to the wrapping shell, which forwards
+ * them to the job's main process; SIGKILL to the whole process group. Never
+ * when the leader is gone or its pid now names another process.
+ */
 static void run_signal(struct run *r, int sig)
 {
 	if (r->job_pid <= 0 || proc_start_time(r->job_pid) != r->job_start)
 		return;
-	kill(-r->job_pid, sig);
+	kill(sig == SIGKILL ? -r->job_pid : r->job_pid, sig);
 }
 
 static void run_escalate(struct local *l, struct run *r, int64_t now_ms)
