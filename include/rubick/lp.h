@@ -1,5 +1,6 @@
 /*
- * A small binary integer-programming wrapper: variables in {0,1}, a linear
+ * A small integer-programming wrapper: binary variables (or bounded integers,
+ * rk_lp_set_upper), a linear
  * objective, sparse rows with lower/upper bounds, solved by branch-and-cut
  * with presolve under a time and relative-gap limit. It exists so that exactly
  * one file (src/policy/lp.c) includes a solver header (GLPK); no solver type
@@ -75,8 +76,15 @@ int rk_lp_set_obj(struct rk_lp *lp, int var, double coef, struct rk_error *err);
 int rk_lp_add_row(struct rk_lp *lp, int n, const int *vars, const double *coefs, double lo,
 		  double hi, struct rk_error *err);
 
-/* Fix `var` to `value` (0 or 1) in every later solve. Returns 0 or RK_EINVAL. */
+/* Fix binary `var` to `value` (0 or 1) in every later solve. Returns 0 or RK_EINVAL. */
 int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err);
+
+/*
+ * Make `var` a general integer in 0..ub (ub >= 1; 1 keeps it binary), e.g.
+ * "how many of these identical jobs take this configuration". Returns 0 or
+ * RK_EINVAL (bad bound, or the variable is fixed).
+ */
+int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err);
 
 /*
  * Solve (presolve + branch-and-cut, solver output silenced). OUT: *res.
@@ -87,7 +95,7 @@ int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err);
 int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_result *res,
 		struct rk_error *err);
 
-/* Value (0 or 1) of `var` in the last solution; 0 if none or out of range. */
+/* Value (0..upper bound) of `var` in the last solution; 0 if none or out of range. */
 int rk_lp_value(const struct rk_lp *lp, int var);
 
 #endif

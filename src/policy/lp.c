@@ -19,7 +19,8 @@ struct rk_lp {
 	enum rk_lp_sense sense;
 	double *obj;   /* n_vars objective coefficients */
 	signed char *fixed; /* n_vars: -1 free, 0 or 1 fixed */
-	unsigned char *sol; /* n_vars: last solution */
+	int *ub;            /* n_vars: upper bound, 1 = binary */
+	int *sol;           /* n_vars: last solution */
 	int has_sol;
 
 	/* rows in compressed form: row r holds entries row_at[r] .. row_at[r+1]-1 */
@@ -45,13 +46,16 @@ int rk_lp_create(struct rk_lp **out, int n_vars, enum rk_lp_sense sense, struct 
 	lp->sense = sense;
 	lp->obj = calloc((size_t)n_vars, sizeof(*lp->obj));
 	lp->fixed = malloc((size_t)n_vars);
-	lp->sol = calloc((size_t)n_vars, 1);
+	lp->sol = calloc((size_t)n_vars, sizeof(*lp->sol));
+	lp->ub = malloc((size_t)n_vars * sizeof(*lp->ub));
 	lp->row_at = calloc(1, sizeof(*lp->row_at));
-	if (!lp->obj || !lp->fixed || !lp->sol || !lp->row_at) {
+	if (!lp->obj || !lp->fixed || !lp->sol || !lp->ub || !lp->row_at) {
 		rk_lp_destroy(lp);
 		return rk_error_set(err, RK_ENOMEM, "lp: out of memory for %d variables", n_vars);
 	}
 	memset(lp->fixed, -1, (size_t)n_vars);
+	for (int j = 0; j < n_vars; j++)
+		lp->ub[j] = 1;
 	*out = lp;
 	return RK_OK;
 }
@@ -63,6 +67,7 @@ void rk_lp_destroy(struct rk_lp *lp)
 	free(lp->obj);
 	free(lp->fixed);
 	free(lp->sol);
+	free(lp->ub);
 	free(lp->row_at);
 	free(lp->row_lo);
 	free(lp->row_hi);
@@ -104,7 +109,23 @@ int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err)
 	if (value != 0 && value != 1)
 		return rk_error_set(err, RK_EINVAL, "lp: variable %d fixed to %d, must be 0 or 1", var,
 				    value);
+	if (lp->ub[var] != 1)
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d is not binary, cannot fix it", var);
 	lp->fixed[var] = (signed char)value;
+	return RK_OK;
+}
+
+int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err)
+{
+	int rc = check_var(lp, var, err);
+	if (rc)
+		return rc;
+	if (ub < 1)
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d upper bound %d, must be >= 1", var,
+				    ub);
+	if (lp->fixed[var] >= 0 && ub != 1)
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d is fixed, cannot widen it", var);
+	lp->ub[var] = ub;
 	return RK_OK;
 }
 
@@ -204,7 +225,12 @@ static glp_prob *build_glp(const struct rk_lp *lp)
 	glp_set_obj_dir(p, lp->sense == RK_LP_MAXIMISE ? GLP_MAX : GLP_MIN);
 	glp_add_cols(p, lp->n_vars);
 	for (int j = 0; j < lp->n_vars; j++) {
-		glp_set_col_kind(p, j + 1, GLP_BV);
+		if (lp->ub[j] == 1) {
+			glp_set_col_kind(p, j + 1, GLP_BV);
+		} else {
+			glp_set_col_kind(p, j + 1, GLP_IV);
+			glp_set_col_bnds(p, j + 1, GLP_DB, 0.0, lp->ub[j]);
+		}
 		if (lp->fixed[j] >= 0)
 			glp_set_col_bnds(p, j + 1, GLP_FX, lp->fixed[j], lp->fixed[j]);
 		glp_set_obj_coef(p, j + 1, lp->obj[j]);
@@ -271,10 +297,12 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 	glp_init_iocp(&parm);
 	parm.msg_lev = GLP_MSG_OFF;
 	parm.presolve = GLP_ON; /* presolve also solves the LP relaxation itself */
-	/* Cover and clique cuts suit the multiple-choice knapsack shape of Sia's
-	 * ILP (one-of rows + capacity rows); MIR cuts help the capacity rows. */
+	/* Cover and MIR cuts tighten knapsack-like capacity rows. No clique cuts:
+	 * GLPK builds a conflict graph of all binaries for them at every solve
+	 * (quadratic in the worst case), which dominated Sia rounds with
+	 * thousands of variables, while the one-of rows they would find are
+	 * already in the model. */
 	parm.cov_cuts = GLP_ON;
-	parm.clq_cuts = GLP_ON;
 	parm.mir_cuts = GLP_ON;
 	if (opts && opts->mip_gap >= 0)
 		parm.mip_gap = opts->mip_gap;
@@ -304,7 +332,7 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 										      : RK_LP_FEASIBLE;
 			res->objective = glp_mip_obj_val(p);
 			for (int j = 0; j < lp->n_vars; j++)
-				lp->sol[j] = glp_mip_col_val(p, j + 1) > 0.5;
+				lp->sol[j] = (int)floor(glp_mip_col_val(p, j + 1) + 0.5);
 			lp->has_sol = 1;
 		} else if (st == GLP_NOFEAS) {
 			res->status = RK_LP_INFEASIBLE;

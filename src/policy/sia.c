@@ -48,6 +48,7 @@
  * non-preemptible jobs, per-type throughput profiles.
  */
 #include "policy/baseline.h"
+#include "policy/sia_internal.h"
 #include "rubick/lp.h"
 #include "rubick/placement.h"
 #include "rubick/policy.h"
@@ -57,268 +58,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Sia's defaults (§5.1, run_experiment.sh). */
-#define SIA_P_DEFAULT (-0.5)
-#define SIA_LAMBDA_N_DEFAULT 1.1
-#define SIA_GAP_DEFAULT 1e-4
-/* Goodput given to restart-penalised configurations at r = 0 (Sia's invalid value). */
-#define SIA_MIN_GOODPUT 1e-4
-/* Normalised goodputs are clipped here as in the artifact (§5.1). */
-#define SIA_MAX_GOODPUT 3000.0
-/*
- * Restart penalty P (s). Sia measures it per model (25-250 s); the Rubick
- * setting measures one restart delay of 260 s for every job (§1.8.2 item 7),
- * which is what a deployment of Sia on that cluster would measure.
- */
-#define SIA_RESTART_S_DEFAULT 260.0
-/* Safety net for the solver; at the gap above rounds finish far sooner. */
-#define SIA_TIME_LIMIT_MS_DEFAULT 10000.0
-#define SIA_MAX_TYPES 16
-
-struct sia_opts {
-	double p, lambda_n, restart_s, time_limit_ms, gap;
-	int range_job; /* 1: GPU counts limited to [min_gpus, max_gpus] */
-};
-
-struct sia_type {
-	const char *name; /* borrowed from a node */
-	int node_gpus;    /* GPUs per node (the smallest among up nodes of the type) */
-	int n_nodes;      /* up nodes */
-	int total_gpus;
-	int cpus_per_gpu; /* proportional share on the smallest node of the type */
-	int64_t mem_mb_per_gpu;
-};
-
-struct sia_cfg {
-	int type, nodes, gpus;
-	int ragged; /* 1: a requested size that is no multiple of n_k: full nodes plus a
-		     * remainder (rk_placement_consolidated) instead of `nodes` equal shares */
-};
-
-static int parse_double(const char *v, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (errno || end == v || *end || !isfinite(x))
-		return -1;
-	*out = x;
-	return 0;
-}
-
-static int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err)
-{
-	*o = (struct sia_opts){.p = SIA_P_DEFAULT, .lambda_n = SIA_LAMBDA_N_DEFAULT,
-			       .restart_s = SIA_RESTART_S_DEFAULT,
-			       .time_limit_ms = SIA_TIME_LIMIT_MS_DEFAULT, .gap = SIA_GAP_DEFAULT};
-	if (!options || !*options)
-		return RK_OK;
-	/* Walk "k=v,k=v" in place; the option text is short and caller-owned. */
-	const char *kv = options;
-	while (*kv) {
-		size_t len = strcspn(kv, ",");
-		char item[128];
-		if (len >= sizeof(item))
-			return rk_error_set(err, RK_EINVAL, "sia: option '%.*s' is too long", (int)len,
-					    kv);
-		memcpy(item, kv, len);
-		item[len] = '\0';
-		kv += len + (kv[len] == ',');
-		char *eq = strchr(item, '=');
-		if (!eq)
-			return rk_error_set(err, RK_EINVAL, "sia: option '%s' is not key=value", item);
-		*eq = '\0';
-		const char *k = item, *v = eq + 1;
-		double x = 0;
-		if (!strcmp(k, "range")) {
-			if (!strcmp(v, "job"))
-				o->range_job = 1;
-			else if (!strcmp(v, "plan"))
-				o->range_job = 0;
-			else
-				return rk_error_set(err, RK_EINVAL,
-						    "sia: range=%s: must be 'plan' or 'job'", v);
-			continue;
-		}
-		if (parse_double(v, &x))
-			return rk_error_set(err, RK_EINVAL, "sia: %s=%s: not a finite number", k, v);
-		if (!strcmp(k, "p")) {
-			if (x == 0 || x < -10 || x > 10)
-				return rk_error_set(err, RK_ERANGE, "sia: p=%s: must be non-zero in [-10, 10]", v);
-			o->p = x;
-		} else if (!strcmp(k, "lambda_n")) {
-			if (x < 0)
-				return rk_error_set(err, RK_ERANGE, "sia: lambda_n=%s: must be >= 0", v);
-			o->lambda_n = x;
-		} else if (!strcmp(k, "restart_s")) {
-			if (x < 0)
-				return rk_error_set(err, RK_ERANGE, "sia: restart_s=%s: must be >= 0", v);
-			o->restart_s = x;
-		} else if (!strcmp(k, "time_limit_ms")) {
-			if (x <= 0)
-				return rk_error_set(err, RK_ERANGE, "sia: time_limit_ms=%s: must be > 0", v);
-			o->time_limit_ms = x;
-		} else if (!strcmp(k, "gap")) {
-			if (x < 0 || x >= 1)
-				return rk_error_set(err, RK_ERANGE, "sia: gap=%s: must be in [0, 1)", v);
-			o->gap = x;
-		} else {
-			return rk_error_set(err, RK_EINVAL,
-					    "sia: unknown option '%s' (known: p, lambda_n, restart_s, "
-					    "time_limit_ms, gap, range)",
-					    k);
-		}
-	}
-	return RK_OK;
-}
-
-static int sia_create(void **state, const char *options, struct rk_error *err)
-{
-	*state = NULL;
-	struct sia_opts o;
-	int rc = sia_parse_opts(&o, options, err);
-	if (rc)
-		return rc;
-	struct sia_opts *s = malloc(sizeof(*s));
-	if (!s)
-		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
-	*s = o;
-	*state = s;
-	return RK_OK;
-}
-
-static void sia_destroy(void *state)
-{
-	free(state);
-}
-
-/* GPU types of the up nodes, in order of first appearance. */
-static int collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types,
-			 int *node_type, struct rk_error *err)
-{
-	int n = 0;
-	for (int i = 0; i < c->n_nodes; i++) {
-		const struct rk_node *nd = &c->nodes[i];
-		node_type[i] = -1;
-		if (!nd->up || nd->gpus < 1)
-			continue;
-		int k = 0;
-		while (k < n && strcmp(t[k].name, nd->gpu_type))
-			k++;
-		if (k == n) {
-			if (n == SIA_MAX_TYPES)
-				return rk_error_set(err, RK_ERANGE, "sia: more than %d GPU types",
-						    SIA_MAX_TYPES);
-			t[n++] = (struct sia_type){.name = nd->gpu_type, .node_gpus = nd->gpus,
-						   .cpus_per_gpu = nd->cpus / nd->gpus,
-						   .mem_mb_per_gpu = nd->mem_mb / nd->gpus};
-		}
-		struct sia_type *ty = &t[k];
-		node_type[i] = k;
-		ty->n_nodes++;
-		ty->total_gpus += nd->gpus;
-		if (nd->gpus < ty->node_gpus)
-			ty->node_gpus = nd->gpus;
-		if (nd->cpus / nd->gpus < ty->cpus_per_gpu)
-			ty->cpus_per_gpu = nd->cpus / nd->gpus;
-		if (nd->mem_mb / nd->gpus < ty->mem_mb_per_gpu)
-			ty->mem_mb_per_gpu = nd->mem_mb / nd->gpus;
-	}
-	*n_types = n;
-	return RK_OK;
-}
-
-/*
- * Sia's configuration set for every type (see the file comment), plus every
- * size an active job requests (`asked[g]` != 0, g <= max_asked) that the set
- * lacks: a job whose model-parallel width is not a power of two (tp = 5), or
- * whose request is no multiple of n_k (20 GPUs on 8-GPU nodes, placed 8+8+4),
- * can then still run at its request, which Sia's scale unit would forbid.
- */
-static int build_configs(const struct sia_type *t, int n_types, const char *asked, int max_asked,
-			 struct sia_cfg **out, int *n_out)
-{
-	int cap = 0;
-	for (int k = 0; k < n_types; k++)
-		cap += t[k].node_gpus + t[k].n_nodes + max_asked + 1;
-	struct sia_cfg *c = malloc((size_t)cap * sizeof(*c));
-	if (!c)
-		return RK_ENOMEM;
-	int n = 0;
-	for (int k = 0; k < n_types; k++) {
-		int ng = t[k].node_gpus;
-		for (int g = 1; g < ng; g++)
-			if ((g & (g - 1)) == 0 || (g <= max_asked && asked[g]))
-				c[n++] = (struct sia_cfg){k, 1, g, 0};
-		c[n++] = (struct sia_cfg){k, 1, ng, 0};
-		for (int m = 2; m <= t[k].n_nodes; m++)
-			c[n++] = (struct sia_cfg){k, m, m * ng, 0};
-		for (int g = ng + 1; g <= max_asked && g < t[k].total_gpus; g++)
-			if (asked[g] && g % ng && (g + ng - 1) / ng <= t[k].n_nodes)
-				c[n++] = (struct sia_cfg){k, (g + ng - 1) / ng, g, 1};
-	}
-	*out = c;
-	*n_out = n;
-	return RK_OK;
-}
-
-/* The placement a configuration stands for (equal shares, or ragged). */
-static int cfg_placement(const struct sia_cfg *cf, const struct sia_type *t, struct rk_placement *pl)
-{
-	if (cf->ragged)
-		return rk_placement_consolidated(cf->gpus, t->node_gpus, pl, NULL);
-	if (cf->nodes > RK_PLACEMENT_MAX_NODES)
-		return RK_ERANGE;
-	pl->n_nodes = cf->nodes;
-	for (int i = 0; i < cf->nodes; i++)
-		pl->gpus[i] = cf->gpus / cf->nodes;
-	return RK_OK;
-}
-
-/* CPUs per GPU a job gets: its request per GPU, capped at the proportional share. */
-static int job_cpus_per_gpu(const struct rk_job *j, const struct sia_type *t)
-{
-	int want = j->req_cpus > 0 && j->req_gpus > 0 ? (j->req_cpus + j->req_gpus - 1) / j->req_gpus
-						      : t->cpus_per_gpu;
-	return want < t->cpus_per_gpu ? want : t->cpus_per_gpu;
-}
-
-static int64_t job_mem_per_gpu(const struct rk_job *j, const struct sia_type *t)
-{
-	int64_t want = j->req_mem_mb > 0 && j->req_gpus > 0
-			       ? (j->req_mem_mb + j->req_gpus - 1) / j->req_gpus
-			       : t->mem_mb_per_gpu;
-	return want < t->mem_mb_per_gpu ? want : t->mem_mb_per_gpu;
-}
-
-/* Index of the configuration matching what `j` holds now, or -1. */
-static int current_config(const struct rk_job *j, const int *node_type, const struct sia_cfg *cfg,
-			  int n_cfg)
-{
-	if (!rk_baseline_is_placed(j))
-		return -1;
-	int m = 0, g = 0, type = -2, per = -1, uniform = 1;
-	for (int s = 0; s < j->alloc.n; s++) {
-		const struct rk_share *sh = &j->alloc.shares[s];
-		if (sh->gpus < 1)
-			continue;
-		int k = node_type[sh->node];
-		if (k < 0 || (type != -2 && k != type))
-			return -1;
-		if (per >= 0 && sh->gpus != per)
-			uniform = 0;
-		type = k;
-		per = sh->gpus;
-		m++;
-		g += sh->gpus;
-	}
-	for (int c = 0; c < n_cfg; c++)
-		if (cfg[c].type == type && cfg[c].nodes == m && cfg[c].gpus == g &&
-		    (cfg[c].ragged || uniform))
-			return c;
-	return -1;
-}
 
 /* One (job, configuration) pair of the ILP. */
 struct sia_var {
@@ -342,6 +81,13 @@ struct sia_round {
 	int *cur;           /* per job: current config index or -1 */
 	int *choice;        /* per job: chosen var index or -1 */
 	char *asked;        /* asked[g]: some job requests g GPUs */
+	/* Pending jobs with identical requests form one class: only its first
+	 * job (the representative) carries variables, general integers counting
+	 * how many of the class take each configuration. */
+	int *rep;           /* per job: index of its class representative */
+	int *csize;         /* per representative: jobs in its class */
+	int *members;       /* job indexes, each class contiguous in FIFO order */
+	int *first_member;  /* per representative: its class's start in members */
 };
 
 static int push_var(struct sia_round *r, const struct sia_var *v)
@@ -368,6 +114,34 @@ static double restart_factor(const struct rk_job *j, int64_t now_ms, double pena
 	return num > 0 ? num / (age_s + penalty_s) : 0.0;
 }
 
+/*
+ * Drop the configurations of job `ji` (vars first..n_var-1) that another of
+ * its configurations of the same GPU type beats with no more GPUs: an optimal
+ * solution never needs them (swapping in the dominating one frees GPUs and
+ * improves the objective), and fewer binaries keep rounds fast.
+ */
+static void prune_dominated(struct sia_round *r, int ji, int first)
+{
+	int keep = first;
+	for (int k = first; k < r->n_var; k++) {
+		const struct sia_cfg *ck = &r->cfg[r->var[k].cfg];
+		int dominated = 0;
+		for (int m = first; m < r->n_var && !dominated; m++) {
+			const struct sia_cfg *cm = &r->cfg[r->var[m].cfg];
+			if (m == k || cm->type != ck->type || cm->gpus > ck->gpus)
+				continue;
+			double a = r->var[m].cost, b = r->var[k].cost;
+			int better = r->o->p < 0 ? a < b : a > b;
+			int tie = a == b && (cm->gpus < ck->gpus || m < k);
+			dominated = better || tie;
+		}
+		if (!dominated)
+			r->var[keep++] = r->var[k];
+	}
+	r->n_var = keep;
+	r->n_job_var[ji] = keep - first;
+}
+
 /* The valid configurations of job `ji`, their goodputs and costs. */
 static int job_vars(struct sia_round *r, int ji)
 {
@@ -386,7 +160,7 @@ static int job_vars(struct sia_round *r, int ji)
 		}
 		struct sia_var v = {.job = ji, .cfg = c};
 		struct rk_placement pl;
-		if (cfg_placement(cf, &r->types[cf->type], &pl))
+		if (sia_cfg_placement(cf, &r->types[cf->type], &pl))
 			continue;
 		if (rk_baseline_plan_scale(&j->req_plan, j->global_batch, cf->gpus, &v.plan))
 			continue;
@@ -394,7 +168,7 @@ static int job_vars(struct sia_round *r, int ji)
 		if (rk_plan_check_placement(&v.plan, &pl, NULL))
 			continue;
 		double tput = 0;
-		if (rk_baseline_tput_sps(j, &v.plan, &pl, job_cpus_per_gpu(j, &r->types[cf->type]),
+		if (rk_baseline_tput_sps(j, &v.plan, &pl, sia_job_cpus_per_gpu(j, &r->types[cf->type]),
 					 r->in->env, &tput) ||
 		    !(tput > 0))
 			continue;
@@ -414,7 +188,7 @@ static int job_vars(struct sia_round *r, int ji)
 		for (int c = 0; c < r->n_cfg; c++) {
 			const struct sia_cfg *cf = &r->cfg[c];
 			struct rk_placement pl;
-			if (cf->gpus != j->req_gpus || cfg_placement(cf, &r->types[cf->type], &pl) ||
+			if (cf->gpus != j->req_gpus || sia_cfg_placement(cf, &r->types[cf->type], &pl) ||
 			    rk_plan_check_placement(&j->req_plan, &pl, NULL))
 				continue;
 			struct sia_var v = {.job = ji, .cfg = c, .plan = j->req_plan, .cost = 1.0};
@@ -438,6 +212,88 @@ static int job_vars(struct sia_round *r, int ji)
 			g = SIA_MIN_GOODPUT;
 		v->cost = o->p < 0 ? pow(g, o->p) - o->lambda_n : pow(g, o->p) + o->lambda_n;
 	}
+	prune_dominated(r, ji, first);
+	return RK_OK;
+}
+
+/* What makes two pending jobs interchangeable for the ILP. */
+struct class_key {
+	struct {
+		const struct rk_model *model;
+		struct rk_perf_params perf;
+		struct rk_plan plan;
+		int64_t req_mem_mb;
+		int global_batch, req_gpus, req_cpus, min_gpus, max_gpus;
+		int solo; /* 0 = may share a class; else 1 + job index (placed jobs) */
+	} k;
+	int64_t submit_ms, id;
+	int job;
+};
+
+static int cmp_class(const void *pa, const void *pb)
+{
+	const struct class_key *a = pa, *b = pb;
+	int c = memcmp(&a->k, &b->k, sizeof(a->k));
+	if (c)
+		return c;
+	if (a->submit_ms != b->submit_ms)
+		return a->submit_ms < b->submit_ms ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Group pending jobs with identical requests (model and its parameters,
+ * batch, plan, GPUs, CPUs, memory, elastic range): they have identical rows in
+ * the ILP, so one general-integer variable per configuration counts how many
+ * of them take it. Placed jobs (restart factor, current configuration) stay
+ * alone. The solution is the same as with one binary per job; the ILP is
+ * smaller by the size of the queue.
+ */
+static int build_classes(struct sia_round *r)
+{
+	int n = r->in->n_jobs;
+	struct class_key *keys = malloc((size_t)n * sizeof(*keys));
+	r->rep = malloc((size_t)n * sizeof(int));
+	r->csize = calloc((size_t)n, sizeof(int));
+	r->members = malloc((size_t)n * sizeof(int));
+	r->first_member = calloc((size_t)n, sizeof(int));
+	if (!keys || !r->rep || !r->csize || !r->members || !r->first_member) {
+		free(keys);
+		return RK_ENOMEM;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		const struct rk_job *j = r->in->jobs[ji];
+		struct class_key *c = &keys[ji];
+		memset(c, 0, sizeof(*c)); /* padding: keys compare bytewise */
+		c->k.model = j->model;
+		c->k.perf = j->model->perf;
+		c->k.plan = j->req_plan;
+		c->k.req_mem_mb = j->req_mem_mb;
+		c->k.global_batch = j->global_batch;
+		c->k.req_gpus = j->req_gpus;
+		c->k.req_cpus = j->req_cpus;
+		c->k.min_gpus = r->o->range_job ? j->min_gpus : 0;
+		c->k.max_gpus = r->o->range_job ? j->max_gpus : 0;
+		c->k.solo = rk_baseline_is_placed(j) || r->cur[ji] >= 0 ? 1 + ji : 0;
+		c->submit_ms = j->submit_ms;
+		c->id = j->id;
+		c->job = ji;
+	}
+	qsort(keys, (size_t)n, sizeof(*keys), cmp_class);
+	for (int i = 0; i < n;) {
+		int e = i + 1;
+		while (e < n && !memcmp(&keys[e].k, &keys[i].k, sizeof(keys[i].k)))
+			e++;
+		int rep = keys[i].job;
+		r->csize[rep] = e - i;
+		r->first_member[rep] = i;
+		for (int m = i; m < e; m++) {
+			r->members[m] = keys[m].job;
+			r->rep[keys[m].job] = rep;
+		}
+		i = e;
+	}
+	free(keys);
 	return RK_OK;
 }
 
@@ -462,8 +318,8 @@ static void greedy_choice(struct sia_round *r)
 		for (int ji = 0; ji < n; ji++) {
 			if (r->choice[ji] >= 0 || (pass == 0) != (r->cur[ji] >= 0))
 				continue;
-			int best = -1;
-			for (int k = r->first_var[ji]; k < r->first_var[ji] + r->n_job_var[ji]; k++) {
+			int best = -1, rp = r->rep[ji];
+			for (int k = r->first_var[rp]; k < r->first_var[rp] + r->n_job_var[rp]; k++) {
 				const struct sia_cfg *cf = &r->cfg[r->var[k].cfg];
 				if (cf->gpus > left[cf->type] || benefit(r, k) <= 0)
 					continue;
@@ -493,17 +349,20 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d ILP variables", r->n_var);
 		goto out;
 	}
-	for (int k = 0; k < r->n_var && !rc; k++)
+	for (int k = 0; k < r->n_var && !rc; k++) {
 		rc = rk_lp_set_obj(lp, k, r->var[k].cost, err);
-	/* One configuration per job. */
+		if (!rc && r->csize[r->var[k].job] > 1)
+			rc = rk_lp_set_upper(lp, k, r->csize[r->var[k].job], err);
+	}
+	/* One configuration per job: at most |class| configurations per class. */
 	for (int ji = 0; ji < r->in->n_jobs && !rc; ji++) {
-		if (r->n_job_var[ji] < 2)
+		if (r->n_job_var[ji] < 1 || (r->n_job_var[ji] < 2 && r->csize[ji] < 2))
 			continue; /* a single binary already holds the row */
 		for (int k = 0; k < r->n_job_var[ji]; k++) {
 			idx[k] = r->first_var[ji] + k;
 			coef[k] = 1;
 		}
-		rc = rk_lp_add_row(lp, r->n_job_var[ji], idx, coef, RK_LP_NO_BOUND, 1, err);
+		rc = rk_lp_add_row(lp, r->n_job_var[ji], idx, coef, RK_LP_NO_BOUND, r->csize[ji], err);
 	}
 	/* GPUs per type. */
 	for (int t = 0; t < r->n_types && !rc; t++) {
@@ -524,9 +383,27 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 	if (rc)
 		goto out;
 	if (res.status == RK_LP_OPTIMAL || res.status == RK_LP_FEASIBLE) {
-		for (int k = 0; k < r->n_var; k++)
-			if (rk_lp_value(lp, k))
-				r->choice[r->var[k].job] = k;
+		/* Hand each class's counts to its members in FIFO order, larger
+		 * configurations to earlier jobs (vars of a class are contiguous). */
+		for (int ji = 0; ji < r->in->n_jobs; ji++) {
+			if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
+				continue;
+			int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
+			for (int k = 0; k < nv; k++)
+				idx[k] = rk_lp_value(lp, f + k);
+			for (;;) {
+				int best = -1;
+				for (int k = 0; k < nv; k++)
+					if (idx[k] > 0 && (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
+								     r->cfg[r->var[f + best].cfg].gpus))
+						best = k;
+				if (best < 0)
+					break;
+				for (; idx[best] > 0 && next < r->csize[ji]; idx[best]--)
+					r->choice[r->members[r->first_member[ji] + next++]] = f + best;
+				idx[best] = 0;
+			}
+		}
 	} else {
 		greedy_choice(r);
 	}
@@ -600,8 +477,8 @@ static int map_and_decide(struct sia_round *r, struct rk_decisions *out, struct 
 		int per = cf->gpus / cf->nodes;
 		struct rk_place_req req = {
 			.gpus = cf->gpus,
-			.cpus_per_gpu = job_cpus_per_gpu(j, t),
-			.mem_mb_per_gpu = job_mem_per_gpu(j, t),
+			.cpus_per_gpu = sia_job_cpus_per_gpu(j, t),
+			.mem_mb_per_gpu = sia_job_mem_per_gpu(j, t),
 			.gpu_type = t->name,
 			/* whole nodes for multi-node configs; tp groups inside a node otherwise */
 			.gpus_multiple = cf->nodes > 1 ? per : v->plan.tp,
@@ -632,6 +509,10 @@ out:
 
 static void round_fini(struct sia_round *r)
 {
+	free(r->rep);
+	free(r->csize);
+	free(r->members);
+	free(r->first_member);
 	free(r->asked);
 	free(r->node_type);
 	free(r->cfg);
@@ -661,7 +542,7 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
 		goto out;
 	}
-	rc = collect_types(in->cluster, r.types, &r.n_types, r.node_type, err);
+	rc = sia_collect_types(in->cluster, r.types, &r.n_types, r.node_type, err);
 	if (rc)
 		goto out;
 	int max_asked = 0;
@@ -676,13 +557,21 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	for (int ji = 0; ji < n; ji++)
 		if (in->jobs[ji]->req_gpus >= 1)
 			r.asked[in->jobs[ji]->req_gpus] = 1;
-	if (build_configs(r.types, r.n_types, r.asked, max_asked, &r.cfg, &r.n_cfg)) {
+	if (sia_build_configs(r.types, r.n_types, r.asked, max_asked, &r.cfg, &r.n_cfg)) {
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 		goto out;
 	}
 	for (int ji = 0; ji < n; ji++) {
 		r.choice[ji] = -1;
-		r.cur[ji] = current_config(in->jobs[ji], r.node_type, r.cfg, r.n_cfg);
+		r.cur[ji] = sia_current_config(in->jobs[ji], r.node_type, r.cfg, r.n_cfg);
+	}
+	if (build_classes(&r)) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		if (r.rep[ji] != ji)
+			continue; /* shares its representative's variables */
 		if (job_vars(&r, ji)) {
 			rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for ILP variables");
 			goto out;

@@ -185,6 +185,48 @@ static void matches_brute_force(void **state)
 	rk_lp_destroy(lp);
 }
 
+/*
+ * General integers: maximise 3x + 2y with x in 0..4, y in 0..10 and
+ * 2x + y <= 9. On that row the objective is 18 - x, so the optimum is x = 0,
+ * y = 9 (18); with y capped at 5 it becomes x = 2, y = 5 (16).
+ */
+static void bounded_integers(void **state)
+{
+	(void)state;
+	struct rk_lp *lp;
+	struct rk_error err;
+	assert_int_equal(rk_lp_create(&lp, 2, RK_LP_MAXIMISE, &err), RK_OK);
+	assert_int_equal(rk_lp_set_upper(lp, 0, 4, &err), RK_OK);
+	assert_int_equal(rk_lp_set_upper(lp, 1, 10, &err), RK_OK);
+	assert_int_equal(rk_lp_set_obj(lp, 0, 3, &err), RK_OK);
+	assert_int_equal(rk_lp_set_obj(lp, 1, 2, &err), RK_OK);
+	const int v[2] = {0, 1};
+	const double c[2] = {2, 1};
+	assert_int_equal(rk_lp_add_row(lp, 2, v, c, RK_LP_NO_BOUND, 9, &err), RK_OK);
+	struct rk_lp_result res;
+	assert_int_equal(rk_lp_solve(lp, NULL, &res, &err), RK_OK);
+	assert_int_equal(res.status, RK_LP_OPTIMAL);
+	assert_float_equal(res.objective, 18, 1e-9);
+	assert_int_equal(rk_lp_value(lp, 0), 0);
+	assert_int_equal(rk_lp_value(lp, 1), 9);
+	assert_int_equal(rk_lp_set_upper(lp, 1, 5, &err), RK_OK);
+	assert_int_equal(rk_lp_solve(lp, NULL, &res, &err), RK_OK);
+	assert_float_equal(res.objective, 16, 1e-9);
+	assert_int_equal(rk_lp_value(lp, 0), 2);
+	assert_int_equal(rk_lp_value(lp, 1), 5);
+	/* Errors: a bound below 1; fixing a general integer; widening a fixed binary. */
+	assert_int_equal(rk_lp_set_upper(lp, 0, 0, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "upper bound 0"));
+	assert_int_equal(rk_lp_fix(lp, 0, 1, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "not binary"));
+	rk_lp_destroy(lp);
+	assert_int_equal(rk_lp_create(&lp, 1, RK_LP_MAXIMISE, &err), RK_OK);
+	assert_int_equal(rk_lp_fix(lp, 0, 1, &err), RK_OK);
+	assert_int_equal(rk_lp_set_upper(lp, 0, 3, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "fixed"));
+	rk_lp_destroy(lp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +235,7 @@ int main(void)
 		cmocka_unit_test(infeasible_and_equalities),
 		cmocka_unit_test(bad_inputs_are_reported),
 		cmocka_unit_test(matches_brute_force),
+		cmocka_unit_test(bounded_integers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,76 @@
+/*
+ * Internal to the Sia baseline (src/policy/sia*.c): options, GPU types and
+ * the configuration set. See sia.c for the algorithm and its sources.
+ */
+#ifndef RUBICK_POLICY_SIA_INTERNAL_H
+#define RUBICK_POLICY_SIA_INTERNAL_H
+
+#include "rubick/cluster.h"
+#include "rubick/job.h"
+#include "rubick/plan.h"
+
+#include <stdint.h>
+
+/* Sia's defaults (§5.1, run_experiment.sh). */
+#define SIA_P_DEFAULT (-0.5)
+#define SIA_LAMBDA_N_DEFAULT 1.1
+#define SIA_GAP_DEFAULT 1e-4
+/* Goodput given to restart-penalised configurations at r = 0 (Sia's invalid value). */
+#define SIA_MIN_GOODPUT 1e-4
+/* Normalised goodputs are clipped here as in the artifact (§5.1). */
+#define SIA_MAX_GOODPUT 3000.0
+/*
+ * Restart penalty P (s). Sia measures it per model (25-250 s); the Rubick
+ * setting measures one restart delay of 260 s for every job (§1.8.2 item 7),
+ * which is what a deployment of Sia on that cluster would measure.
+ */
+#define SIA_RESTART_S_DEFAULT 260.0
+/* Safety net for the solver; at the gap above rounds finish far sooner. */
+#define SIA_TIME_LIMIT_MS_DEFAULT 10000.0
+#define SIA_MAX_TYPES 16
+
+struct sia_opts {
+	double p, lambda_n, restart_s, time_limit_ms, gap;
+	int range_job; /* 1: GPU counts limited to [min_gpus, max_gpus] */
+};
+
+struct sia_type {
+	const char *name; /* borrowed from a node */
+	int node_gpus;    /* GPUs per node (the smallest among up nodes of the type) */
+	int n_nodes;      /* up nodes */
+	int total_gpus;
+	int cpus_per_gpu; /* proportional share on the smallest node of the type */
+	int64_t mem_mb_per_gpu;
+};
+
+struct sia_cfg {
+	int type, nodes, gpus;
+	int ragged; /* 1: a requested size that is no multiple of n_k: full nodes plus a
+		     * remainder (rk_placement_consolidated) instead of `nodes` equal shares */
+};
+
+/* Parse "key=value,..." (file comment of sia.c); OUT: *o. */
+int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err);
+int sia_create(void **state, const char *options, struct rk_error *err);
+void sia_destroy(void *state);
+
+/* GPU types of the up nodes, in order of first appearance; node_type[i] = type or -1. */
+int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types,
+		      int *node_type, struct rk_error *err);
+
+/* Sia's configuration set plus requested sizes (asked[g], g <= max_asked). OUT: *out (free). */
+int sia_build_configs(const struct sia_type *t, int n_types, const char *asked, int max_asked,
+		      struct sia_cfg **out, int *n_out);
+
+/* The placement a configuration stands for (equal shares, or ragged). */
+int sia_cfg_placement(const struct sia_cfg *cf, const struct sia_type *t, struct rk_placement *pl);
+
+/* Per-GPU CPUs and memory a job gets: its request, capped at the proportional share. */
+int sia_job_cpus_per_gpu(const struct rk_job *j, const struct sia_type *t);
+int64_t sia_job_mem_per_gpu(const struct rk_job *j, const struct sia_type *t);
+
+/* Index of the configuration matching what `j` holds now, or -1. */
+int sia_current_config(const struct rk_job *j, const int *node_type, const struct sia_cfg *cfg,
+		       int n_cfg);
+
+#endif
