@@ -145,16 +145,26 @@ static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap, 
 	}
 	/* Step 3: place selected pending jobs, preempting from the bottom when needed. */
 	int *victims = malloc((size_t)(n > 0 ? n : 1) * sizeof(*victims));
-	if (!victims)
+	int *cands = malloc((size_t)(n > 0 ? n : 1) * sizeof(*cands));
+	if (!victims || !cands) {
+		free(victims);
+		free(cands);
 		return RK_ENOMEM;
+	}
+	/* Possible victims, in priority order: unselected holders (few: they hold GPUs). */
+	int nc = 0;
+	for (int v = 0; v < n; v++)
+		if (!it[v].selected && holds(it[v].job))
+			cands[nc++] = v;
 	for (int i = 0; i < n && !rc; i++) {
 		if (!it[i].selected || holds(it[i].job))
 			continue;
 		if (try_start(cap, it[i].job, out, &rc) || rc)
 			continue;
 		int nv = 0, placed = 0;
-		for (int v = n - 1; v > i && !placed && !rc; v--) {
-			if (it[v].selected || it[v].preempted || !holds(it[v].job))
+		for (int c = nc - 1; c >= 0 && cands[c] > i && !placed && !rc; c--) {
+			int v = cands[c];
+			if (it[v].preempted)
 				continue;
 			rc = rk_capacity_give(cap, &it[v].job->alloc, NULL);
 			if (rc)
@@ -171,6 +181,7 @@ static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap, 
 		}
 	}
 	free(victims);
+	free(cands);
 	for (int i = 0; i < n && !rc; i++)
 		if (it[i].preempted)
 			rc = rk_decisions_push(out, it[i].job->id, NULL, NULL);
