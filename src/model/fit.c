@@ -152,12 +152,14 @@ static int fwd_ls(const struct rk_perf_sample *s, int n, int skip, const unsigne
 	return cnt;
 }
 
-static void fit_forward(const struct rk_model *m, const struct rk_perf_sample *s, int n,
-			struct rk_perf_fit_result *out)
+/* Returns 0, or -1 when out of memory. */
+static int fit_forward(const struct rk_model *m, const struct rk_perf_sample *s, int n,
+		       struct rk_perf_fit_result *out)
 {
-	unsigned char drop[4096];
-	int nn = n < 4096 ? n : 4096;
-	memset(drop, 0, sizeof(drop));
+	unsigned char *drop = calloc((size_t)n, 1);
+	int nn = n;
+	if (!drop)
+		return -1;
 	int usable = 0;
 	for (int i = 0; i < nn; i++)
 		usable += fwd_usable(&s[i]);
@@ -197,10 +199,12 @@ static void fit_forward(const struct rk_model *m, const struct rk_perf_sample *s
 		usable--;
 	}
 	double a, r;
-	if (!fwd_ls(s, nn, -1, drop, &a, &r) || m->global_batch < 1)
-		return;
-	out->k.fwd_fixed_ms = a;
-	out->fwd_ms = a + r * m->global_batch;
+	if (fwd_ls(s, nn, -1, drop, &a, &r) && m->global_batch >= 1) {
+		out->k.fwd_fixed_ms = a;
+		out->fwd_ms = a + r * m->global_batch;
+	}
+	free(drop);
+	return 0;
 }
 
 /* ---- the 7 parameters ------------------------------------------------------ */
@@ -417,7 +421,10 @@ int rk_perf_fit(const struct rk_model *m, const struct rk_perf_env *env,
 	else
 		rk_perf_params_default(env->overlap, &start);
 	r.k.fwd_fixed_ms = start.fwd_fixed_ms;
-	fit_forward(m, samples, n, &r);
+	if (fit_forward(m, samples, n, &r) < 0) {
+		gsl_set_error_handler(old);
+		return rk_error_set(err, RK_ENOMEM, "fit: out of memory");
+	}
 
 	unsigned char *no_phases = calloc((size_t)n, 1); /* MASK_* per sample */
 	if (!no_phases) {

@@ -243,7 +243,8 @@ static int check_inputs(const struct rk_model *m, const struct rk_perf_params *k
 		return RK_EINVAL;
 	if (!(m->params > 0) || m->layers < 1 || m->hidden < 1 || m->seq_len < 1)
 		return RK_EINVAL;
-	if (!(m->fwd_ms > 0) && !(m->global_batch > 0 || m->fwd_ms == 0))
+	/* forward: a measured time of the model's global batch, or 0 (structure) */
+	if (!(m->fwd_ms >= 0) || !isfinite(m->fwd_ms) || (m->fwd_ms > 0 && m->global_batch < 1))
 		return RK_EINVAL;
 	double x[7];
 	rk_perf_params_to_array(k, x);

@@ -198,6 +198,12 @@ static void test_errors(void **state)
 	struct rk_model mb = m;
 	mb.params = 0;
 	assert_int_equal(rk_perf_predict(&mb, &k, &e, &plan, &p, 1, &t), RK_EINVAL);
+	mb = m;
+	mb.fwd_ms = -1;
+	assert_int_equal(rk_perf_predict(&mb, &k, &e, &plan, &p, 1, &t), RK_EINVAL);
+	mb = m;
+	mb.global_batch = 0; /* a forward time of no batch */
+	assert_int_equal(rk_perf_predict(&mb, &k, &e, &plan, &p, 1, &t), RK_EINVAL);
 
 	struct rk_error err;
 	struct rk_perf_env ee = e;
