@@ -17,8 +17,8 @@
 #define MAX_ITER 1500
 /* Simplex sizes (transformed space) at which a start, and the final polish,
  * stop: starts only need to find the right basin. */
-#define START_TOL 1e-3
-#define POLISH_TOL 1e-5
+#define START_TOL 3e-3
+#define POLISH_TOL 1e-4
 #define MASK_NO_PHASES 1 /* sample's sync/opt split not fitted */
 #define MASK_EXCLUDED 2  /* sample left out (iteration outlier) */
 #define TRIM_MIN_SAMPLES 5
