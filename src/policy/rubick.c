@@ -99,6 +99,14 @@ struct round {
 	/* Jobs holding GPUs on each node (indexes into j): node k's list is
 	 * on[k * slots .. + n_on[k]]; a node hosts at most one job per GPU. */
 	int *on, *n_on, slots;
+	/* Per node: the longest remaining time of a job there that may be shrunk
+	 * (0 if none). Under SRTF order only jobs with more than a newcomer's
+	 * remaining time plus a restart may yield, so nodes (and newcomers)
+	 * below it are skipped without evaluating victims. */
+	double *max_rem_s;
+	int *max_free;    /* per node: free GPUs plus GPUs of jobs that may be shrunk */
+	double *cost_of;  /* scratch of choose_nodes: cost per node for amount cost_w, -1 = unknown */
+	int cost_w;
 };
 
 /* ---- the job's curve ------------------------------------------------------- */
@@ -293,6 +301,31 @@ static int gpus_on(const struct rk_alloc *a, int node)
 
 #define RUBICK_NODE_VICTIMS 64
 
+static void node_max_rem(struct round *R, int node)
+{
+	double m = 0;
+	int g = R->cap.free_gpus[node];
+	const int *list = R->on + (size_t)node * R->slots;
+	for (int li = 0; li < R->n_on[node]; li++) {
+		const struct rj *v = &R->j[list[li]];
+		if (shrinkable(R, v)) {
+			double rem = remaining_s(v, v->g);
+			if (rem > m)
+				m = rem;
+			g += gpus_on(&v->now, node);
+		}
+	}
+	R->max_rem_s[node] = m;
+	R->max_free[node] = g;
+}
+
+/* May some job on `node` yield to `self` at all (SRTF filter)? */
+static int node_may_yield(const struct round *R, const struct rj *self, int node)
+{
+	return self->guaranteed || self->starving || !R->st->order_srtf ||
+	       R->max_rem_s[node] >= self->key_s + R->st->restart_s;
+}
+
 /*
  * Normalised throughput lost to free `x` GPUs on `node` for `self`: victims
  * give up one useful step at a time, the lowest loss per freed GPU first
@@ -393,25 +426,40 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 	int n_nodes = R->in->cluster->n_nodes;
 	memset(want, 0, (size_t)n_nodes * sizeof(*want));
 	double cost = 0;
-	for (int f = 0; f < full + (rest > 0); f++) {
-		int w = f < full ? ng : rest, best = -1;
-		double best_c = INFINITY;
-		for (int n = 0; n < n_nodes; n++) {
-			const struct rk_node *nd = &R->in->cluster->nodes[n];
-			if (want[n] || !nd->up || nd->gpus < w)
-				continue;
-			double c = free_on_node(R, self, n, w, 0, &rc);
-			if (c < best_c) {
-				best_c = c;
-				best = n;
-				if (c == 0)
-					break; /* free already: nothing is cheaper */
+	/* Each node's cost is evaluated once per amount (a full node, the rest). */
+	for (int pass = 0; pass < 2; pass++) {
+		int w = pass == 0 ? ng : rest, picks = pass == 0 ? full : rest > 0;
+		for (int f = 0; f < picks; f++) {
+			int best = -1;
+			double best_c = INFINITY;
+			for (int n = 0; n < n_nodes; n++) {
+				const struct rk_node *nd = &R->in->cluster->nodes[n];
+				if (want[n] || !nd->up || nd->gpus < w || R->max_free[n] < w)
+					continue;
+				if (R->cap.free_gpus[n] < w && !node_may_yield(R, self, n))
+					continue;
+				double c = R->cost_w == w && R->cost_of[n] >= 0
+						   ? R->cost_of[n]
+						   : free_on_node(R, self, n, w, 0, &rc);
+				if (f == 0) {
+					R->cost_of[n] = c;
+					R->cost_w = -1; /* filled below once the pass is complete */
+				}
+				if (c < best_c) {
+					best_c = c;
+					best = n;
+				}
 			}
+			if (f == 0)
+				R->cost_w = w;
+			if (best < 0)
+				return INFINITY;
+			want[best] = w;
+			cost += best_c;
 		}
-		if (best < 0)
-			return INFINITY;
-		want[best] = w;
-		cost += best_c;
+		for (int n = 0; n < n_nodes; n++)
+			R->cost_of[n] = -1;
+		R->cost_w = -1;
 	}
 	return cost;
 }
@@ -425,6 +473,13 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 static int shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc)
 {
 	int must = r->guaranteed || r->starving;
+	if (!must && R->st->order_srtf) {
+		int any = 0;
+		for (int n = 0; n < R->in->cluster->n_nodes && !any; n++)
+			any = node_may_yield(R, r, n);
+		if (!any)
+			return 0; /* every running job is shorter: nobody yields */
+	}
 	int best_t = 0;
 	double best_net = 0;
 	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
@@ -446,6 +501,8 @@ static int shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
 	for (int n = 0; n < n_nodes && !*rc; n++)
 		if (want[n])
 			free_on_node(R, r, n, want[n], 1, rc);
+	for (int n = 0; n < n_nodes; n++)
+		node_max_rem(R, n); /* victims changed here and, if preempted whole, elsewhere */
 	if (*rc)
 		return 0;
 	/* Place on the chosen nodes only. */
@@ -724,6 +781,18 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	}
 	for (int i = 0; i < R.n; i++)
 		index_update(&R, &R.j[i], 1);
+	R.max_rem_s = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_rem_s));
+	R.max_free = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_free));
+	R.cost_of = malloc(((size_t)in->cluster->n_nodes + 1) * sizeof(*R.cost_of));
+	R.cost_w = -1;
+	for (int k = 0; R.cost_of && k <= in->cluster->n_nodes; k++)
+		R.cost_of[k] = -1;
+	if (!R.max_rem_s || !R.max_free || !R.cost_of) {
+		rc = RK_ENOMEM;
+		goto fail;
+	}
+	for (int k = 0; k < in->cluster->n_nodes; k++)
+		node_max_rem(&R, k);
 	for (int i = 0; i < R.n && !rc; i++)
 		if (!R.j[i].was_placed && R.j[i].g == 0)
 			start_pending(&R, &R.j[i], want, &rc);
@@ -741,6 +810,9 @@ out:
 	free(R.j);
 	free(R.on);
 	free(R.n_on);
+	free(R.max_rem_s);
+	free(R.max_free);
+	free(R.cost_of);
 	free(want);
 	return rc;
 }
