@@ -2,6 +2,8 @@
 # Property check over every registered policy and a few real traces: each run in check
 # mode (no node over-allocated, every job in exactly one state, time monotone, global
 # batch unchanged) must succeed, and two runs with the same seed must print the same bytes.
+# A policy whose answer depends on wall-clock time (e.g. a MIP solver's time limit) fails
+# the byte-identity check under load: bound such searches by iterations or nodes instead.
 # usage: property.sh RUBICK   (traces from $RK_SHARED_DIR/traces and the golden cases)
 set -euo pipefail
 rubick=$(realpath "$1")
