@@ -74,9 +74,9 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
 
 /*
  * Self-contained HTML page (no external scripts, fonts, styles or links):
- * a summary table, then one inline <svg> per chart - JCT CDF (all policies),
- * GPU utilisation over time (all policies), queue length over time (all
- * policies).
+ * a summary table, the oracle's lookups by rule for runs that carry them,
+ * then one inline <svg> per chart - JCT CDF (all policies), GPU utilisation
+ * over time (all policies), queue length over time (all policies).
  */
 int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err);
 

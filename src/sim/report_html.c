@@ -349,6 +349,30 @@ static void summary_table(FILE *f, const struct rk_report *r)
 			s->unfinished);
 	}
 	fputs("</table>\n", f);
+	/* Where the simulated speeds came from (oracle.h rules), for runs that report it. */
+	int any = 0;
+	for (int i = 0; i < r->n_runs; i++)
+		any |= r->runs[i].has_oracle_stats;
+	if (!any)
+		return;
+	fputs("<h2>Throughput oracle lookups</h2>\n<table>\n<tr><th>policy</th>", f);
+	for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
+		fprintf(f, "<th>%s</th>", rk_oracle_source_name((enum rk_oracle_source)k));
+	fputs("<th>infeasible</th><th>failed</th></tr>\n", f);
+	for (int i = 0; i < r->n_runs; i++) {
+		const struct rk_report_run *u = &r->runs[i];
+		if (!u->has_oracle_stats)
+			continue;
+		fputs("<tr><td>", f);
+		put_escaped(f, u->policy);
+		fputs("</td>", f);
+		for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
+			fprintf(f, "<td>%llu</td>", (unsigned long long)u->oracle_stats.by_source[k]);
+		fprintf(f, "<td>%llu</td><td>%llu</td></tr>\n",
+			(unsigned long long)u->oracle_stats.infeasible,
+			(unsigned long long)u->oracle_stats.failed);
+	}
+	fputs("</table>\n", f);
 }
 
 int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err)

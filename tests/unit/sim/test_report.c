@@ -169,6 +169,9 @@ static void html_self_contained(void **state)
 	/* the summary table carries the figures */
 	assert_non_null(strstr(h, "<td>140.0</td>"));
 	assert_non_null(strstr(h, "<td>0.430</td>"));
+	/* provenance of the run that reports it: 10 exact, 0 nearest, 2 interp, ... */
+	assert_non_null(strstr(h, "<th>model-scaled</th>"));
+	assert_non_null(strstr(h, "</td><td>10</td><td>0</td><td>2</td><td>0</td>"));
 	assert_non_null(strstr(h, "</html>\n"));
 	char *h2 = capture(rk_report_write_html, &f.r);
 	assert_string_equal(h, h2);
