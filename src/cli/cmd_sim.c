@@ -426,7 +426,7 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	struct rk_sim_jobs_report rep;
 	if (rk_sim_jobs_from_trace(&s->trace, o->trace, &s->zoo, &s->cl, o->skip_bad, &s->jobs,
 				   &s->n_jobs, &rep, &err)) {
-		fprintf(stderr, "rubick sim: %s\n", err.msg);
+		fprintf(stderr, "rubick sim: %s (--skip-bad drops such jobs)\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
 	if (load_oracle(o->oracle, env, &s->oracle))

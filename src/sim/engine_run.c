@@ -262,7 +262,8 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	void *pstate = NULL;
 	rc = policy->create(&pstate, cfg->policy_options, err);
 	if (rc) {
-		rk_error_prefix(err, "policy %s", policy->name);
+		if (err && !strstr(err->msg, policy->name))
+			rk_error_prefix(err, "policy %s", policy->name);
 		goto done;
 	}
 	rc = sim_loop(&s, policy, pstate, err);
