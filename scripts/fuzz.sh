@@ -45,11 +45,11 @@ for h in "${harnesses[@]}"; do
 		"./build-fuzz/tests/fuzz/fuzz_$h" "build-fuzz/corpus/$h" $seeds \
 		-max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="build-fuzz/crash-$h-" -print_final_stats=1 >"$log" 2>&1; then
-		runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+		runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
 		echo "fuzz_$h: ok, ${runs:-?} runs in ${secs}s"
 	else
 		echo "fuzz_$h: FAILED (see $log)"
-		grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -10
+		grep -aE 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -10
 		status=1
 	fi
 done
