@@ -125,6 +125,24 @@ void rk_xi_family_of(const char *type, char *buf, int cap);
 double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
 		    const char *b, int sf_b, enum rk_xi_how *how);
 
+/*
+ * A memo of answered lookups (the caller's: a simulator run, a policy
+ * instance), so repeated questions cost a hash probe: full keys compared, a
+ * colliding entry is replaced. Zero-initialise; reset when the table changes.
+ */
+#define RK_XI_MEMO_SLOTS 1024
+struct rk_xi_memo_slot {
+	int used, sf_a, sf_b;
+	char gpu_type[RK_XI_GPU_MAX], a[RK_XI_TYPE_MAX], b[RK_XI_TYPE_MAX];
+	double xi;
+};
+struct rk_xi_memo {
+	const struct rk_xi_table *table; /* the table the entries came from */
+	struct rk_xi_memo_slot slot[RK_XI_MEMO_SLOTS];
+};
+double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, const char *gpu_type,
+			 const char *a, int sf_a, const char *b, int sf_b);
+
 /* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
 
 /*

@@ -204,6 +204,8 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 {
 	const char *pname = policy_name ? policy_name : "?";
 	int n = in->n_jobs;
+	if (ds->n == 0)
+		return 0; /* what jobs keep was checked when they got it (check mode audits it) */
 	struct rk_gpu_occ o;
 	int *dec = malloc((size_t)(n > 0 ? n : 1) * sizeof(*dec)); /* decision of job i, -1 */
 	const struct rk_plan **plans = malloc((size_t)(n > 0 ? n : 1) * sizeof(*plans));

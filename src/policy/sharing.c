@@ -320,6 +320,40 @@ out:
 	return xi;
 }
 
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, const char *gpu_type,
+			 const char *a, int sf_a, const char *b, int sf_b)
+{
+	if (m->table != t) {
+		memset(m->slot, 0, sizeof(m->slot));
+		m->table = t;
+	}
+	uint64_t h = fnv(fnv(fnv(0xcbf29ce484222325ULL, gpu_type), a), b);
+	h = (h ^ (uint64_t)sf_a * 0x9e3779b97f4a7c15ULL) * 0x100000001b3ULL ^ (uint64_t)sf_b;
+	struct rk_xi_memo_slot *s = &m->slot[h % RK_XI_MEMO_SLOTS];
+	if (s->used && s->sf_a == sf_a && s->sf_b == sf_b && !strcmp(s->gpu_type, gpu_type) &&
+	    !strcmp(s->a, a) && !strcmp(s->b, b))
+		return s->xi;
+	double xi = rk_xi_lookup(t, gpu_type, a, sf_a, b, sf_b, NULL);
+	if (strlen(gpu_type) < RK_XI_GPU_MAX && strlen(a) < RK_XI_TYPE_MAX &&
+	    strlen(b) < RK_XI_TYPE_MAX) {
+		s->used = 1;
+		s->sf_a = sf_a;
+		s->sf_b = sf_b;
+		memcpy(s->gpu_type, gpu_type, strlen(gpu_type) + 1); /* lengths checked above */
+		memcpy(s->a, a, strlen(a) + 1);
+		memcpy(s->b, b, strlen(b) + 1);
+		s->xi = xi;
+	}
+	return xi;
+}
+
 /* ---- §4.2 ------------------------------------------------------------------ */
 
 int rk_contention_degrees(const struct rk_alloc *const *allocs, int n, int n_nodes, int *p,

@@ -41,6 +41,9 @@ struct bco_state {
 	int u_max;          /* contention caps tried */
 	int lookahead;      /* pending jobs in the predicted schedule */
 	double overhead_ms; /* ξ per extra node */
+	/* per-round scratch kept across rounds (no page faults on big fresh blocks) */
+	void *q, *runs, *live;
+	int cap_jobs;
 };
 
 static int parse_int(const char *v, int lo, int hi, int *out)
@@ -116,8 +119,14 @@ static int bco_create(void **s, const char *o, struct rk_error *e)
 {
 	return create_kind(s, o, e, K_BCO, "sjf-bco");
 }
-static void bco_destroy(void *s)
+static void bco_destroy(void *state)
 {
+	struct bco_state *s = state;
+	if (s) {
+		free(s->q);
+		free(s->runs);
+		free(s->live);
+	}
 	free(s);
 }
 
@@ -263,18 +272,17 @@ static void take(struct ctx *c, const int *nodes, const int *per, int n, int sig
  * Predicted makespan (s from now) of list-scheduling `q` (nq jobs, order
  * given) after the running jobs, under cap u.
  */
-static double simulate(struct ctx *c, struct pjob *q, int nq, struct run *runs, int nr,
-		       int u, const int *free0, const int *k0)
+static double simulate(struct ctx *c, struct pjob *q0, const int *ord, int nq,
+		       struct run *runs, int nr, int u, const int *free0, const int *k0)
 {
 	int nn = c->nn;
 	memcpy(c->free_g, free0, (size_t)nn * sizeof(int));
 	memcpy(c->k, k0, (size_t)nn * sizeof(int));
 	char *done = calloc((size_t)(nq > 0 ? nq : 1), 1);
-	struct run *live = malloc((size_t)(nr + nq + 1) * sizeof(*live));
+	struct run *live = c->st->live; /* cap_jobs + 1 >= nr + nq entries */
 	int *capg = malloc((size_t)nn * sizeof(int));
-	if (!done || !live || !capg) {
+	if (!done || !capg) {
 		free(done);
-		free(live);
 		free(capg);
 		return INFINITY;
 	}
@@ -292,22 +300,23 @@ static double simulate(struct ctx *c, struct pjob *q, int nq, struct run *runs, 
 			free_total += capg[n];
 		}
 		for (int i = 0; i < nq && free_total > 0; i++) {
-			if (done[i] || q[i].gpus > free_total)
+			struct pjob *qi = &q0[ord[i]];
+			if (done[i] || qi->gpus > free_total)
 				continue;
-			if (!place(c, &q[i], capg, u, 0))
+			if (!place(c, qi, capg, u, 0))
 				continue;
 			done[i] = 1;
 			left--;
-			take(c, q[i].nodes, q[i].per, q[i].n_nodes, 1);
-			for (int s = 0; s < q[i].n_nodes; s++) {
-				capg[q[i].nodes[s]] -= q[i].per[s];
-				free_total -= q[i].per[s];
+			take(c, qi->nodes, qi->per, qi->n_nodes, 1);
+			for (int s = 0; s < qi->n_nodes; s++) {
+				capg[qi->nodes[s]] -= qi->per[s];
+				free_total -= qi->per[s];
 			}
 			struct run *r = &live[nl++];
-			r->end_s = t + q[i].iters_left * tau_s(c, &q[i], q[i].n_nodes, u);
-			r->n_nodes = q[i].n_nodes;
-			memcpy(r->nodes, q[i].nodes, sizeof(r->nodes));
-			memcpy(r->per, q[i].per, sizeof(r->per));
+			r->end_s = t + qi->iters_left * tau_s(c, qi, qi->n_nodes, u);
+			r->n_nodes = qi->n_nodes;
+			memcpy(r->nodes, qi->nodes, sizeof(r->nodes));
+			memcpy(r->per, qi->per, sizeof(r->per));
 			if (r->end_s > makespan)
 				makespan = r->end_s;
 		}
@@ -325,23 +334,69 @@ static double simulate(struct ctx *c, struct pjob *q, int nq, struct run *runs, 
 		live[nx] = live[--nl];
 	}
 	free(done);
-	free(live);
 	free(capg);
 	return left > 0 ? INFINITY : makespan;
 }
 
-static int by_size(const void *p, const void *q)
+struct skey {
+	double size;
+	int i; /* snapshot index: the tie-break (arrival order of the snapshot) */
+	int q; /* position in the pending array */
+};
+
+static int key_less(const struct skey *x, const struct skey *y)
 {
-	const struct pjob *x = p, *y = q;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
+	return x->size != y->size ? x->size < y->size : x->i < y->i;
+}
+
+static int by_key(const void *p, const void *q)
+{
+	const struct skey *x = p, *y = q;
+	return key_less(x, y) ? -1 : key_less(y, x);
+}
+
+/*
+ * The k smallest keys of v[0..n), sorted, into out (a bounded max-heap:
+ * O(n log k), not a sort of the whole queue every round).
+ */
+static int smallest(const struct skey *v, int n, int k, struct skey *out)
+{
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m < k) {
+			int j = m++;
+			out[j] = v[i];
+			while (j > 0 && key_less(&out[(j - 1) / 2], &out[j])) {
+				struct skey t = out[j];
+				out[j] = out[(j - 1) / 2];
+				out[(j - 1) / 2] = t;
+				j = (j - 1) / 2;
+			}
+		} else if (key_less(&v[i], &out[0])) {
+			out[0] = v[i];
+			for (int j = 0;;) {
+				int l = 2 * j + 1, r = l + 1, b = j;
+				if (l < m && key_less(&out[b], &out[l]))
+					b = l;
+				if (r < m && key_less(&out[b], &out[r]))
+					b = r;
+				if (b == j)
+					break;
+				struct skey t = out[j];
+				out[j] = out[b];
+				out[b] = t;
+				j = b;
+			}
+		}
+	}
+	qsort(out, (size_t)m, sizeof(*out), by_key);
+	return m;
 }
 
 static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			struct rk_error *err)
 {
-	const struct bco_state *st = state;
+	struct bco_state *st = state;
 	const struct rk_cluster *cl = in->cluster;
 	int nn = cl->n_nodes, n = in->n_jobs;
 	struct rk_capacity cap = {0};
@@ -350,8 +405,25 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		return rc;
 	struct ctx c = {.in = in, .st = st, .nn = nn, .b_ex = INFINITY};
 	size_t sz = (size_t)(n > 0 ? n : 1), nsz = (size_t)(nn > 0 ? nn : 1);
-	struct pjob *q = calloc(sz, sizeof(*q));
-	struct run *runs = calloc(sz, sizeof(*runs));
+	if ((int)sz + 1 > st->cap_jobs) {
+		int ncap = (int)sz * 2 + 1;
+		void *nq_ = realloc(st->q, (size_t)ncap * sizeof(struct pjob));
+		if (nq_)
+			st->q = nq_;
+		void *nr_ = realloc(st->runs, (size_t)ncap * sizeof(struct run));
+		if (nr_)
+			st->runs = nr_;
+		void *nl_ = realloc(st->live, (size_t)ncap * sizeof(struct run));
+		if (nl_)
+			st->live = nl_;
+		if (!nq_ || !nr_ || !nl_) {
+			rk_capacity_fini(&cap);
+			return rk_error_set(err, RK_ENOMEM, "out of memory");
+		}
+		st->cap_jobs = ncap;
+	}
+	struct pjob *q = st->q;
+	struct run *runs = st->runs;
 	int *free0 = calloc(nsz, sizeof(int)), *k0 = calloc(nsz, sizeof(int));
 	c.free_g = calloc(nsz, sizeof(int));
 	c.k = calloc(nsz, sizeof(int));
@@ -373,7 +445,11 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	int nq = 0, nr = 0, min_req = 1 << 30;
 	for (int i = 0; i < n; i++) {
 		const struct rk_job *j = in->jobs[i];
-		struct pjob p = {.i = i, .gpus = j->req_gpus};
+		struct pjob p; /* the placement arrays are written by place() when used */
+		p.i = i;
+		p.gpus = j->req_gpus;
+		p.n_nodes = 0;
+		p.size = 0;
 		p.t_iter_s = j->iters_total > 0 && j->est_duration_s > 0
 				     ? j->est_duration_s / j->iters_total : INFINITY;
 		p.iters_left = j->iters_total - j->iters_done > 0 ? j->iters_total - j->iters_done : 0;
@@ -393,7 +469,9 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		}
 		if (j->state != RK_JOB_PENDING)
 			continue;
-		q[nq++] = p;
+		struct pjob *dst = &q[nq++];
+		dst->i = p.i, dst->gpus = p.gpus, dst->t_iter_s = p.t_iter_s;
+		dst->iters_left = p.iters_left, dst->grad_gb = p.grad_gb, dst->n_nodes = 0;
 		if (p.gpus < min_req)
 			min_req = p.gpus;
 	}
@@ -403,35 +481,59 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	int n_u = st->kind == K_BCO ? st->u_max : 1;
 	double best = INFINITY;
 	int best_u = 1;
-	for (int u = 1; u <= n_u; u++) {
+	struct skey *keys = malloc(sz * sizeof(*keys));
+	struct skey *top = malloc(sz * sizeof(*top));
+	int *ord = malloc(sz * sizeof(*ord));
+	if (!keys || !top || !ord) {
+		free(keys);
+		free(top);
+		free(ord);
+		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int u = 1; u <= n_u && st->kind == K_BCO; u++) {
 		/* §4.3 line 3: size with tau^u on ceil(G/O) nodes. */
 		for (int i = 0; i < nq; i++) {
 			int nodes = c.per_node > 0 ? (q[i].gpus + c.per_node - 1) / c.per_node : 1;
-			q[i].size = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, u);
-			if (!isfinite(q[i].size))
-				q[i].size = INFINITY;
+			double sz_i = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, u);
+			keys[i] = (struct skey){isfinite(sz_i) ? sz_i : INFINITY, q[i].i, i};
 		}
-		qsort(q, (size_t)nq, sizeof(*q), by_size);
-		int nl = nq < st->lookahead ? nq : st->lookahead;
-		if (st->kind != K_BCO)
-			break;
-		double mk = simulate(&c, q, nl, runs, nr, u, free0, k0);
+		int nl = smallest(keys, nq, st->lookahead, top);
+		for (int i = 0; i < nl; i++)
+			ord[i] = top[i].q;
+		double mk = simulate(&c, q, ord, nl, runs, nr, u, free0, k0);
 		if (mk < best) {
 			best = mk;
 			best_u = u;
 		}
 	}
-	/* The chosen schedule: start now what it starts now (CPUs and memory checked). */
-	if (st->kind == K_BCO && n_u > 1) {
-		for (int i = 0; i < nq; i++) {
-			int nodes = c.per_node > 0 ? (q[i].gpus + c.per_node - 1) / c.per_node : 1;
-			q[i].size = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, best_u);
-		}
-		qsort(q, (size_t)nq, sizeof(*q), by_size);
+	/* Sizes under the chosen cap (the baselines: u = 1). */
+	for (int i = 0; i < nq; i++) {
+		int nodes = c.per_node > 0 ? (q[i].gpus + c.per_node - 1) / c.per_node : 1;
+		double sz_i = q[i].gpus * q[i].iters_left * tau_s(&c, &q[i], nodes, best_u);
+		keys[i] = (struct skey){isfinite(sz_i) ? sz_i : INFINITY, q[i].i, i};
 	}
 	memcpy(c.free_g, free0, nsz * sizeof(int));
 	memcpy(c.k, k0, nsz * sizeof(int));
-	for (int i = 0; i < nq; i++) {
+	/*
+	 * Smallest job first, each placed when it fits, the others skipped: the
+	 * same as scanning the sorted queue, since capacity only shrinks within a
+	 * round, but found by repeated minimum over the jobs that can still fit.
+	 */
+	for (int left = nq; left > 0;) {
+		int free_total = 0;
+		for (int nd = 0; nd < nn; nd++)
+			free_total += c.free_g[nd];
+		int bi = -1;
+		for (int k = 0; k < nq; k++)
+			if (keys[k].q >= 0 && q[k].gpus <= free_total &&
+			    (bi < 0 || key_less(&keys[k], &keys[bi])))
+				bi = k;
+		if (bi < 0)
+			break;
+		keys[bi].q = -1; /* tried */
+		left--;
+		int i = bi;
 		struct rk_job *j = in->jobs[q[i].i];
 		struct rk_place_req req;
 		rk_place_req_from_job(j, &req);
@@ -474,11 +576,12 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 			break;
 		}
 	}
+	free(keys);
+	free(top);
+	free(ord);
 out:
 	rk_alloc_fini(&a);
 	rk_capacity_fini(&cap);
-	free(q);
-	free(runs);
 	free(free0);
 	free(k0);
 	free(c.free_g);

@@ -19,7 +19,9 @@
  * a then runs on the free GPUs plus the partners' GPUs, with the largest
  * accumulation any picked partner needed (memory falls as ga grows, so it
  * fits next to every one of them). Only data-parallel-family plans (tp = pp
- * = 1) share; others wait for free GPUs. docs/sharing.md lists the choices.
+ * = 1) share; others wait for free GPUs. To bound a round's cost, only the
+ * first `window` pending jobs (option window=N, default 32) that cannot
+ * start on free GPUs try sharing. docs/sharing.md lists the choices.
  */
 #include "rubick/policy.h"
 #include "rubick/sharing.h"
@@ -27,15 +29,56 @@
 #include "rubick/placement.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_SUBBATCH 32
 
+
+/* Sub-batch settings of one (model, batch, plan) with no partner: memory then filters. */
+#define SB_CACHE 64
+struct sb_entry {
+	const struct rk_model *model;
+	const struct rk_perf_env *env;
+	int batch;
+	struct rk_plan plan;
+	int n;
+	struct rk_subbatch opt[MAX_SUBBATCH];
+};
+
 struct bsbf_state {
 	int ffs;        /* 1 = SJF-FFS: no benefit test, first fit */
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
+	int window;     /* pending jobs per round that may try sharing (SJF order) */
+	struct rk_xi_memo memo;
+	struct sb_entry sb[SB_CACHE];
+	int sb_next;    /* round-robin replacement */
 };
+
+/* The settings of `a` from the cache (computed once per model, batch and plan). */
+static const struct sb_entry *sb_get(struct bsbf_state *st, const struct rk_job *a,
+				     const struct rk_perf_env *env)
+{
+	for (int i = 0; i < SB_CACHE; i++) {
+		struct sb_entry *e = &st->sb[i];
+		if (e->model == a->model && e->env == env && e->batch == a->global_batch &&
+		    rk_plan_equal(&e->plan, &a->req_plan))
+			return e;
+	}
+	struct sb_entry *e = &st->sb[st->sb_next];
+	st->sb_next = (st->sb_next + 1) % SB_CACHE;
+	struct rk_error err;
+	e->model = a->model;
+	e->env = env;
+	e->batch = a->global_batch;
+	e->plan = a->req_plan;
+	e->n = rk_subbatch_options(a->model, a->global_batch, &a->req_plan, 0, INT64_MAX / 4, env,
+				   e->opt, MAX_SUBBATCH, &err);
+	if (e->n < 0)
+		e->n = 0;
+	return e;
+}
 
 struct cand {
 	int who;          /* job index in the snapshot */
@@ -62,17 +105,29 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 	if (!s)
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	s->ffs = ffs;
-	if (options && *options) {
-		if (!ffs && !strcmp(options, "order=tcon"))
+	s->window = 32;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", options ? options : "");
+	for (char *p = buf; *p;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		char *end = NULL;
+		long w = !strncmp(p, "window=", 7) ? strtol(p + 7, &end, 10) : 0;
+		if (!ffs && !strcmp(p, "order=tcon"))
 			s->order_tcon = 1;
-		else if (!ffs && !strcmp(options, "order=benefit"))
+		else if (!ffs && !strcmp(p, "order=benefit"))
 			s->order_tcon = 0;
+		else if (end && end != p + 7 && !*end && w >= 1 && w <= 1000000)
+			s->window = (int)w;
 		else {
+			rk_error_set(err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
+				     ffs ? "sjf-ffs" : "sjf-bsbf", p,
+				     ffs ? "window=N" : "order=benefit|tcon, window=N");
 			free(s);
-			return rk_error_set(err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
-					    ffs ? "sjf-ffs" : "sjf-bsbf", options,
-					    ffs ? "takes none" : "order=benefit|tcon");
+			return RK_EINVAL;
 		}
+		p = comma ? comma + 1 : p + strlen(p);
 	}
 	*state = s;
 	return 0;
@@ -253,7 +308,7 @@ static int by_key(const void *p, const void *q)
 }
 
 /* Try to start `a` sharing GPUs with running jobs (§3.4 lines 7-12). */
-static int start_shared(const struct bsbf_state *st, struct round *r, int ai,
+static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			struct rk_decisions *out, struct cand *cands, int *seen)
 {
 	const struct rk_sched_input *in = r->in;
@@ -286,6 +341,7 @@ static int start_shared(const struct bsbf_state *st, struct round *r, int ai,
 	if (n_free + n_shared < g)
 		return 0;
 	/* The test (or, for FFS, the first setting that fits) per partner. */
+	const struct sb_entry *sb = sb_get(st, a, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	int m = 0;
 	for (int i = 0; i < nc; i++) {
@@ -298,17 +354,21 @@ static int start_shared(const struct bsbf_state *st, struct round *r, int ai,
 		if (!isfinite(r->mem_gpu[b]))
 			continue;
 		struct rk_error e;
-		int no = rk_subbatch_options(a->model, a->global_batch, &a->req_plan, r->mem_gpu[b],
-					     gpu_mem, in->env, opts, MAX_SUBBATCH, &e);
-		if (no <= 0)
+		int no = 0;
+		for (int k = 0; k < sb->n; k++) /* ascending ga: the first that fits is FFS's */
+			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)gpu_mem)
+				opts[no++] = sb->opt[k];
+		if (no == 0)
 			continue;
 		if (st->ffs) {
 			cands[m++] = (struct cand){.who = b, .key = cands[i].key, .plan = opts[0].plan};
 			continue;
 		}
 		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
-		double xa = rk_xi_lookup(in->xi, gt, type_of(a), g, type_of(jb), r->gpus[b], NULL);
-		double xb = rk_xi_lookup(in->xi, gt, type_of(jb), r->gpus[b], type_of(a), g, NULL);
+		double xa = rk_xi_lookup_memo(&st->memo, in->xi, gt, type_of(a), g, type_of(jb),
+					      r->gpus[b]);
+		double xb = rk_xi_lookup_memo(&st->memo, in->xi, gt, type_of(jb), r->gpus[b],
+					      type_of(a), g);
 		double e_a = remaining_s(a), e_b = r->e_rem[b];
 		if (!isfinite(e_a) || !isfinite(e_b))
 			continue; /* no length known: the test cannot say sharing helps */
@@ -371,6 +431,19 @@ static int start_shared(const struct bsbf_state *st, struct round *r, int ai,
 	return rc;
 }
 
+/* GPUs nobody holds, and GPUs one running job holds alone (sharing candidates). */
+static void count_gpus(const struct round *r, int *n_free, int *n_single)
+{
+	const struct rk_cluster *c = r->in->cluster;
+	*n_free = *n_single = 0;
+	for (int n = 0; n < c->n_nodes; n++)
+		for (int g = 0; c->nodes[n].up && g < c->nodes[n].gpus; g++) {
+			int h0, h1, k = rk_gpu_occ_holders(&r->occ, n, g, &h0, &h1);
+			*n_free += k == 0;
+			*n_single += k == 1 && r->in->jobs[h0]->state != RK_JOB_PENDING;
+		}
+}
+
 struct order {
 	double e;
 	int64_t submit, id;
@@ -390,7 +463,7 @@ static int by_order(const void *p, const void *q)
 static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
-	const struct bsbf_state *st = state;
+	struct bsbf_state *st = state;
 	const struct rk_cluster *c = in->cluster;
 	int n = in->n_jobs, nn = c->n_nodes;
 	size_t sz = (size_t)(n > 0 ? n : 1);
@@ -451,10 +524,21 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 			r.mem_gpu[i] = INFINITY;
 	}
 	qsort(q, (size_t)nq, sizeof(*q), by_order);
+	int n_free, n_single, tried = 0;
+	count_gpus(&r, &n_free, &n_single);
 	for (int k = 0; k < nq && rc >= 0; k++) {
-		rc = start_free(&r, q[k].i, out);
-		if (rc == 0 && in->gpu_sharing)
+		int g = in->jobs[q[k].i]->req_gpus;
+		if (g > n_free + (in->gpu_sharing ? n_single : 0))
+			continue; /* cannot fit even by sharing: skip without a scan */
+		rc = 0;
+		if (g <= n_free)
+			rc = start_free(&r, q[k].i, out);
+		if (rc == 0 && in->gpu_sharing && tried < st->window) {
+			tried++; /* bounds the per-round cost of the pair tests */
 			rc = start_shared(st, &r, q[k].i, out, cands, seen);
+		}
+		if (rc > 0)
+			count_gpus(&r, &n_free, &n_single);
 	}
 	if (rc < 0)
 		rc = rk_error_set(err, rc, "out of memory");

@@ -41,7 +41,9 @@ int sim_coloc_init(struct sim *s, struct rk_error *err)
 	if (!s->cfg.sharing)
 		return 0;
 	/* Two slots per GPU: the count-level checks then allow exactly one partner. */
-	if (rk_cluster_copy(&s->slots, s->cluster) || rk_gpu_occ_init(&s->occ, s->cluster))
+	s->xi_memo = calloc(1, sizeof(*s->xi_memo));
+	if (!s->xi_memo || rk_cluster_copy(&s->slots, s->cluster) ||
+	    rk_gpu_occ_init(&s->occ, s->cluster))
 		return rk_error_set(err, RK_ENOMEM, "simulator: out of memory");
 	for (int i = 0; i < s->slots.n_nodes; i++)
 		s->slots.nodes[i].gpus *= 2;
@@ -53,6 +55,7 @@ void sim_coloc_fini(struct sim *s)
 	free(s->hold);
 	free(s->hold_alloc);
 	free(s->hold_p);
+	free(s->xi_memo);
 	rk_cluster_fini(&s->slots);
 	if (s->occ.first)
 		rk_gpu_occ_fini(&s->occ);
@@ -78,9 +81,9 @@ static double share_factor(struct sim *s, int k)
 			if (rk_gpu_occ_holders(&s->occ, sh->node, g, &a, &b) < 2)
 				continue;
 			const struct rk_job *o = &s->jobs[s->hold[a == k ? b : a]].j;
-			double x = rk_xi_lookup(s->cfg.xi, s->cluster->nodes[sh->node].gpu_type,
-						type_of(j), gj, type_of(o),
-						rk_alloc_total_gpus(&o->alloc), NULL);
+			double x = rk_xi_lookup_memo(s->xi_memo, s->cfg.xi,
+						     s->cluster->nodes[sh->node].gpu_type, type_of(j),
+						     gj, type_of(o), rk_alloc_total_gpus(&o->alloc));
 			if (x > xi)
 				xi = x;
 		}

@@ -69,6 +69,7 @@ struct sim {
 	int *hold;                 /* n: holding job indices, scratch */
 	const struct rk_alloc **hold_alloc; /* n: their allocations, scratch */
 	int *hold_p;               /* n: their contention degrees, scratch */
+	struct rk_xi_memo *xi_memo; /* answered interference lookups (sharing) */
 };
 
 struct id_slot {
