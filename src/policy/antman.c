@@ -202,6 +202,8 @@ const struct rk_policy_ops rk_policy_antman = {
 	.create = antman_create,
 	.destroy = antman_destroy,
 	.schedule = antman_schedule,
-	/* Only pending jobs are placed; with none pending a round changes nothing. */
-	.flags = RK_POLICY_IDLE_NOOP,
+	/* Only pending jobs are placed, and what it decides depends only on which
+	 * jobs are active and what they hold: rounds without an arrival, a
+	 * completion or an applied decision change nothing. */
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };

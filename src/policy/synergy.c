@@ -413,8 +413,10 @@ const struct rk_policy_ops rk_policy_synergy_fifo = {
 	.create = create_fifo,
 	.destroy = synergy_destroy,
 	.schedule = schedule_fifo,
-	/* Only pending jobs are placed (running ones shrink only to make room). */
-	.flags = RK_POLICY_IDLE_NOOP,
+	/* Only pending jobs are placed (running ones shrink only to make room),
+	 * and only arrivals, completions and applied decisions change the inputs
+	 * it decides on (as the classic FIFO/SRTF of src/policy/classic.c). */
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };
 
 const struct rk_policy_ops rk_policy_synergy_srtf = {
@@ -423,5 +425,5 @@ const struct rk_policy_ops rk_policy_synergy_srtf = {
 	.create = create_srtf,
 	.destroy = synergy_destroy,
 	.schedule = schedule_srtf,
-	.flags = RK_POLICY_IDLE_NOOP,
+	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
 };
