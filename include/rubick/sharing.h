@@ -130,9 +130,10 @@ double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const cha
  * instance), so repeated questions cost a hash probe: full keys compared, a
  * colliding entry is replaced. Zero-initialise; reset when the table changes.
  */
-#define RK_XI_MEMO_SLOTS 1024
+#define RK_XI_MEMO_SLOTS 8192
 struct rk_xi_memo_slot {
 	int used, sf_a, sf_b;
+	uint64_t key; /* hash of the whole key: checked before the strings */
 	char gpu_type[RK_XI_GPU_MAX], a[RK_XI_TYPE_MAX], b[RK_XI_TYPE_MAX];
 	double xi;
 };
@@ -142,6 +143,12 @@ struct rk_xi_memo {
 };
 double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, const char *gpu_type,
 			 const char *a, int sf_a, const char *b, int sf_b);
+/* FNV-1a of a string: pass it as ha/hb to skip hashing the job types again. */
+uint64_t rk_xi_hash(const char *s);
+/* The same with the hashes of a and b precomputed (rk_xi_hash). */
+double rk_xi_lookup_memo_h(struct rk_xi_memo *m, const struct rk_xi_table *t,
+			   const char *gpu_type, const char *a, uint64_t ha, int sf_a, const char *b,
+			   uint64_t hb, int sf_b);
 
 /* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
 

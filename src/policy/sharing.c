@@ -327,23 +327,32 @@ static uint64_t fnv(uint64_t h, const char *s)
 	return h;
 }
 
-double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, const char *gpu_type,
-			 const char *a, int sf_a, const char *b, int sf_b)
+uint64_t rk_xi_hash(const char *s)
+{
+	return fnv(0xcbf29ce484222325ULL, s);
+}
+
+double rk_xi_lookup_memo_h(struct rk_xi_memo *m, const struct rk_xi_table *t,
+			   const char *gpu_type, const char *a, uint64_t ha, int sf_a, const char *b,
+			   uint64_t hb, int sf_b)
 {
 	if (m->table != t) {
 		memset(m->slot, 0, sizeof(m->slot));
 		m->table = t;
 	}
-	uint64_t h = fnv(fnv(fnv(0xcbf29ce484222325ULL, gpu_type), a), b);
-	h = (h ^ (uint64_t)sf_a * 0x9e3779b97f4a7c15ULL) * 0x100000001b3ULL ^ (uint64_t)sf_b;
-	struct rk_xi_memo_slot *s = &m->slot[h % RK_XI_MEMO_SLOTS];
-	if (s->used && s->sf_a == sf_a && s->sf_b == sf_b && !strcmp(s->gpu_type, gpu_type) &&
-	    !strcmp(s->a, a) && !strcmp(s->b, b))
+	uint64_t h = (ha * 0x9e3779b97f4a7c15ULL) ^ (hb + 0x632be59bd9b4e019ULL);
+	h = (h ^ (uint64_t)(unsigned)sf_a * 0xbf58476d1ce4e5b9ULL) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)(unsigned)sf_b) * 0x94d049bb133111ebULL;
+	h ^= fnv(0xcbf29ce484222325ULL, gpu_type); /* GPU type names are a few letters */
+	struct rk_xi_memo_slot *s = &m->slot[(h >> 17) % RK_XI_MEMO_SLOTS];
+	if (s->used && s->key == h && s->sf_a == sf_a && s->sf_b == sf_b &&
+	    !strcmp(s->a, a) && !strcmp(s->b, b) && !strcmp(s->gpu_type, gpu_type))
 		return s->xi;
 	double xi = rk_xi_lookup(t, gpu_type, a, sf_a, b, sf_b, NULL);
 	if (strlen(gpu_type) < RK_XI_GPU_MAX && strlen(a) < RK_XI_TYPE_MAX &&
 	    strlen(b) < RK_XI_TYPE_MAX) {
 		s->used = 1;
+		s->key = h;
 		s->sf_a = sf_a;
 		s->sf_b = sf_b;
 		memcpy(s->gpu_type, gpu_type, strlen(gpu_type) + 1); /* lengths checked above */
@@ -352,6 +361,12 @@ double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, cons
 		s->xi = xi;
 	}
 	return xi;
+}
+
+double rk_xi_lookup_memo(struct rk_xi_memo *m, const struct rk_xi_table *t, const char *gpu_type,
+			 const char *a, int sf_a, const char *b, int sf_b)
+{
+	return rk_xi_lookup_memo_h(m, t, gpu_type, a, rk_xi_hash(a), sf_a, b, rk_xi_hash(b), sf_b);
 }
 
 /* ---- §4.2 ------------------------------------------------------------------ */

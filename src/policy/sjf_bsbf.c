@@ -95,6 +95,7 @@ struct round {
 	double *e_rem;   /* remaining exclusive time (s), +inf unknown */
 	double *mem_gpu; /* per-GPU memory of its current plan (MiB) */
 	int *gpus;       /* GPUs held */
+	uint64_t *th;    /* rk_xi_hash of each job's type */
 	struct rk_alloc *tmp;
 	struct rk_alloc *kept; /* copies of what jobs hold, GPU masks filled */
 };
@@ -365,10 +366,10 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			continue;
 		}
 		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
-		double xa = rk_xi_lookup_memo(&st->memo, in->xi, gt, type_of(a), g, type_of(jb),
-					      r->gpus[b]);
-		double xb = rk_xi_lookup_memo(&st->memo, in->xi, gt, type_of(jb), r->gpus[b],
-					      type_of(a), g);
+		double xa = rk_xi_lookup_memo_h(&st->memo, in->xi, gt, type_of(a), r->th[ai], g,
+						type_of(jb), r->th[b], r->gpus[b]);
+		double xb = rk_xi_lookup_memo_h(&st->memo, in->xi, gt, type_of(jb), r->th[b],
+						r->gpus[b], type_of(a), r->th[ai], g);
 		double e_a = remaining_s(a), e_b = r->e_rem[b];
 		if (!isfinite(e_a) || !isfinite(e_b))
 			continue; /* no length known: the test cannot say sharing helps */
@@ -460,6 +461,24 @@ static int by_order(const void *p, const void *q)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Min-heap on by_order. */
+static void sift_down(struct order *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && by_order(&h[l], &h[m]) < 0)
+			m = l;
+		if (r < n && by_order(&h[r], &h[m]) < 0)
+			m = r;
+		if (m == i)
+			return;
+		struct order t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
 static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
@@ -477,12 +496,13 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	r.e_rem = malloc(sz * sizeof(*r.e_rem));
 	r.mem_gpu = malloc(sz * sizeof(*r.mem_gpu));
 	r.gpus = calloc(sz, sizeof(*r.gpus));
+	r.th = malloc(sz * sizeof(*r.th));
 	struct order *q = malloc(sz * sizeof(*q));
 	struct cand *cands = malloc(sz * sizeof(*cands));
 	int *seen = calloc(sz, sizeof(*seen));
 	struct rk_alloc *kept = calloc(sz, sizeof(*kept));
 	int rc = 0, occ_ok = 0;
-	if (!r.free_cpus || !r.free_mem || !r.e_rem || !r.mem_gpu || !r.gpus || !q || !cands ||
+	if (!r.free_cpus || !r.free_mem || !r.e_rem || !r.mem_gpu || !r.gpus || !r.th || !q || !cands ||
 	    !seen || !kept || rk_gpu_occ_init(&r.occ, c)) {
 		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
 		goto out;
@@ -500,6 +520,7 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	for (int i = 0; i < n; i++) {
 		const struct rk_job *j = in->jobs[i];
 		r.e_rem[i] = remaining_s(j);
+		r.th[i] = rk_xi_hash(type_of(j));
 		r.mem_gpu[i] = INFINITY;
 		if (j->alloc.n == 0) {
 			if (j->state == RK_JOB_PENDING)
@@ -523,19 +544,33 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 		if (rk_job_gpu_mem_mb(j, &j->plan, &r.mem_gpu[i], &e))
 			r.mem_gpu[i] = INFINITY;
 	}
-	qsort(q, (size_t)nq, sizeof(*q), by_order);
-	int n_free, n_single, tried = 0;
+	/*
+	 * SJF order, lazily: a binary heap popped only while a job could still
+	 * start (free GPUs for the smallest request, or sharing tries left), not
+	 * a sort of the whole queue every round.
+	 */
+	int n_free, n_single, tried = 0, min_g = 1 << 30;
 	count_gpus(&r, &n_free, &n_single);
-	for (int k = 0; k < nq && rc >= 0; k++) {
-		int g = in->jobs[q[k].i]->req_gpus;
+	for (int k = 0; k < nq; k++)
+		if (in->jobs[q[k].i]->req_gpus < min_g)
+			min_g = in->jobs[q[k].i]->req_gpus;
+	for (int k = nq / 2 - 1; k >= 0; k--)
+		sift_down(q, nq, k);
+	for (int hn = nq; hn > 0 && rc >= 0;) {
+		if (n_free < min_g && (!in->gpu_sharing || tried >= st->window))
+			break;
+		struct order top = q[0];
+		q[0] = q[--hn];
+		sift_down(q, hn, 0);
+		int g = in->jobs[top.i]->req_gpus;
 		if (g > n_free + (in->gpu_sharing ? n_single : 0))
 			continue; /* cannot fit even by sharing: skip without a scan */
 		rc = 0;
 		if (g <= n_free)
-			rc = start_free(&r, q[k].i, out);
+			rc = start_free(&r, top.i, out);
 		if (rc == 0 && in->gpu_sharing && tried < st->window) {
 			tried++; /* bounds the per-round cost of the pair tests */
-			rc = start_shared(st, &r, q[k].i, out, cands, seen);
+			rc = start_shared(st, &r, top.i, out, cands, seen);
 		}
 		if (rc > 0)
 			count_gpus(&r, &n_free, &n_single);
@@ -555,6 +590,7 @@ out:
 	free(cands);
 	free(q);
 	free(r.gpus);
+	free(r.th);
 	free(r.mem_gpu);
 	free(r.e_rem);
 	free(r.free_mem);
