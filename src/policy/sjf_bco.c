@@ -355,6 +355,24 @@ static int by_key(const void *p, const void *q)
 	return key_less(x, y) ? -1 : key_less(y, x);
 }
 
+/* Min-heap on key_less. */
+static void key_sift(struct skey *h, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && key_less(&h[l], &h[m]))
+			m = l;
+		if (r < n && key_less(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct skey t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
 /*
  * The k smallest keys of v[0..n), sorted, into out (a bounded max-heap:
  * O(n log k), not a sort of the whole queue every round).
@@ -517,23 +535,24 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	memcpy(c.k, k0, nsz * sizeof(int));
 	/*
 	 * Smallest job first, each placed when it fits, the others skipped: the
-	 * same as scanning the sorted queue, since capacity only shrinks within a
-	 * round, but found by repeated minimum over the jobs that can still fit.
+	 * jobs whose GPUs fit the free total, served from a heap popped only
+	 * while some GPUs are free (capacity only shrinks within a round).
 	 */
-	for (int left = nq; left > 0;) {
-		int free_total = 0;
-		for (int nd = 0; nd < nn; nd++)
-			free_total += c.free_g[nd];
-		int bi = -1;
-		for (int k = 0; k < nq; k++)
-			if (keys[k].q >= 0 && q[k].gpus <= free_total &&
-			    (bi < 0 || key_less(&keys[k], &keys[bi])))
-				bi = k;
-		if (bi < 0)
-			break;
-		keys[bi].q = -1; /* tried */
-		left--;
-		int i = bi;
+	int hn = 0, free_total = 0;
+	for (int nd = 0; nd < nn; nd++)
+		free_total += c.free_g[nd];
+	for (int k = 0; k < nq; k++)
+		if (q[k].gpus <= free_total)
+			top[hn++] = keys[k];
+	for (int k = hn / 2 - 1; k >= 0; k--)
+		key_sift(top, hn, k);
+	while (hn > 0 && free_total > 0) {
+		struct skey kt = top[0];
+		top[0] = top[--hn];
+		key_sift(top, hn, 0);
+		int i = kt.q;
+		if (q[i].gpus > free_total)
+			continue;
 		struct rk_job *j = in->jobs[q[i].i];
 		struct rk_place_req req;
 		rk_place_req_from_job(j, &req);
@@ -569,6 +588,7 @@ static int bco_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		}
 		if (!rc && rk_capacity_take(&cap, &a, NULL) == 0) {
 			take(&c, q[i].nodes, q[i].per, q[i].n_nodes, 1);
+			free_total -= q[i].gpus;
 			rc = rk_decisions_push(out, j->id, &a, &j->req_plan);
 		}
 		if (rc) {
