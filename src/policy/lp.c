@@ -1,5 +1,6 @@
 /*
- * Binary ILP wrapper over GLPK (the only file that includes glpk.h; see
+ * Integer-programming wrapper over GLPK (binaries and bounded integers; the
+ * only file that includes glpk.h; see
  * include/rubick/lp.h and ARCHITECTURE.md "each third-party library lives
  * behind one file"). The problem is kept in our own arrays and handed to a
  * fresh glp_prob at every solve, so nothing of GLPK outlives rk_lp_solve and

@@ -13,21 +13,29 @@
  *     slope; the white box knows each job's iterations and speed, and serving
  *     short jobs first is what minimises average JCT [I]. Option order=fifo
  *     restores arrival order.
- *  2. Each pending job first takes free resources: the most GPUs up to its
- *     curve's max config (fewest GPUs within 1% of the best, §1.6) that fit,
- *     running the curve's best plan for them. A guaranteed job needs at least
- *     the GPUs at which its predicted throughput meets its baseline (the
+ *  2. Each pending job first takes free resources: its request, snapped to
+ *     the fewest GPUs giving the same throughput on its curve (1% rule, §1.6)
+ *     and capped at the curve's max config, running the curve's best plan for
+ *     them; or fewer GPUs if they still give RUBICK_MIN_START_FRACTION of that
+ *     throughput. Starting at the request rather than the max config keeps one
+ *     early job from taking the cluster while others queue; step 4 then hands
+ *     leftovers to the steepest slopes. A guaranteed job needs at least the
+ *     GPUs at which its predicted throughput meets its baseline (the
  *     throughput of its requested plan on its requested GPUs) times
- *     RUBICK_SLA_MARGIN; a best-effort job needs one feasible size.
+ *     RUBICK_SLA_MARGIN, or runs exactly its request when its curve never
+ *     gets there.
  *  3. Shrink phase (the step the released artifact never runs, §1.8.2 item 6):
  *     when free resources are not enough, take GPUs from running jobs whose
- *     loss of normalised throughput is smallest, one useful step at a time, on
- *     the nodes where that is cheapest, as long as the new job's gain exceeds
- *     the total loss. Victims: not the job itself, fewer than
- *     RUBICK_RESTART_LIMIT restarts, not starving, not finishing within one
- *     restart delay; a guaranteed victim only while its throughput stays at its
- *     baseline; only best-effort victims may be preempted to zero; jobs that
- *     span several nodes are only ever preempted whole.
+ *     loss of normalised throughput (plus their restart amortised over their
+ *     remaining time) is smallest, one useful step at a time, on the nodes
+ *     where that is cheapest, as long as the new job's gain exceeds the total
+ *     loss (guaranteed and starving newcomers take their minimum whatever the
+ *     loss). Victims: not the job itself, fewer than RUBICK_RESTART_LIMIT
+ *     restarts, not starving, not finishing within one restart delay, longer
+ *     than the newcomer (SRTF order); a guaranteed victim only while its
+ *     throughput stays at its baseline; only best-effort victims may be
+ *     preempted to zero; jobs that span several nodes are only ever preempted
+ *     whole.
  *  4. Expand phase (work conservation): per node, leftover GPUs go to the
  *     single-node job there with the steepest normalised slope per GPU, if the
  *     slope exceeds RUBICK_MIN_SLOPE and, for a job already running, the time
