@@ -64,6 +64,9 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 		     const struct rk_cluster *cl, struct rk_job *j, struct rk_sim_jobs_report *rep,
 		     struct rk_error *why)
 {
+	if (tj->iters <= 0 && !(tj->duration_s > 0))
+		return rk_error_set(why, RK_EINVAL, "neither a run time nor an iteration count: the "
+				    "simulator cannot tell when it ends");
 	const struct rk_model *m = rk_zoo_find(zoo, tj->model);
 	if (!m)
 		return rk_error_set(why, RK_ENOTFOUND, "model '%s' is not in the zoo", tj->model);
