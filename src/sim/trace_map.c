@@ -217,7 +217,9 @@ static int check_canonical(const char *plan, int gpus, int batch, char *why, siz
 
 int trace_plan_check(const char *plan, int gpus, int batch, char *why, size_t cap)
 {
-	static const char *const artifact[] = {"ga", "gc", "zero-dp", "zero-offload"};
+	/* The artifact names rk_plan_from_artifact reads (plan.h). */
+	static const char *const artifact[] = {"ga",	       "gc",	      "zero-dp",
+					       "zero-offload", "zero-offload+gc", "tp+ga"};
 	if (!plan[0])
 		return 0;
 	for (size_t i = 0; i < sizeof(artifact) / sizeof(artifact[0]); i++)
@@ -238,8 +240,8 @@ int trace_plan_check(const char *plan, int gpus, int batch, char *why, size_t ca
 	if (strchr(plan, '='))
 		return check_canonical(plan, gpus, batch, why, cap);
 	snprintf(why, cap,
-		 "plan '%s': not ga, gc, zero-dp, zero-offload, a 3-digit PP-TP-DP code or "
-		 "dp=..,tp=..,pp=..",
+		 "plan '%s': not ga, gc, zero-dp, zero-offload, zero-offload+gc, tp+ga, a "
+		 "3-digit PP-TP-DP code or dp=..,tp=..,pp=..",
 		 plan);
 	return RK_EINVAL;
 }

@@ -111,6 +111,12 @@ static void bad_plan_text(void **state)
 	/* exec_plan is field 8: "vit-0,0,1,vit,2,16,0," is 21 bytes. */
 	expect_fail(RUBICK_HDR "vit-0,0,1,vit,2,16,0,zero-3,37239,0\n", "auto", RK_EINVAL,
 		    "bad.csv:2:22: column 'exec_plan': plan 'zero-3': not ga, gc", NULL);
+	/* Every artifact name the plan module reads is accepted. */
+	struct rk_trace ok;
+	const char *names = RUBICK_HDR "a,0,1,vit,1,8,0,zero-offload+gc,1,0\nb,0,1,vit,2,8,0,tp+ga,1,0\n";
+	assert_int_equal(rk_trace_parse(names, strlen(names), "p.csv", "auto", NULL, &ok, NULL), 0);
+	assert_int_equal(ok.n, 2);
+	rk_trace_fini(&ok);
 	expect_fail(RUBICK_HDR "l-0,0,1,llama7,8,64,0,344,64,0\n", "auto", RK_EINVAL,
 		    "column 'exec_plan': plan '344': digits (pp, tp, dp) multiply to 48, but 8 GPUs",
 		    NULL);
