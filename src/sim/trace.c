@@ -283,6 +283,56 @@ static void note_skip(struct rk_trace *t, struct rk_error *err)
 	rk_error_clear(err);
 }
 
+/*
+ * One data line into t->jobs[t->n]: split, read, complete, give a unique name.
+ * Returns 0 (job kept, or a CPU-only row dropped and counted) or the line's
+ * error with ctx->err filled.
+ */
+static int take_row(struct trace_ctx *ctx, const struct trace_reader *rd, const char *line,
+		    size_t n, int lineno, struct name_set *names, struct rk_trace *t)
+{
+	struct trace_row row;
+	/* Filled in place: the array holds one slot per line (see parse_lines). */
+	struct rk_trace_job *job = &t->jobs[t->n];
+	memset(job, 0, sizeof(*job));
+	job->gpu_milli = 1000;
+	int rc = trace_split(line, n, rd->sep, lineno, &row);
+	if (rc < 0)
+		return trace_split_fail(ctx, lineno, rc);
+	if (ctx->n_header && row.n != ctx->n_header)
+		return trace_fail(ctx, &row, -1, RK_EINVAL, "line has %d fields, the header has %d",
+				  row.n, ctx->n_header);
+	if ((rc = rd->row(ctx, &row, job)) < 0)
+		return rc;
+	if (job->gpus == 0) {
+		t->n_no_gpu++; /* Alibaba CPU-only pods: nothing for a GPU scheduler */
+		return 0;
+	}
+	if ((rc = complete_job(ctx, t, &row, job)) < 0)
+		return rc;
+	if ((names->n + 1) * 2 > names->cap && (rc = name_set_grow(names, t->jobs)) < 0)
+		return rc;
+	size_t slot = 0;
+	long dup = name_find(names, t->jobs, job->name, &slot);
+	if (dup >= 0) {
+		/* Upstream simulators replay every line as its own job whatever its
+		 * name (Tiresias' tf_job.csv lists job 10 twice): keep it as
+		 * "<name>~<line>" and count it in n_renamed. */
+		char renamed[RK_JOB_NAME_MAX];
+		snprintf(renamed, sizeof(renamed), "%.*s~%d", RK_JOB_NAME_MAX - 13, job->name,
+			 row.line);
+		if (name_find(names, t->jobs, renamed, &slot) >= 0)
+			return trace_fail(ctx, &row, -1, RK_EEXIST,
+					  "job name '%s' already used on line %d, and '%s' too",
+					  job->name, t->jobs[dup].line, renamed);
+		memcpy(job->name, renamed, sizeof(renamed));
+		t->n_renamed++;
+	}
+	name_put(names, slot, job->name, t->n);
+	t->n++;
+	return 0;
+}
+
 /* The line loop; `t` is the caller's output, left for the caller to release on failure. */
 static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 		       const struct trace_reader *forced, struct rk_trace *t)
@@ -368,57 +418,13 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 				goto out;
 		}
 		t->n_lines++;
-		/* Filled in place: the array holds one slot per line (see above). */
-		struct rk_trace_job *job = &t->jobs[t->n];
-		memset(job, 0, sizeof(*job));
-		job->gpu_milli = 1000;
-		rc = trace_split(line, n, rd->sep, lineno, &row);
-		if (rc < 0)
-			rc = trace_split_fail(ctx, lineno, rc);
-		else if (ctx->n_header && row.n != ctx->n_header)
-			rc = trace_fail(ctx, &row, -1, RK_EINVAL,
-					"line has %d fields, the header has %d", row.n,
-					ctx->n_header);
-		else
-			rc = rd->row(ctx, &row, job);
-		if (rc == 0 && job->gpus == 0) {
-			t->n_no_gpu++; /* Alibaba CPU-only pods: nothing for a GPU scheduler */
-			continue;
-		}
-		if (rc == 0)
-			rc = complete_job(ctx, t, &row, job);
-		if (rc == 0 && (names.n + 1) * 2 > names.cap &&
-		    (rc = name_set_grow(&names, t->jobs)) < 0)
-			goto out;
-		size_t slot = 0;
-		long dup = -1;
-		if (rc == 0 && (dup = name_find(&names, t->jobs, job->name, &slot)) >= 0) {
-			/* Upstream simulators replay every line as its own job whatever its
-			 * name (Tiresias' tf_job.csv lists job 10 twice): keep it as
-			 * "<name>~<line>" and count it in n_renamed. */
-			char renamed[RK_JOB_NAME_MAX];
-			snprintf(renamed, sizeof(renamed), "%.*s~%d", RK_JOB_NAME_MAX - 13, job->name,
-				 row.line);
-			if (name_find(&names, t->jobs, renamed, &slot) >= 0) {
-				rc = trace_fail(ctx, &row, -1, RK_EEXIST,
-						"job name '%s' already used on line %d, and '%s' too",
-						job->name, t->jobs[dup].line, renamed);
-			} else {
-				memcpy(job->name, renamed, sizeof(renamed));
-				t->n_renamed++;
-			}
-		}
-		if (rc == RK_ENOMEM)
+		rc = take_row(ctx, rd, line, n, lineno, &names, t);
+		if (rc == RK_ENOMEM || (rc < 0 && !ctx->opt->skip_bad))
 			goto out;
 		if (rc < 0) {
-			if (!ctx->opt->skip_bad)
-				goto out;
 			note_skip(t, ctx->err);
 			rc = 0;
-			continue;
 		}
-		name_put(&names, slot, job->name, t->n);
-		t->n++;
 	}
 	if (!started)
 		rc = rk_error_set(ctx->err, RK_EINVAL, "%s: empty trace (no header or job line)",
