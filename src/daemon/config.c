@@ -160,7 +160,7 @@ int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
 			if (ret)
 				break;
 			tenant = c->n_tenants++;
-			snprintf(c->tenants[tenant].name, sizeof(c->tenants[tenant].name), "%s", tname);
+			memcpy(c->tenants[tenant].name, tname, strlen(tname) + 1); /* length checked */
 			c->tenants[tenant].gpu_quota = -1;
 			c->tenant_token_file[tenant][0] = '\0';
 			continue;

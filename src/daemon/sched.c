@@ -580,12 +580,13 @@ static void jobs_compact(struct rkd_sched *s)
 	int k = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
-		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty)
+		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty) {
 			sjob_free(j);
-		else if (sched_state_terminal(j->core.state))
-			s->compact_check = 1; /* draining: look again */
-		else
-			s->jobs[k++] = j;
+			continue;
+		}
+		if (sched_state_terminal(j->core.state))
+			s->compact_check = 1; /* its run is draining: look again */
+		s->jobs[k++] = j;
 	}
 	s->n_jobs = k;
 }
