@@ -43,6 +43,7 @@ struct rkd_exit {
 	int run;
 	int status; /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
 	char gpu_ids[1024]; /* adopt: the GPU ids the run was launched with */
+	char reason[256];   /* the engine's own words when it knows more (Slurm's reason); may be "" */
 };
 #define RKD_EXIT_LOST (-1000)
 
@@ -83,6 +84,9 @@ struct rkd_engine_ops {
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;
+#ifdef RKD_HAVE_SLURM
+extern const struct rkd_engine_ops rkd_engine_slurm; /* engine_slurm.c, when libslurm is found */
+#endif
 
 /* Find an engine by name; NULL when unknown. Sets *not_built for known-but-absent ones. */
 const struct rkd_engine_ops *rkd_engine_find(const char *name, int *not_built);

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Start an emulated Slurm 22.05 cluster on this machine: NODES nodes x GPUS fake
+# GPUs, every daemon, file and socket under one private folder LAB (default
+# /tmp/rubick-slurm). Recipe and the reasons for every setting:
+# ../shared/research/slurm.md §2. Needs root (munged, mknod, SlurmUser=root).
+#   usage: scripts/slurm-up.sh [LAB [NODES [GPUS]]]
+#   then:  export SLURM_CONF=LAB/etc/slurm.conf
+# Stop it with scripts/slurm-down.sh LAB (by PID; never by process name).
+set -euo pipefail
+lab=${1:-${RK_SLURM_LAB:-/tmp/rubick-slurm}}
+nodes=${2:-4}
+gpus=${3:-8}
+port=${RK_SLURM_PORT:-16817}
+case $nodes$gpus in *[!0-9]*) echo "slurm-up.sh: NODES and GPUS must be numbers" >&2; exit 2;; esac
+for b in munged mungekey slurmctld slurmd sinfo; do
+	command -v "$b" >/dev/null || { echo "slurm-up.sh: $b not found (scripts/install-deps.sh --slurm)" >&2; exit 3; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "slurm-up.sh: must run as root (munged, mknod)" >&2; exit 3; }
+mkdir -p "$lab"
+lab=$(cd "$lab" && pwd)
+alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
+# Starting twice would reuse the old controller and orphan the old munged (§7).
+for f in "$lab"/run/*.pid "$lab"/munge/munged.pid; do
+	[ -f "$f" ] || continue
+	p=$(cat "$f")
+	if alive "$p"; then echo "slurm-up.sh: $f: PID $p is alive; run slurm-down.sh $lab first" >&2; exit 1; fi
+done
+rm -rf "$lab/state" "$lab/spool" "$lab/run" "$lab/dev" "$lab/log" "$lab/etc" "$lab/munge"
+mkdir -p "$lab"/{state,spool,run,log,etc,munge}
+chmod 755 "$lab/munge" # 700 fails: munged wants execute permission for all on the socket folder
+mungekey --create --keyfile="$lab/munge/munge.key" >/dev/null 2>&1
+chmod 600 "$lab/munge/munge.key"
+munged --key-file="$lab/munge/munge.key" --socket="$lab/munge/munge.socket.2" \
+	--pid-file="$lab/munge/munged.pid" --log-file="$lab/munge/munged.log" \
+	--seed-file="$lab/munge/munged.seed"
+# Fake GPUs: 22.05 drops file-less GPUs, and regular files are rejected (§2).
+gres=$lab/etc/gres.conf
+echo "AutoDetect=off" >"$gres"
+last=$((gpus - 1))
+for n in $(seq 1 "$nodes"); do
+	mkdir -p "$lab/dev/n$n"
+	for g in $(seq 0 "$last"); do
+		mknod "$lab/dev/n$n/nvidia$g" c 195 "$g" 2>/dev/null || ln -sf /dev/null "$lab/dev/n$n/nvidia$g"
+	done
+	echo "NodeName=n$n Name=gpu File=$lab/dev/n$n/nvidia[0-$last]" >>"$gres"
+done
+host=$(hostname -s)
+cat >"$lab/etc/job_submit.lua" <<'LUA'
+-- Every new job is held: rubickd places and releases it (slurm.md §4).
+function slurm_job_submit(job_desc, part_list, submit_uid) job_desc.priority = 0; return slurm.SUCCESS end
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid) return slurm.SUCCESS end
+return slurm.SUCCESS
+LUA
+cat >"$lab/etc/slurm.conf" <<CONF
+ClusterName=rubick
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$lab/munge/munge.socket.2
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$lab/state
+SlurmdSpoolDir=$lab/spool/%n
+SlurmctldPidFile=$lab/run/slurmctld.pid
+SlurmdPidFile=$lab/run/slurmd-%n.pid
+SlurmctldLogFile=$lab/log/slurmctld.log
+SlurmdLogFile=$lab/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0
+JobSubmitPlugins=lua
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu
+SlurmdParameters=config_overrides
+ReturnToService=2
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+MinJobAge=300
+KillWait=5
+Waittime=0
+NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((port + 100))-$((port + 99 + nodes))] CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000 Gres=gpu:$gpus State=UNKNOWN
+PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+CONF
+export SLURM_CONF=$lab/etc/slurm.conf
+setsid slurmctld -D -i >"$lab/log/slurmctld.out" 2>&1 </dev/null &
+for n in $(seq 1 "$nodes"); do
+	setsid slurmd -D -N "n$n" >"$lab/log/slurmd-n$n.out" 2>&1 </dev/null &
+done
+# Poll, never a fixed sleep: start-up took 0.6-2.4 s in slurm.md §3.
+for _ in $(seq 1 300); do
+	up=$(timeout 3 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l || true)
+	[ "$up" -eq "$nodes" ] && { echo "slurm up: $nodes nodes x $gpus GPUs, SLURM_CONF=$SLURM_CONF"; exit 0; }
+	sleep 0.2
+done
+echo "slurm-up.sh: nodes not idle after 60 s; logs in $lab/log" >&2
+exit 1

@@ -1,0 +1,815 @@
+/*
+ * The Slurm engine: rubickd as the external scheduler of a Slurm 22.05
+ * cluster, through libslurm (the only file that includes slurm/slurm.h).
+ * Facts and gotchas this follows: ../shared/research/slurm.md.
+ *
+ * One Slurm batch job per rubick job, reused across runs:
+ *   launch  first run: submit held (priority 0, §4 "Hold every new job");
+ *           later runs: the job was requeued held by stop(). Then place it:
+ *           one update sets ReqNodeList, NumNodes=N-N, NumTasks, NumCPUs and
+ *           the GPUs together (gotcha 1), the plan in the Comment and
+ *           begin_time=now (gotcha 2); a second update releases it.
+ *   stop    checkpoint: SIGUSR1 to the batch shell, then after the grace
+ *           period requeue-hold (SIGTERM, SIGKILL after KillWait); cancel:
+ *           SIGTERM, then SIGKILL.
+ *   poll    one slurm_load_jobs per call (SLURM_NO_CHANGE_IN_DATA when
+ *           nothing moved); a run has ended when its job is no longer
+ *           RUNNING/COMPLETING after having run, or is held again after a
+ *           requeue, or failed to start (BadConstraints and friends).
+ *
+ * The job's environment is frozen at submit (gotcha 6), so the batch script
+ * sources STATE/job-ID/env.sh, rewritten before each release, for the plan,
+ * run number and allocation; the plan is also in the Comment for humans
+ * (`squeue -o %k`). rubick node i is the i-th node Slurm lists (the
+ * cluster spec given to rubickd must match the Slurm partition).
+ *
+ * Per run STATE/job-ID/run-N/ holds `slurm_id`, `gpus` and timestamps
+ * (`launch_ms`, `running_ms`, `stop_ms`, wall clock) that a restarted
+ * rubickd uses to adopt the run and that tests read for latency figures.
+ */
+#define _GNU_SOURCE
+#include "daemon/engine.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
+extern char *slurm_job_state_string(uint32_t state);
+extern char *slurm_job_reason_string(enum job_state_reason reason);
+
+enum phase { PH_PLACED = 0, PH_RUNNING, PH_USR1, PH_TERM, PH_KILL };
+
+struct srun {
+	int64_t job_id;
+	int run;
+	uint32_t sid;      /* Slurm job id */
+	enum phase phase;
+	int checkpoint;    /* stop asked for a checkpoint */
+	int was_running;   /* seen RUNNING once */
+	time_t release_at; /* placed but not yet released: release once time(NULL) >= this */
+	int64_t deadline_ms;
+};
+
+struct seng {
+	char *state_dir;
+	int grace_ms;
+	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
+	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
+	int n_nodes;
+	struct srun *runs;
+	int n, cap;
+	job_info_msg_t *jobs; /* last slurm_load_jobs answer */
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+static int fmt(char *buf, size_t cap, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	int n = vsnprintf(buf, cap, f, ap);
+	va_end(ap);
+	return (n < 0 || (size_t)n >= cap) ? RK_ERANGE : 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	if (fmt(buf, sizeof(buf), "%s", path))
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return (mkdir(buf, 0700) && errno != EEXIST) ? -1 : 0;
+}
+
+/* Write `text` to `path` atomically: the job may read it at any moment. */
+static int write_file(const char *path, const char *text)
+{
+	char tmp[4200];
+	if (fmt(tmp, sizeof(tmp), "%s.tmp", path))
+		return -1;
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	int ok = fputs(text, f) >= 0;
+	ok = (fclose(f) == 0) && ok;
+	if (!ok || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return 0;
+}
+
+static void run_stamp(const struct seng *e, int64_t job, int run, const char *what)
+{
+	char path[4200], v[32];
+	if (fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
+		what))
+		return;
+	snprintf(v, sizeof(v), "%lld\n", (long long)wall_ms());
+	write_file(path, v);
+}
+
+static const char *slurm_msg(void)
+{
+	return slurm_strerror(slurm_get_errno());
+}
+
+static int load_nodes(struct seng *e, struct rk_error *err)
+{
+	node_info_msg_t *nm = NULL;
+	if (slurm_load_node(0, &nm, SHOW_ALL))
+		return rk_error_set(err, RK_EIO, "slurm: cannot list nodes (SLURM_CONF=%s): %s",
+				    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
+				    slurm_msg());
+	size_t cnt = nm->record_count ? nm->record_count : 1;
+	e->nodes = calloc(cnt, sizeof(*e->nodes));
+	e->node_cpus = calloc(cnt, sizeof(*e->node_cpus));
+	e->node_gpus = calloc(cnt, sizeof(*e->node_gpus));
+	if (!e->nodes || !e->node_cpus || !e->node_gpus) {
+		slurm_free_node_info_msg(nm);
+		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	}
+	for (uint32_t i = 0; i < nm->record_count; i++) {
+		if (!nm->node_array[i].name)
+			continue;
+		e->node_cpus[e->n_nodes] = nm->node_array[i].cpus;
+		const char *g = nm->node_array[i].gres ? strstr(nm->node_array[i].gres, "gpu:") : NULL;
+		if (g) { /* "gpu:8" or "gpu:TYPE:8", maybe "(S:0-1)" after */
+			const char *c = strrchr(g, ':');
+			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
+		}
+		e->nodes[e->n_nodes] = strdup(nm->node_array[i].name);
+		if (!e->nodes[e->n_nodes]) {
+			slurm_free_node_info_msg(nm);
+			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+		}
+		e->n_nodes++;
+	}
+	slurm_free_node_info_msg(nm);
+	return 0;
+}
+
+static void seng_destroy(void *state)
+{
+	struct seng *e = state;
+	if (!e)
+		return;
+	/* Slurm jobs keep running: a restarted daemon adopts them. */
+	for (int i = 0; i < e->n_nodes; i++)
+		free(e->nodes[i]);
+	free(e->nodes);
+	free(e->node_cpus);
+	free(e->node_gpus);
+	if (e->jobs)
+		slurm_free_job_info_msg(e->jobs);
+	free(e->runs);
+	free(e->state_dir);
+	free(e);
+	slurm_fini();
+}
+
+static int seng_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
+{
+	if (mkdir_p(cfg->state_dir))
+		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
+				    strerror(errno));
+	slurm_init(NULL); /* must come first; NULL reads $SLURM_CONF (slurm.md §5) */
+	struct seng *e = calloc(1, sizeof(*e));
+	if (!e) {
+		slurm_fini();
+		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	}
+	e->grace_ms = cfg->grace_ms;
+	e->state_dir = strdup(cfg->state_dir);
+	int ret = e->state_dir ? load_nodes(e, err)
+			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	if (!ret && e->n_nodes == 0)
+		ret = rk_error_set(err, RK_EINVAL, "slurm: the cluster lists no nodes");
+	if (ret) {
+		seng_destroy(e);
+		return ret;
+	}
+	*state = e;
+	return 0;
+}
+
+static struct srun *run_find(struct seng *e, int64_t job, int run)
+{
+	for (int i = 0; i < e->n; i++)
+		if (e->runs[i].job_id == job && e->runs[i].run == run)
+			return &e->runs[i];
+	return NULL;
+}
+
+static struct srun *run_add(struct seng *e)
+{
+	if (e->n == e->cap) {
+		int ncap = e->cap ? 2 * e->cap : 16;
+		struct srun *v = realloc(e->runs, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		e->runs = v;
+		e->cap = ncap;
+	}
+	struct srun *r = &e->runs[e->n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+/* Append `s` single-quoted for sh ('\'' for each quote). */
+static int sh_quote(char *buf, size_t cap, size_t *len, const char *s)
+{
+	for (const char *p = "'"; *p; p++)
+		if (*len + 1 < cap)
+			buf[(*len)++] = *p;
+	for (; *s; s++) {
+		const char *piece = *s == '\'' ? "'\\''" : NULL;
+		size_t k = piece ? 4 : 1;
+		if (*len + k + 2 >= cap)
+			return RK_ERANGE;
+		if (piece)
+			memcpy(buf + *len, piece, k);
+		else
+			buf[*len] = *s;
+		*len += k;
+	}
+	buf[(*len)++] = '\'';
+	buf[*len] = '\0';
+	return 0;
+}
+
+/* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
+static int write_env(const struct seng *e, const struct rkd_launch *ln, const char *job_dir,
+		     const char *nodelist)
+{
+	char num[6][32], buf[16384], path[4200];
+	size_t len = 0;
+	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
+	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
+	snprintf(num[2], sizeof(num[2]), "%.0f", ln->iters_total);
+	snprintf(num[3], sizeof(num[3]), "%d", ln->run);
+	snprintf(num[4], sizeof(num[4]), "%d", ln->gpus);
+	snprintf(num[5], sizeof(num[5]), "%d", ln->cpus);
+	char ckpt[4200], planp[4200];
+	fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir);
+	fmt(planp, sizeof(planp), "%s/plan", job_dir);
+	const char *kv[][2] = {
+		{"RUBICK_PLAN", ln->plan_text},   {"RUBICK_PLAN_FILE", planp},
+		{"RUBICK_JOB_ID", num[0]},        {"RUBICK_URL", ln->url},
+		{"RUBICK_GLOBAL_BATCH", num[1]},  {"RUBICK_ITERS", num[2]},
+		{"RUBICK_RUN", num[3]},           {"RUBICK_ALLOC", ln->alloc_text},
+		{"RUBICK_CKPT_DIR", ckpt},        {"RUBICK_GPUS", num[4]},
+		{"RUBICK_CPUS", num[5]},          {"RUBICK_JOB_TOKEN", ln->job_token},
+		{"RUBICK_SLURM_NODES", nodelist},
+	};
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		int n = snprintf(buf + len, sizeof(buf) - len, "export %s=", kv[i][0]);
+		if (n < 0 || (size_t)n >= sizeof(buf) - len)
+			return RK_ERANGE;
+		len += (size_t)n;
+		if (sh_quote(buf, sizeof(buf), &len, kv[i][1] ? kv[i][1] : "") ||
+		    len + 2 >= sizeof(buf))
+			return RK_ERANGE;
+		buf[len++] = '\n';
+		buf[len] = '\0';
+	}
+	char plan_line[512];
+	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
+	if (fmt(path, sizeof(path), "%s/env.sh", job_dir) || mkdir_p(ckpt) ||
+	    write_file(planp, plan_line) || write_file(path, buf))
+		return RK_EIO;
+	(void)e;
+	return 0;
+}
+
+/*
+ * The batch script: source env.sh, then the local engine's wrapper (forward
+ * SIGUSR1/SIGTERM to the job's main process only, keep its exit status).
+ */
+static char *make_script(const char *job_dir, const char *command)
+{
+	static const char pre[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
+				  "trap 'kill -TERM $c 2>/dev/null' TERM\n";
+	static const char post[] = " &\nc=$!\n"
+				   "while :; do\n"
+				   "  wait $c; s=$?\n"
+				   "  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
+				   "  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
+				   "  exit $s\n"
+				   "done\n";
+	size_t cap = strlen(job_dir) + strlen(command) + sizeof(pre) + sizeof(post) + 128;
+	char *s = malloc(cap);
+	if (s)
+		snprintf(s, cap, "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s{ %s\n}%s", job_dir, pre,
+			 command, post);
+	return s;
+}
+
+static int is_ours(const char *entry)
+{
+	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_", "SLURM_JOB"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strncmp(entry, keys[i], strlen(keys[i])))
+			return 1;
+	return 0;
+}
+
+/* Submit a held batch job; its Slurm id into *sid. */
+static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_t *sid,
+		       struct rk_error *err)
+{
+	size_t n_env = 0;
+	while (environ[n_env])
+		n_env++;
+	char **env = calloc(n_env + 1, sizeof(*env));
+	char *script = make_script(job_dir, ln->command);
+	char name[64], out[4200];
+	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
+	fmt(out, sizeof(out), "%s/log", job_dir);
+	int ret = 0;
+	if (!env || !script) {
+		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
+		goto out;
+	}
+	uint32_t k = 0;
+	for (size_t i = 0; i < n_env; i++)
+		if (!is_ours(environ[i]))
+			env[k++] = environ[i];
+	if (k == 0)
+		env[k++] = "PATH=/usr/bin:/bin"; /* an empty environment fails (slurm.md §5) */
+	job_desc_msg_t d;
+	slurm_init_job_desc_msg(&d);
+	d.name = name;
+	d.script = script;
+	d.environment = env;
+	d.env_size = k;
+	d.work_dir = (char *)job_dir;
+	d.std_out = out;
+	d.std_err = out;
+	d.open_mode = OPEN_MODE_APPEND; /* every run appends to the one log */
+	d.user_id = getuid();
+	d.group_id = getgid();
+	d.min_nodes = d.max_nodes = 1;
+	d.num_tasks = 1;
+	d.priority = 0; /* held until placed */
+	d.requeue = 1;
+	d.comment = (char *)ln->plan_text;
+	submit_response_msg_t *r = NULL;
+	if (slurm_submit_batch_job(&d, &r) || !r) {
+		ret = rk_error_set(err, RK_EIO, "slurm: submitting job %lld: %s",
+				   (long long)ln->job_id, slurm_msg());
+		goto out;
+	}
+	*sid = r->job_id; /* error_code 2042 (held) is informational */
+	slurm_free_submit_response_response_msg(r);
+out:
+	free(env);
+	free(script);
+	return ret;
+}
+
+/* The Slurm job's record in the last load; NULL when absent. */
+static slurm_job_info_t *job_info(struct seng *e, uint32_t sid)
+{
+	if (!e->jobs)
+		return NULL;
+	for (uint32_t i = 0; i < e->jobs->record_count; i++)
+		if (e->jobs->job_array[i].job_id == sid)
+			return &e->jobs->job_array[i];
+	return NULL;
+}
+
+/* Refresh e->jobs; keeps the old answer when Slurm says nothing changed. */
+static int jobs_refresh(struct seng *e, int force)
+{
+	job_info_msg_t *m = NULL;
+	time_t since = (!force && e->jobs) ? e->jobs->last_update : 0;
+	int rc = slurm_load_jobs(since, &m, SHOW_ALL);
+	if (rc == 0 && m) {
+		if (e->jobs)
+			slurm_free_job_info_msg(e->jobs);
+		e->jobs = m;
+		return 0;
+	}
+	/* 1900 = SLURM_NO_CHANGE_IN_DATA, with a NULL answer (slurm.md §5) */
+	return slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA ? 0 : -1;
+}
+
+/* Build the Slurm placement of an "node:gpus:cpus:mem[:mask];..." allocation. */
+struct place {
+	char nodes[2048];
+	uint32_t n_nodes, cpus_per_node, gpus_total, gpus_per_node; /* per node 0 if uneven */
+};
+
+static int place_parse(const struct seng *e, const char *alloc, struct place *p,
+		       struct rk_error *err)
+{
+	memset(p, 0, sizeof(*p));
+	size_t len = 0;
+	int uneven = 0;
+	for (const char *s = alloc; *s;) {
+		int node, gpus, cpus, used = 0;
+		if (sscanf(s, "%d:%d:%d%n", &node, &gpus, &cpus, &used) != 3)
+			return rk_error_set(err, RK_EINVAL, "slurm: allocation '%s': bad share", alloc);
+		if (node < 0 || node >= e->n_nodes)
+			return rk_error_set(err, RK_EINVAL,
+					    "slurm: allocation '%s': node %d, but Slurm has %d nodes",
+					    alloc, node, e->n_nodes);
+		/* Held jobs are not checked by Slurm until released (gotcha 10): check here. */
+		if ((uint32_t)cpus > e->node_cpus[node] || (uint32_t)gpus > e->node_gpus[node])
+			return rk_error_set(err, RK_EINVAL,
+					    "slurm: allocation '%s': %d GPUs and %d CPUs on node %s, which "
+					    "has %u GPUs and %u CPUs in Slurm (make --cluster match Slurm)",
+					    alloc, gpus, cpus, e->nodes[node], e->node_gpus[node],
+					    e->node_cpus[node]);
+		int n = snprintf(p->nodes + len, sizeof(p->nodes) - len, "%s%s", len ? "," : "",
+				 e->nodes[node]);
+		if (n < 0 || (size_t)n >= sizeof(p->nodes) - len)
+			return rk_error_set(err, RK_ERANGE, "slurm: allocation '%s': too many nodes",
+					    alloc);
+		len += (size_t)n;
+		if (p->n_nodes && (uint32_t)gpus != p->gpus_per_node)
+			uneven = 1;
+		p->gpus_per_node = (uint32_t)gpus;
+		p->gpus_total += (uint32_t)gpus;
+		if ((uint32_t)cpus > p->cpus_per_node)
+			p->cpus_per_node = (uint32_t)cpus;
+		p->n_nodes++;
+		s += used;
+		while (*s && *s != ';')
+			s++;
+		if (*s == ';')
+			s++;
+	}
+	if (!p->n_nodes)
+		return rk_error_set(err, RK_EINVAL, "slurm: empty allocation");
+	if (uneven)
+		p->gpus_per_node = 0;
+	if (!p->cpus_per_node)
+		p->cpus_per_node = 1;
+	return 0;
+}
+
+/* Set nodes, sizes, GPUs, plan and begin time in one update (gotcha 1). */
+static int place(uint32_t sid, const struct place *p, const char *plan,
+			 struct rk_error *err)
+{
+	char tres_node[64] = "", tres_job[64] = "";
+	/*
+	 * Even shares: GPUs per node. Uneven: GPUs per job, which cons_tres
+	 * spreads over the listed nodes (slurm.md §4: --gpus=12 on 2 nodes gave 8+4).
+	 */
+	if (p->gpus_per_node)
+		snprintf(tres_node, sizeof(tres_node), "gres:gpu:%u", p->gpus_per_node);
+	else if (p->gpus_total)
+		snprintf(tres_job, sizeof(tres_job), "gres:gpu:%u", p->gpus_total);
+	job_desc_msg_t u;
+	slurm_init_job_desc_msg(&u);
+	u.job_id = sid;
+	u.req_nodes = (char *)p->nodes;
+	u.min_nodes = u.max_nodes = p->n_nodes;
+	u.num_tasks = p->n_nodes;
+	u.ntasks_per_node = 1;
+	u.cpus_per_task = (uint16_t)p->cpus_per_node;
+	u.min_cpus = p->n_nodes * p->cpus_per_node;
+	u.tres_per_node = tres_node;
+	u.tres_per_job = tres_job;
+	u.comment = (char *)plan;
+	u.begin_time = time(NULL); /* a requeue sets a ~121 s BeginTime (gotcha 2) */
+	if (slurm_update_job(&u))
+		return rk_error_set(err, RK_EIO, "slurm: placing job %u on %s: %s", sid, p->nodes,
+				    slurm_msg());
+	return 0;
+}
+
+static int release(uint32_t sid, struct rk_error *err)
+{
+	job_desc_msg_t u;
+	slurm_init_job_desc_msg(&u);
+	u.job_id = sid;
+	u.priority = INFINITE; /* = release */
+	if (slurm_update_job(&u))
+		return rk_error_set(err, RK_EIO, "slurm: releasing job %u: %s", sid, slurm_msg());
+	return 0;
+}
+
+static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
+{
+	struct seng *e = state;
+	char job_dir[4096], run_dir[4200], path[4300], buf[64];
+	if (run_find(e, ln->job_id, ln->run))
+		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
+				    (long long)ln->job_id, ln->run);
+	if (fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
+	    fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
+		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
+				    (long long)ln->job_id);
+	if (mkdir_p(run_dir))
+		return rk_error_set(err, RK_EIO, "%s: %s", run_dir, strerror(errno));
+	run_stamp(e, ln->job_id, ln->run, "launch_ms");
+	struct place p;
+	int ret = place_parse(e, ln->alloc_text, &p, err);
+	if (ret)
+		return ret;
+	if (write_env(e, ln, job_dir, p.nodes))
+		return rk_error_set(err, RK_EIO, "%s/env.sh: cannot write: %s", job_dir,
+				    strerror(errno));
+	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
+	uint32_t sid = 0;
+	time_t ended = 0;
+	fmt(path, sizeof(path), "%s/slurm_id", job_dir);
+	if (read_file(path, buf, sizeof(buf)) == 0)
+		sid = (uint32_t)strtoul(buf, NULL, 10);
+	if (sid) {
+		jobs_refresh(e, 1);
+		slurm_job_info_t *j = job_info(e, sid);
+		uint32_t st = j ? (j->job_state & JOB_STATE_BASE) : JOB_END;
+		if (!j || st == JOB_END)
+			sid = 0; /* purged (MinJobAge) or unknown: submit afresh */
+		else if (st != JOB_PENDING) {
+			int rc = slurm_requeue(sid, JOB_REQUEUE_HOLD); /* returns the code (§5) */
+			if (rc && rc != SLURM_SUCCESS) {
+				slurm_kill_job(sid, SIGKILL, 0);
+				sid = 0;
+			}
+			ended = time(NULL);
+		} else if (j->end_time > 0 && j->restart_cnt > 0)
+			ended = j->end_time; /* requeued by stop() */
+	}
+	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
+		return ret;
+	snprintf(buf, sizeof(buf), "%u\n", sid);
+	if (write_file(path, buf))
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	fmt(path, sizeof(path), "%s/slurm_id", run_dir);
+	write_file(path, buf);
+	fmt(path, sizeof(path), "%s/gpus", run_dir);
+	write_file(path, ln->gpu_ids ? ln->gpu_ids : "");
+	if ((ret = place(sid, &p, ln->plan_text, err)))
+		return ret;
+	/*
+	 * slurmd revokes the credentials of a requeued job issued up to the
+	 * second it ended (whole seconds), so a release within that second
+	 * fails at once with "Job credential revoked": release only once the
+	 * clock has moved past it (poll does, without blocking the daemon).
+	 */
+	time_t release_at = ended ? ended + 1 : 0;
+	if (time(NULL) >= release_at) {
+		if ((ret = release(sid, err)))
+			return ret;
+		release_at = 0;
+	}
+	struct srun *r = run_add(e);
+	if (!r)
+		return rk_error_set(err, RK_ENOMEM, "launch: out of memory");
+	r->job_id = ln->job_id;
+	r->run = ln->run;
+	r->sid = sid;
+	r->release_at = release_at;
+	return 0;
+}
+
+static void run_signal(struct srun *r, enum phase ph)
+{
+	switch (ph) {
+	case PH_USR1:
+		slurm_kill_job(r->sid, SIGUSR1, KILL_JOB_BATCH);
+		break;
+	case PH_TERM:
+		if (r->checkpoint)
+			slurm_requeue(r->sid, JOB_REQUEUE_HOLD); /* SIGTERM, then SIGKILL */
+		else
+			slurm_kill_job(r->sid, SIGTERM, KILL_JOB_BATCH);
+		break;
+	case PH_KILL:
+		if (!r->checkpoint)
+			slurm_kill_job(r->sid, SIGKILL, 0);
+		break;
+	default:
+		break;
+	}
+	r->phase = ph;
+}
+
+static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64_t now_ms)
+{
+	struct seng *e = state;
+	struct srun *r = run_find(e, job_id, run);
+	if (!r)
+		return RK_ENOTFOUND;
+	if (r->phase >= PH_USR1 && (checkpoint || r->phase != PH_USR1))
+		return 0; /* already on its way out; a cancel hurries a checkpoint along */
+	run_stamp(e, job_id, run, "stop_ms");
+	r->checkpoint = checkpoint;
+	if (!r->was_running) {
+		/* Not started yet: nothing to checkpoint. */
+		run_signal(r, PH_TERM);
+		r->phase = PH_KILL;
+	} else
+		run_signal(r, checkpoint ? PH_USR1 : PH_TERM);
+	r->deadline_ms = now_ms + e->grace_ms;
+	return 0;
+}
+
+/* Exit status of a finished Slurm job in the rkd_exit encoding. */
+static int finished_status(const slurm_job_info_t *j)
+{
+	uint32_t st = j->job_state & JOB_STATE_BASE;
+	uint32_t code = j->exit_code;
+	if (st == JOB_NODE_FAIL || st == JOB_BOOT_FAIL)
+		return RKD_EXIT_LOST;
+	if (WIFSIGNALED(code) && WTERMSIG(code))
+		return -(int)WTERMSIG(code);
+	if (WIFEXITED(code) && (WEXITSTATUS(code) || st == JOB_COMPLETE))
+		return WEXITSTATUS(code);
+	if (st == JOB_CANCELLED || st == JOB_TIMEOUT || st == JOB_DEADLINE)
+		return -SIGTERM;
+	return RKD_EXIT_LOST;
+}
+
+/*
+ * Whether run r has ended, from its job record (NULL = gone from Slurm).
+ * Fills *status. A released job that Slurm cannot start (BadConstraints,
+ * a node down in its list) has failed for Slurm's reason.
+ */
+static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, char *why,
+		     size_t cap)
+{
+	why[0] = '\0';
+	if (!j) {
+		*status = RKD_EXIT_LOST;
+		snprintf(why, cap, "slurm job %u vanished", r->sid);
+		return 1;
+	}
+	uint32_t st = j->job_state & JOB_STATE_BASE;
+	if (st == JOB_RUNNING || (j->job_state & JOB_COMPLETING)) {
+		if (st == JOB_RUNNING)
+			r->was_running = 1;
+		return 0;
+	}
+	if (st == JOB_PENDING) {
+		if (r->phase >= PH_TERM && j->priority == 0) {
+			/* requeued held by our stop: the job had its SIGTERM */
+			*status = r->checkpoint ? RKD_EXIT_CHECKPOINTED : -SIGTERM;
+			return 1;
+		}
+		if (r->was_running) {
+			/* Slurm requeued it (node failure): hold it so that rubick re-places it */
+			job_desc_msg_t u;
+			slurm_init_job_desc_msg(&u);
+			u.job_id = r->sid;
+			u.priority = 0;
+			slurm_update_job(&u);
+			*status = RKD_EXIT_LOST;
+			snprintf(why, cap, "slurm requeued job %u: %s", r->sid,
+				 slurm_job_reason_string(j->state_reason));
+			return 1;
+		}
+		enum job_state_reason rs = j->state_reason;
+		if (rs == WAIT_HELD || rs == WAIT_PRIORITY || rs == WAIT_RESOURCES || rs == WAIT_NO_REASON ||
+		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER)
+			return 0; /* placed and waiting: the nodes are freeing up */
+		snprintf(why, cap, "slurm cannot start job %u: %s", r->sid,
+			 slurm_job_reason_string(rs));
+		slurm_kill_job(r->sid, SIGKILL, 0);
+		r->checkpoint = 0;
+		*status = 1;
+		return 1;
+	}
+	*status = finished_status(j);
+	if (st != JOB_COMPLETE)
+		snprintf(why, cap, "slurm job %u %s%s%s", r->sid, slurm_job_state_string(j->job_state),
+			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
+	return 1;
+}
+
+static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
+{
+	struct seng *e = state;
+	if (!e->n)
+		return 0;
+	for (int i = 0; i < e->n; i++) {
+		struct srun *r = &e->runs[i];
+		struct rk_error err;
+		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0)
+			r->release_at = 0;
+	}
+	if (jobs_refresh(e, 0))
+		return 0; /* controller unreachable: try again next time */
+	int n_out = 0;
+	for (int i = 0; i < e->n && n_out < max;) {
+		struct srun *r = &e->runs[i];
+		int status;
+		char why[256];
+		int was = r->was_running;
+		if (!run_ended(r, job_info(e, r->sid), &status, why, sizeof(why))) {
+			if (r->was_running && !was)
+				run_stamp(e, r->job_id, r->run, "running_ms");
+			if (r->phase >= PH_USR1 && r->phase < PH_KILL && now_ms >= r->deadline_ms) {
+				run_signal(r, r->phase + 1);
+				r->deadline_ms = now_ms + e->grace_ms;
+			}
+			i++;
+			continue;
+		}
+		memset(&out[n_out], 0, sizeof(out[n_out]));
+		out[n_out].job_id = r->job_id;
+		out[n_out].run = r->run;
+		out[n_out].status = status;
+		snprintf(out[n_out].reason, sizeof(out[n_out].reason), "%s", why);
+		n_out++;
+		e->runs[i] = e->runs[--e->n];
+	}
+	return n_out;
+}
+
+static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
+		      struct rk_error *err)
+{
+	struct seng *e = state;
+	char dir[4096], path[4200], buf[64];
+	if (fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
+		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long", (long long)job_id);
+	memset(ex, 0, sizeof(*ex));
+	ex->job_id = job_id;
+	ex->run = run;
+	fmt(path, sizeof(path), "%s/gpus", dir);
+	read_file(path, ex->gpu_ids, sizeof(ex->gpu_ids));
+	fmt(path, sizeof(path), "%s/slurm_id", dir);
+	if (read_file(path, buf, sizeof(buf)))
+		return RKD_ADOPT_ABSENT; /* never submitted */
+	uint32_t sid = (uint32_t)strtoul(buf, NULL, 10);
+	if (jobs_refresh(e, 1))
+		return rk_error_set(err, RK_EIO, "slurm: cannot list jobs: %s", slurm_msg());
+	slurm_job_info_t *j = job_info(e, sid);
+	if (j && (j->job_state & JOB_STATE_BASE) == JOB_PENDING && j->priority == 0)
+		return RKD_ADOPT_ABSENT; /* still held: launch places and releases it */
+	struct srun *r = run_find(e, job_id, run);
+	if (!r && !(r = run_add(e)))
+		return rk_error_set(err, RK_ENOMEM, "adopt: out of memory");
+	r->job_id = job_id;
+	r->run = run;
+	r->sid = sid;
+	char why[256];
+	int status;
+	if (run_ended(r, j, &status, why, sizeof(why))) {
+		e->n--;
+		ex->status = status;
+		snprintf(ex->reason, sizeof(ex->reason), "%s", why);
+		return RKD_ADOPT_EXITED;
+	}
+	return RKD_ADOPT_ALIVE;
+}
+
+static int seng_running(void *state)
+{
+	return ((struct seng *)state)->n;
+}
+
+const struct rkd_engine_ops rkd_engine_slurm = {
+	.name = "slurm",
+	.create = seng_create,
+	.destroy = seng_destroy,
+	.launch = seng_launch,
+	.stop = seng_stop,
+	.poll = seng_poll,
+	.adopt = seng_adopt,
+	.running = seng_running,
+};

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Meson test wrapper: start an emulated 4 x 8-GPU Slurm cluster under the build
+# folder (scripts/slurm-up.sh), run one Slurm test against it, tear it down by
+# PID whatever happens. Skips (77) only where Slurm cannot run at all: no
+# slurmctld/munged installed, not root, or rubickd built without libslurm.
+#   usage: run.sh TEST.py
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${RK_BUILD_DIR:-$root/build}
+for b in slurmctld slurmd munged; do
+	command -v "$b" >/dev/null || { echo "SKIP: $b not installed (scripts/install-deps.sh)"; exit 77; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: the emulated Slurm cluster needs root"; exit 77; }
+"$build/src/daemon/rubickd" --help 2>&1 | grep -q slurm || true
+lab=$build/slurm-lab-$(basename "$1" .py)
+# A port per test so that the Slurm tests of the plain and the sanitizer builds may overlap.
+export RK_SLURM_PORT=$((20000 + $(cksum <<<"$lab" | cut -d' ' -f1) % 20000))
+bash "$root/scripts/slurm-down.sh" "$lab" >/dev/null 2>&1
+trap 'bash "$root/scripts/slurm-down.sh" "$lab" >/dev/null 2>&1' EXIT
+bash "$root/scripts/slurm-up.sh" "$lab" 4 8 || { echo "FAIL: the emulated cluster did not start"; tail -20 "$lab"/log/*; exit 1; }
+export SLURM_CONF=$lab/etc/slurm.conf RK_SLURM_LAB=$lab
+/usr/bin/python3 "$here/$1"

@@ -1,0 +1,208 @@
+"""rubickd --engine slurm against the emulated 4 x 8-GPU cluster (tests/slurm/run.sh):
+placement as decided, reconfiguration with a new GPU count and plan, rubickd killed
+and restarted mid-job (adopted, not relaunched), a node taken down mid-job, and a
+burst of 200 submissions. Prints the decision -> RUNNING latencies it measured."""
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.abspath(os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
+from rkd import Daemon  # noqa: E402
+
+JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def squeue(sid, fmt):
+    return subprocess.run(["squeue", "-h", "-j", str(sid), "-o", fmt], capture_output=True, text=True,
+                          timeout=10).stdout.strip()
+
+
+def job_dir(d, jid):
+    return os.path.join(d.dir, "state.db.jobs", "job-%d" % jid)
+
+
+def stamp(d, jid, run, what, timeout=30):
+    p = os.path.join(job_dir(d, jid), "run-%d" % run, what)
+    end = time.time() + timeout
+    while time.time() < end:
+        if os.path.exists(p):
+            return int(open(p).read()) / 1000.0
+        time.sleep(0.05)
+    raise AssertionError("%s never written" % p)
+
+
+def slurm_id(d, jid, run):
+    return int(open(os.path.join(job_dir(d, jid), "run-%d" % run, "slurm_id")).read())
+
+
+def wait_lines(path, n, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        if os.path.exists(path) and len(open(path).readlines()) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError("%s: fewer than %d lines" % (path, n))
+
+
+def node_names():
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, timeout=10).stdout
+    return sorted(set(out.split()), key=lambda n: (len(n), n))
+
+
+def placement_and_reconfig(d, lat):
+    iters = 200
+    st, j = d.call("POST", "/v1/jobs", {"name": "slurm-e2e", "model": "bert", "iterations": iters,
+                                       "gpus": 4, "command": "sh " + JOB_SH})
+    check(st == 201, j)
+    jid = j["id"]
+    j = d.wait_state(jid, ["running"])
+    run1 = j["run"]
+    t_run = stamp(d, jid, run1, "running_ms")
+    lat["decision->running"] = t_run - stamp(d, jid, run1, "launch_ms")
+    sid = slurm_id(d, jid, run1)
+    # placement as decided: the node rubick chose, 4 GPUs there, the plan in the Comment
+    st, full = d.call("GET", "/v1/jobs/%d" % jid)
+    shares = full["alloc"]
+    check(len(shares) == 1 and shares[0]["gpus"] == 4, "alloc: %s" % shares)
+    names = node_names()
+    want = names[shares[0]["node"]]
+    check(squeue(sid, "%N") == want, "slurm runs job %d on %s, rubick chose %s" % (sid, squeue(sid, "%N"), want))
+    check("gpu:4" in squeue(sid, "%b"), "gres: %s" % squeue(sid, "%b"))
+    check(squeue(sid, "%k") == full["plan"], "comment %s != plan %s" % (squeue(sid, "%k"), full["plan"]))
+    log = os.path.join(job_dir(d, jid), "ckpt", "iters.log")
+    wait_lines(log, 30)
+    # reconfiguration: 4 -> 8 GPUs and a new plan, through requeue-hold and re-placement
+    st, j = d.call("PUT", "/v1/jobs/%d" % jid, {"gpus": 8})
+    check(st == 200, j)
+    end = time.time() + 60
+    while time.time() < end:
+        st, j = d.call("GET", "/v1/jobs/%d" % jid)
+        if j["run"] > run1 and j["state"] == "running":
+            break
+        time.sleep(0.05)
+    run2 = j["run"]
+    t_stop = stamp(d, jid, run1, "stop_ms")
+    t_run2 = stamp(d, jid, run2, "running_ms")
+    lat["reconfig decision->running"] = t_run2 - t_stop
+    check(slurm_id(d, jid, run2) == sid, "the same Slurm job is requeued, not a new one")
+    check("gpu:8" in squeue(sid, "%b"), "gres after reconfiguration: %s" % squeue(sid, "%b"))
+    j = d.wait_state(jid, ["done", "failed"], timeout=120)
+    joblog = open(os.path.join(job_dir(d, jid), "log")).read()
+    check(j["state"] == "done", (j, joblog))
+    lines = [l.split() for l in open(log).read().split("\n") if l]
+    check([int(l[0]) for l in lines] == list(range(1, iters + 1)), "iterations lost or repeated")
+    runs = sorted(set((int(l[1]), int(l[2])) for l in lines))
+    check(runs == [(run1, 4), (run2, 8)], "runs: %s" % runs)
+    check("checkpointed at" in joblog, joblog)
+    # the new plan reached the requeued job (its environment is frozen at submit)
+    plans = [h["plan"] for h in full["history"] if h["plan"]]
+    st, full = d.call("GET", "/v1/jobs/%d" % jid)
+    plans = [h["plan"] for h in full["history"] if h["plan"]]
+    check(plans[0].startswith("dp=4,") and plans[-1].startswith("dp=8,"), plans)
+    check("with %s on" % plans[-1] in joblog, "run 2 did not see plan %s: %s" % (plans[-1], joblog))
+
+
+def restart_mid_job(d, lat):
+    st, j = d.call("POST", "/v1/jobs", {"name": "adopt", "model": "bert", "iterations": 150,
+                                       "gpus": 2, "command": "sh " + JOB_SH})
+    check(st == 201, j)
+    jid = j["id"]
+    j = d.wait_state(jid, ["running"])
+    run = j["run"]
+    log = os.path.join(job_dir(d, jid), "ckpt", "iters.log")
+    wait_lines(log, 20)
+    sid = slurm_id(d, jid, run)
+    d.kill9()
+    time.sleep(0.5)
+    check(squeue(sid, "%T") == "RUNNING", "the Slurm job kept running without rubickd")
+    d.start()
+    j = d.wait_state(jid, ["done", "failed"], timeout=120)
+    check(j["state"] == "done" and j["run"] == run and j["restarts"] == 0,
+          "adopted without a relaunch: %s" % j)
+    iters = [int(l.split()[0]) for l in open(log) if l.strip()]
+    check(iters == list(range(1, 151)), "iterations lost or repeated across the restart")
+
+
+def node_down(d):
+    st, j = d.call("POST", "/v1/jobs", {"name": "nodefail", "model": "bert", "iterations": 150,
+                                       "gpus": 2, "command": "sh " + JOB_SH})
+    check(st == 201, j)
+    jid = j["id"]
+    j = d.wait_state(jid, ["running"])
+    run = j["run"]
+    wait_lines(os.path.join(job_dir(d, jid), "ckpt", "iters.log"), 20)
+    node = node_names()[j["alloc"][0]["node"]] if j.get("alloc") else squeue(slurm_id(d, jid, run), "%N")
+    subprocess.run(["scontrol", "update", "nodename=" + node, "state=down", "reason=rubick-test"],
+                   check=True, timeout=10)
+    # the run is lost; rubickd starts a new one (Slurm's job requeued and held for it)
+    end = time.time() + 60
+    while time.time() < end:
+        st, j = d.call("GET", "/v1/jobs/%d" % jid)
+        if j["run"] > run:
+            break
+        time.sleep(0.1)
+    check(j["run"] > run, "no new run after node %s went down: %s" % (node, j))
+    # ReturnToService=2 may already have brought the responding slurmd back
+    r = subprocess.run(["scontrol", "update", "nodename=" + node, "state=resume"], capture_output=True,
+                       text=True, timeout=10)
+    state = subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True,
+                           timeout=10).stdout.strip()
+    check(r.returncode == 0 or "down" not in state, "node %s stays %s: %s" % (node, state, r.stderr))
+    j = d.wait_state(jid, ["done", "failed"], timeout=120)
+    check(j["state"] == "done", "after the node failure: %s" % j)
+
+
+def burst(d, n=200):
+    ids = []
+    for i in range(n):
+        st, j = d.call("POST", "/v1/jobs", {"name": "b%d" % i, "model": "bert", "iterations": 1,
+                                           "gpus": 1, "command": "true"})
+        check(st == 201, j)
+        ids.append(j["id"])
+    end = time.time() + 240
+    left = set(ids)
+    while left and time.time() < end:
+        st, lst = d.call("GET", "/v1/jobs?limit=1000")
+        jobs = lst["jobs"] if isinstance(lst, dict) else lst
+        for j in jobs:
+            if j["id"] in left and j["state"] in ("done", "failed"):
+                check(j["state"] == "done", "burst job failed: %s" % j)
+                left.discard(j["id"])
+        time.sleep(0.5)
+    check(not left, "%d of %d burst jobs unfinished" % (len(left), n))
+
+
+def main():
+    d = Daemon(cluster="4x8:a800,cpus=16", extra=["--engine", "slurm"], grace_ms=5000)
+    d.start()
+    lat = {}
+    try:
+        placement_and_reconfig(d, lat)
+        print("placement and reconfiguration ok")
+        restart_mid_job(d, lat)
+        print("restart mid-job ok")
+        node_down(d)
+        print("node down mid-job ok")
+        t0 = time.time()
+        burst(d)
+        print("burst of 200 ok in %.1f s" % (time.time() - t0))
+        for k, v in lat.items():
+            print("latency %s: %.2f s" % (k, v))
+        return 0
+    finally:
+        try:
+            d.stop()
+        except AssertionError as e:
+            print(e)
+            raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
