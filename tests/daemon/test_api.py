@@ -4,6 +4,7 @@ import os
 import re
 import json
 import sys
+import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -140,6 +141,14 @@ def main():
         st, c = d.call("DELETE", "/v1/jobs/1")
         check(st == 200 and c["state"] == "cancelled", "cancel: %s" % c)
         err_is(d.call("DELETE", "/v1/jobs/1"), 409, "conflict", "id")
+        # the cancelled run gets SIGTERM, exits (128 + 15), and gives its GPUs back
+        end = time.time() + 20
+        while time.time() < end:
+            st, j = d.call("GET", "/v1/jobs/1")
+            if j["exit_status"] is not None:
+                break
+            time.sleep(0.05)
+        check(j["exit_status"] == 143 and j["gpu_ids"] is None, "cancelled run's exit: %s" % j)
         err_is(d.call("DELETE", "/v1/jobs/12345"), 404, "not_found", "id")
         # the policy choice and every job survive a restart
         d.stop()
