@@ -11,7 +11,7 @@
  *
  * SJF-BCO, per round (docs/sharing.md gives the reconstruction's choices):
  * for every contention cap u = 1..U (option u_max, default 4) it runs a list
- * schedule of the running jobs and the first `lookahead` (default 64)
+ * schedule of the running jobs and the first `lookahead` (default 16)
  * pending jobs in size order (sizes with tau^u), with the per-iteration
  * time of §4.2 under the cap:
  *   tau^u_j(n) = t_j                                              n = 1
@@ -64,7 +64,7 @@ static int create_kind(void **state, const char *options, struct rk_error *err,
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	s->kind = kind;
 	s->u_max = 4;
-	s->lookahead = 64;
+	s->lookahead = 16;
 	s->overhead_ms = 0;
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", options ? options : "");
@@ -222,23 +222,30 @@ static int place(struct ctx *c, struct pjob *j, const int *cap_g, int u, uint64_
 		 * level kk < u that allows that many: nodes with k_s <= kk, most free
 		 * GPUs first (§4.3 line 6).
 		 */
-		int found = 0;
-		for (int cnt = 2; cnt <= m && !found; cnt++)
-			for (int kk = 0; kk < u && !found; kk++) {
-				int e = 0, sum = 0;
-				for (int nd = 0; nd < nn; nd++)
-					if (cap_g[nd] > 0 && c->k[nd] <= kk)
-						v[e++] = nd;
-				sort_nodes(v, e, cap_g, 1);
-				for (int i = 0; i < e && i < cnt; i++)
-					sum += cap_g[v[i]];
-				if (e >= cnt && sum >= g) {
-					m = cnt;
-					found = 1;
-				}
+		int best_cnt = 0, best_kk = -1;
+		for (int kk = 0; kk < u; kk++) {
+			int e = 0, sum = 0, cnt = 0;
+			for (int nd = 0; nd < nn; nd++)
+				if (cap_g[nd] > 0 && c->k[nd] <= kk)
+					v[e++] = nd;
+			sort_nodes(v, e, cap_g, 1);
+			while (cnt < e && sum < g)
+				sum += cap_g[v[cnt++]];
+			if (sum >= g && (best_kk < 0 || cnt < best_cnt)) {
+				best_cnt = cnt;
+				best_kk = kk;
 			}
-		if (!found)
+			if (e == m)
+				break; /* every node already eligible: a higher kk changes nothing */
+		}
+		if (best_kk < 0)
 			return 0;
+		int e = 0;
+		for (int nd = 0; nd < nn; nd++)
+			if (cap_g[nd] > 0 && c->k[nd] <= best_kk)
+				v[e++] = nd;
+		sort_nodes(v, e, cap_g, 1);
+		m = best_cnt;
 	}
 	for (int i = 0, left = g; i < m && left > 0; i++) {
 		int take = cap_g[v[i]] < left ? cap_g[v[i]] : left;

@@ -54,7 +54,29 @@ struct bsbf_state {
 	struct rk_xi_memo memo;
 	struct sb_entry sb[SB_CACHE];
 	int sb_next;    /* round-robin replacement */
+	struct mem_entry {
+		const struct rk_model *model;
+		struct rk_plan plan;
+		double mb;
+	} mem[SB_CACHE]; /* per-GPU memory of (model, plan): the memory model, once */
+	int mem_next;
 };
+
+/* Per-GPU memory of `j` running `plan`, cached; +inf when the model cannot price it. */
+static double mem_get(struct bsbf_state *st, const struct rk_job *j, const struct rk_plan *plan)
+{
+	for (int i = 0; i < SB_CACHE; i++)
+		if (st->mem[i].model == j->model && rk_plan_equal(&st->mem[i].plan, plan))
+			return st->mem[i].mb;
+	struct mem_entry *e = &st->mem[st->mem_next];
+	st->mem_next = (st->mem_next + 1) % SB_CACHE;
+	struct rk_error err;
+	e->model = j->model;
+	e->plan = *plan;
+	if (rk_job_gpu_mem_mb(j, plan, &e->mb, &err))
+		e->mb = INFINITY; /* never a partner */
+	return e->mb;
+}
 
 /* The settings of `a` from the cache (computed once per model, batch and plan). */
 static const struct sb_entry *sb_get(struct bsbf_state *st, const struct rk_job *a,
@@ -98,6 +120,7 @@ struct round {
 	uint64_t *th;    /* rk_xi_hash of each job's type */
 	struct rk_alloc *tmp;
 	struct rk_alloc *kept; /* copies of what jobs hold, GPU masks filled */
+	struct bsbf_state *st;
 };
 
 static int bsbf_create_common(void **state, const char *options, struct rk_error *err, int ffs)
@@ -242,14 +265,14 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 	struct rk_error e;
 	if (rk_gpu_occ_add(&r->occ, al, ai, 0, &e))
 		return 0;
+	(void)e;
 	for (int i = 0; i < al->n; i++) {
 		r->free_cpus[al->shares[i].node] -= al->shares[i].cpus;
 		r->free_mem[al->shares[i].node] -= al->shares[i].mem_mb;
 	}
 	r->e_rem[ai] = remaining_s(a);
 	r->gpus[ai] = rk_alloc_total_gpus(al);
-	if (rk_job_gpu_mem_mb(a, plan, &r->mem_gpu[ai], &e))
-		r->mem_gpu[ai] = INFINITY; /* never a partner */
+	r->mem_gpu[ai] = mem_get(r->st, a, plan);
 	int rc = rk_decisions_push(out, a->id, al, plan);
 	return rc ? rc : 1;
 }
@@ -509,6 +532,7 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	}
 	occ_ok = 1;
 	r.kept = kept;
+	r.st = st;
 	for (int i = 0; i < nn; i++) {
 		r.free_cpus[i] = c->nodes[i].up ? c->nodes[i].cpus : 0;
 		r.free_mem[i] = c->nodes[i].up ? c->nodes[i].mem_mb : 0;
@@ -540,9 +564,7 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 			r.free_mem[j->alloc.shares[s].node] -= j->alloc.shares[s].mem_mb;
 		}
 		r.gpus[i] = rk_alloc_total_gpus(&j->alloc);
-		struct rk_error e;
-		if (rk_job_gpu_mem_mb(j, &j->plan, &r.mem_gpu[i], &e))
-			r.mem_gpu[i] = INFINITY;
+		r.mem_gpu[i] = mem_get(st, j, &j->plan);
 	}
 	/*
 	 * SJF order, lazily: a binary heap popped only while a job could still

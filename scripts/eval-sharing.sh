@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Issue 6 evaluation, GPU sharing: average JCT and makespan of sjf-bsbf vs
+# sjf-ffs (both preemption-free, --sharing on) vs the preemptive tiresias and
+# srtf (and plain sjf for reference) on Philly-derived traces:
+#   - Gavel's Philly VC traces (job types = the interference table's keys,
+#     exact lookups on V100) on 8x8 V100;
+#   - Muri's trace3 (Philly-derived, SJF-BSBF's own trace family) on 4x8 and 8x8.
+# Prints one markdown table per case (docs/eval-sharing.md keeps the figures).
+#   usage: scripts/eval-sharing.sh [BUILD_DIR]   (default build-sharing)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build-sharing}
+rubick="$here/$build/src/cli/rubick"
+shared=${RK_SHARED_DIR:-$here/../shared}
+[ -x "$rubick" ] || { echo "eval-sharing: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }
+policies=sjf-bsbf,sjf-ffs,tiresias,srtf,sjf
+
+run_case() { # label trace cluster
+	local label=$1 trace=$2 cluster=$3
+	echo
+	echo "### $label — \`--cluster $cluster --sharing on --oracle model\`"
+	echo
+	echo "| policy | avg JCT (h) | median JCT (h) | makespan (h) | avg JCT vs sjf-bsbf |"
+	echo "|---|---|---|---|---|"
+	"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
+		--sharing on --no-timing --skip-bad 2>/dev/null |
+		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5;
+			if ($1 == "sjf-bsbf") ref=$2 }
+		     END { for (i=1; i<=n; i++)
+			printf "| %s | %.1f | %.1f | %.1f | %+.1f%% |\n", p[i], a[i]/3600, m[i]/3600, k[i]/3600,
+				(a[i]-ref)/ref*100 }'
+}
+
+run_case "Gavel Philly VC 6214e9 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/6214e9.trace" "8x8:v100"
+run_case "Gavel Philly VC 0e4a51 (1,181 jobs)" "$shared/traces/gavel/msr/seed0/0e4a51.trace" "8x8:v100"
+run_case "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv" "8x8:v100"
+run_case "Muri trace3 (992 jobs), A800 80 GiB" "$shared/traces/muri/trace-data/trace3.csv" "4x8"
