@@ -228,9 +228,9 @@ static void test_xi_fallback_chain(void **st)
 static void test_two_server_contention(void **st)
 {
 	(void)st;
-	struct rk_share sa[2] = {{0, 2, 0, 0}, {1, 2, 0, 0}};
-	struct rk_share sb[2] = {{0, 2, 0, 0}, {1, 2, 0, 0}};
-	struct rk_share sc[1] = {{1, 4, 0, 0}};
+	struct rk_share sa[2] = {{.node = 0, .gpus = 2}, {.node = 1, .gpus = 2}};
+	struct rk_share sb[2] = {{.node = 0, .gpus = 2}, {.node = 1, .gpus = 2}};
+	struct rk_share sc[1] = {{.node = 1, .gpus = 4}};
 	struct rk_alloc A = {2, sa}, B = {2, sb}, C = {1, sc};
 	const struct rk_alloc *all[3] = {&A, &B, &C};
 	int p[3];
