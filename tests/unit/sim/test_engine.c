@@ -357,6 +357,78 @@ static void never_fits_is_unfinished(void **state)
 	rk_sim_result_fini(&r);
 }
 
+/*
+ * A policy that starts pending jobs on 2 GPUs of node 0 and, from 60 s on,
+ * moves a running job to 4 GPUs (mode 1: a reconfiguration) or gives it 8
+ * more CPUs on the same GPUs (mode 2: resources only).
+ */
+static int grow_mode;
+static int grow_schedule(void *s, const struct rk_sched_input *in, struct rk_decisions *out,
+			 struct rk_error *e)
+{
+	(void)s, (void)e;
+	for (int i = 0; i < in->n_jobs; i++) {
+		const struct rk_job *j = in->jobs[i];
+		struct rk_alloc a;
+		rk_alloc_init(&a);
+		struct rk_plan p = {.tp = 1, .pp = 1, .ga = 1};
+		if (j->state == RK_JOB_PENDING) {
+			rk_alloc_add(&a, 0, 2, 0, 0);
+			p.dp = 2;
+			p.mb = 2;
+		} else if (in->now_ms >= 60000 && rk_alloc_total_gpus(&j->alloc) == 2 &&
+			   j->alloc.shares[0].cpus == 0) {
+			rk_alloc_add(&a, 0, grow_mode == 1 ? 4 : 2, grow_mode == 1 ? 0 : 8, 0);
+			p.dp = grow_mode == 1 ? 4 : 2;
+			p.mb = grow_mode == 1 ? 1 : 2;
+		} else {
+			continue;
+		}
+		rk_decisions_push(out, j->id, &a, &p);
+		rk_alloc_fini(&a);
+	}
+	return 0;
+}
+static const struct rk_policy_ops grow = {"grow", "test", greedy_create, greedy_destroy,
+					  grow_schedule, 0};
+
+static void reconfiguration_and_resources(void **state)
+{
+	(void)state;
+	struct rk_error err;
+	rk_cluster_fini(&cl);
+	assert_int_equal(rk_cluster_parse(&cl, "1x4", "t", &err), 0);
+	nt = 0;
+	add(1, 0, 2, 100, 0);
+	tmpl[0].global_batch = 4;
+	tmpl[0].req_plan.mb = 2;
+	struct rk_sim_config cfg;
+	config(&cfg);
+	struct rk_sim_result r;
+	/*
+	 * 0-60 s on 2 GPUs at 1 s per iteration (60 done); at 60 s moved to 4 GPUs:
+	 * 30 s restart, then 40 iterations at 0.5 s: done at 110 s.
+	 */
+	grow_mode = 1;
+	if (rk_sim_run(&cl, tmpl, nt, &grow, &cfg, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.outcomes[0].finish_ms, 110000);
+	assert_int_equal(r.outcomes[0].restarts, 1);
+	assert_int_equal(r.outcomes[0].preemptions, 0);
+	assert_int_equal(r.reconfigs, 1);
+	assert_true(r.outcomes[0].gpu_s == 2.0 * 60 + 4.0 * 50);
+	rk_sim_result_fini(&r);
+	/* More CPUs on the same GPUs: no restart, same speed here, done at 100 s. */
+	grow_mode = 2;
+	if (rk_sim_run(&cl, tmpl, nt, &grow, &cfg, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.outcomes[0].finish_ms, 100000);
+	assert_int_equal(r.outcomes[0].restarts, 0);
+	assert_int_equal(r.reconfigs, 0);
+	assert_int_equal(r.decisions, 2);
+	rk_sim_result_fini(&r);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -376,6 +448,7 @@ int main(void)
 		cmocka_unit_test(oracle_failure_named),
 		cmocka_unit_test(bad_jobs_and_config),
 		cmocka_unit_test(never_fits_is_unfinished),
+		cmocka_unit_test(reconfiguration_and_resources),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
