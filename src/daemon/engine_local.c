@@ -520,6 +520,7 @@ static int local_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max
 		out[n_out].job_id = r->job_id;
 		out[n_out].run = r->run;
 		out[n_out].status = run_outcome(dir);
+		out[n_out].reason[0] = '\0';
 		n_out++;
 		l->runs[i] = l->runs[--l->n]; /* order of runs carries no meaning */
 	}
@@ -536,6 +537,7 @@ static int local_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex
 	ex->job_id = job_id;
 	ex->run = run;
 	ex->gpu_ids[0] = '\0';
+	ex->reason[0] = '\0';
 	struct stat st;
 	path_fmt(path, sizeof(path), "%s/gpus", dir);
 	read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));

@@ -570,8 +570,11 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 				sid = 0;
 			}
 			ended = time(NULL);
-		} else if (j->end_time > 0 && j->restart_cnt > 0)
-			ended = j->end_time; /* requeued by stop() */
+		} else if (j->restart_cnt > 0) {
+			/* requeued (by stop() or by Slurm): EndTime may read Unknown */
+			time_t now = time(NULL);
+			ended = (j->end_time > 0 && j->end_time <= now) ? j->end_time : now;
+		}
 	}
 	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
 		return ret;

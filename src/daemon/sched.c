@@ -111,6 +111,7 @@ void sjob_free(struct sjob *j)
 	rk_alloc_fini(&j->core.alloc);
 	rkd_spec_fini(&j->spec);
 	rkd_job_row_fini(&j->row);
+	rkd_refit_free(j->fit);
 	free(j);
 }
 
@@ -425,8 +426,10 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	j->row.exit_status = x->status;
 	sched_dirty(s, j);
 	s->round_wanted = 1;
-	char what[96];
+	char what[300];
 	exit_describe(x->status, what, sizeof(what));
+	if (x->reason[0]) /* the engine knows more (Slurm's state and reason) */
+		snprintf(what, sizeof(what), "%s", x->reason);
 	sched_event(s, j->core.id, "exit", what);
 	if (sched_state_terminal(j->core.state))
 		return; /* cancelled: the run was only draining */

@@ -24,6 +24,7 @@ struct sjob {
 	int launch_pending;      /* run row.run decided and stored, not launched yet */
 	enum stop_kind stop;     /* why the live run was asked to stop */
 	int dirty;               /* row must be written in the current transaction */
+	struct rkd_fit *fit;     /* online refit from reports (refit.c); NULL until the first */
 };
 
 #define N_LAT_BUCKETS 12
@@ -114,5 +115,10 @@ char *rkd_job_json(const struct rkd_job_row *row, int with_hist, const struct rk
 
 /* sched_metrics.c */
 void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m);
+
+/* refit.c: refit j->model from a throughput report; fitted parameters in the job's JSON. */
+int rkd_refit_report(struct rkd_sched *s, struct sjob *j, double tput_sps, struct rk_error *err);
+char *rkd_refit_json_add(const struct sjob *j, char *body);
+void rkd_refit_free(struct rkd_fit *f);
 
 #endif

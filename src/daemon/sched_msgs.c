@@ -50,7 +50,7 @@ static void reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_
 		hist = NULL;
 		n_hist = 0;
 	}
-	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
+	m->body = rkd_refit_json_add(j, rkd_job_json(rp, with_hist, hist, n_hist));
 	m->status = m->body ? status : 503;
 	free(hist);
 	if (!j)
@@ -443,6 +443,11 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	j->core.iters_done = r->iters_done;
 	if (r->tput_sps >= 0)
 		j->row.tput_sps = r->tput_sps;
+	struct rk_error fe;
+	if (rkd_refit_report(s, j, r->tput_sps, &fe)) { /* out of memory only */
+		set_err(m, fe.code, "", fe.msg);
+		return;
+	}
 	char plan[RK_PLAN_TEXT_MAX] = "";
 	if (j->core.alloc.n)
 		rk_plan_format(&j->core.plan, plan, sizeof(plan));

@@ -12,6 +12,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 from rkd import Daemon  # noqa: E402
 
 JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
+TRAIN = os.path.abspath(os.path.join(HERE, "..", "..", "examples", "train.py"))
+RTOL = 1e-4  # loss per step, reconfigured vs never reconfigured (float32 summation order only)
 
 
 def check(cond, what):
@@ -109,6 +111,54 @@ def placement_and_reconfig(d, lat):
     check("with %s on" % plans[-1] in joblog, "run 2 did not see plan %s: %s" % (plans[-1], joblog))
 
 
+def pytorch_reconfig(d, lat):
+    """The real PyTorch job under Slurm: 2 -> 4 data-parallel processes mid-run; its loss
+    follows a never-reconfigured run step for step; its reports refit its model."""
+    iters = 30
+    st, j = d.call("POST", "/v1/jobs", {"name": "torch", "model": "bert", "iterations": iters, "gpus": 2,
+                                       "command": "/usr/bin/python3 %s --threads 1 --report-every 2" % TRAIN})
+    check(st == 201, j)
+    jid = j["id"]
+    j = d.wait_state(jid, ["running"])
+    run1 = j["run"]
+    loss_log = os.path.join(job_dir(d, jid), "ckpt", "loss.log")
+    wait_lines(loss_log, 8, timeout=180)
+    # the reports so far (every 2 steps) refitted the job's model; visible while it is active
+    end = time.time() + 30
+    while time.time() < end:
+        st, full = d.call("GET", "/v1/jobs/%d" % jid)
+        fit = full.get("fit")
+        if fit and fit["refits"] >= 2:
+            break
+        time.sleep(0.2)
+    check(fit and fit["samples"] >= 2 and fit["refits"] >= 1 and "k_bwd" in fit["params"]
+          and fit["iter_rmse_log"] >= 0, "no online refit from the reports: %s" % fit)
+    st, j = d.call("PUT", "/v1/jobs/%d" % jid, {"gpus": 4})
+    check(st == 200, j)
+    j = d.wait_state(jid, ["done", "failed"], timeout=300)
+    joblog = open(os.path.join(job_dir(d, jid), "log")).read()
+    check(j["state"] == "done" and j["run"] > run1, (j, joblog))
+    t_stop = stamp(d, jid, run1, "stop_ms")
+    lat["torch reconfig decision->running"] = stamp(d, jid, j["run"], "running_ms") - t_stop
+    rows = [l.split() for l in open(loss_log) if l.strip()]
+    check([int(r[0]) for r in rows] == list(range(1, iters + 1)), "steps lost or repeated: %s" % rows)
+    dps = sorted(set(int(r[3]) for r in rows))
+    check(len(dps) == 2, "expected two data-parallel degrees: %s" % dps)
+    gb = j["spec"]["global_batch"]
+    base = os.path.join(d.dir, "torch-base")
+    r = subprocess.run(["/usr/bin/python3", TRAIN, "--plan", "dp=1,mb=%d,ga=1" % gb, "--global-batch", str(gb),
+                        "--iters", str(iters), "--ckpt-dir", base, "--threads", "1"],
+                       env={k: v for k, v in os.environ.items() if not k.startswith("RUBICK_")},
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, r.stderr)
+    a = [float(l.split()[1]) for l in open(os.path.join(base, "loss.log")) if l.strip()]
+    b = [float(x[1]) for x in rows]
+    worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
+    lat["torch max relative loss difference"] = worst
+    check(worst <= RTOL, "loss diverges after reconfiguration: %s vs %s" % (a, b))
+    print("torch: dp %s, loss %.4f -> %.4f, max rel diff %.1e; fit %s" % (dps, a[0], a[-1], worst, fit))
+
+
 def restart_mid_job(d, lat):
     st, j = d.call("POST", "/v1/jobs", {"name": "adopt", "model": "bert", "iterations": 150,
                                        "gpus": 2, "command": "sh " + JOB_SH})
@@ -186,6 +236,8 @@ def main():
     try:
         placement_and_reconfig(d, lat)
         print("placement and reconfiguration ok")
+        pytorch_reconfig(d, lat)
+        print("pytorch reconfiguration ok")
         restart_mid_job(d, lat)
         print("restart mid-job ok")
         node_down(d)
@@ -194,7 +246,7 @@ def main():
         burst(d)
         print("burst of 200 ok in %.1f s" % (time.time() - t0))
         for k, v in lat.items():
-            print("latency %s: %.2f s" % (k, v))
+            print("measured %s: %.3g" % (k, v))
         return 0
     finally:
         try:
