@@ -23,6 +23,8 @@ extern const struct rk_policy_ops rk_policy_sjf_bco;
 extern const struct rk_policy_ops rk_policy_sjf_ff;
 extern const struct rk_policy_ops rk_policy_sjf_bf;
 extern const struct rk_policy_ops rk_policy_sjf_random;
+extern const struct rk_policy_ops rk_policy_aryl;
+extern const struct rk_policy_ops rk_policy_aryl_noloan;
 
 static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_fifo,
@@ -42,6 +44,8 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_sjf_ff,
 	&rk_policy_sjf_bf,
 	&rk_policy_sjf_random,
+	&rk_policy_aryl,
+	&rk_policy_aryl_noloan,
 };
 
 const struct rk_policy_ops *rk_policy_find(const char *name)
