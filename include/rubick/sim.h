@@ -16,6 +16,7 @@
 #include "rubick/cluster.h"
 #include "rubick/error.h"
 #include "rubick/job.h"
+#include "rubick/loadseries.h"
 #include "rubick/metrics.h"
 #include "rubick/policy.h"
 
@@ -72,6 +73,19 @@ struct rk_sim_config {
 	int contention;
 	const struct rk_xi_table *xi;   /* borrowed; NULL = no measurements */
 	double contention_overhead_ms;  /* per extra node spanned; >= 0 */
+	/*
+	 * Capacity loaning (issue 5, docs/aryl.md). With `inference` set, the
+	 * nodes of pool RK_POOL_LOANED are the inference cluster: at time t
+	 * (seconds of the series count from the simulation start) inference
+	 * keeps the servers it needs over [t, t + reclaim_deadline_ms] and the
+	 * rest are up, on loan to training. When fewer may stay on loan the
+	 * policy's reclaim hook (aryl.h rk_policy_reclaim_hook), else the §2.3
+	 * greedy, picks the servers and moves jobs off; anything still on them
+	 * is preempted and the servers go down — so the notice comes a deadline
+	 * ahead of inference's need. Not combinable with `sharing`.
+	 */
+	const struct rk_load_series *inference; /* borrowed; NULL = no loaning */
+	int64_t reclaim_deadline_ms;            /* >= 0 */
 };
 
 /* Defaults: 60 s rounds, 260 s restarts, seed 0, check off, no horizon. */
@@ -89,6 +103,12 @@ struct rk_sim_result {
 	int64_t decisions;               /* decisions applied */
 	int64_t checks;                  /* invariant checks passed (check mode) */
 	int64_t jobs_scaled;             /* jobs whose iterations came from duration / oracle */
+	/* capacity loaning (cfg.inference) */
+	int64_t servers_loaned;          /* loan events, servers */
+	int64_t servers_reclaimed;       /* servers given back */
+	int64_t reclaim_preemptions;     /* jobs preempted to give servers back */
+	int64_t reclaim_scale_ins;       /* elastic jobs scaled in instead */
+	double loaned_gpu_s;             /* GPU-seconds of loaned servers up */
 };
 
 void rk_sim_result_fini(struct rk_sim_result *r);

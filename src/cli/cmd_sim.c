@@ -6,6 +6,7 @@
  */
 #include "cli/commands.h"
 #include "cli/sim_coloc.h"
+#include "cli/sim_loan.h"
 #include "cli/util.h"
 
 #include "rubick/oracle.h"
@@ -36,6 +37,7 @@ struct opts {
 	uint64_t seed;
 	int json, skip_bad, check, no_timing;
 	struct rk_cli_coloc coloc; /* --sharing, --contention, ... (sim_coloc.h) */
+	struct rk_cli_loan loan;   /* --inference, --reclaim-deadline, --elastic-share (sim_loan.h) */
 };
 
 static void help(FILE *f)
@@ -72,9 +74,9 @@ static void help(FILE *f)
 		"  --check             verify the invariants after every event (slow)\n"
 		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
 		"  --no-timing         report wall_s as 0, so that output is byte-identical\n"
-		"%s\n"
+		"%s%s\n"
 		"policies:\n",
-		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help);
+		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help);
 	int n;
 	const struct rk_policy_ops *const *all = rk_policy_list(&n);
 	for (int i = 0; i < n; i++)
@@ -160,10 +162,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->interval_s = RK_SIM_DEFAULT_INTERVAL_MS / 1000.0;
 	o->restart_s = RK_SIM_DEFAULT_RESTART_MS / 1000.0;
 	rk_cli_coloc_init(&o->coloc);
+	rk_cli_loan_init(&o->loan);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char **str = NULL;
 		int used = rk_cli_coloc_arg(&o->coloc, argc, argv, &i);
+		if (!used)
+			used = rk_cli_loan_arg(&o->loan, argc, argv, &i);
 		if (used == 1)
 			continue;
 		if (used)
@@ -494,6 +499,8 @@ int rk_cmd_sim(int argc, char **argv)
 	rc = rk_cli_coloc_load(&o.coloc, o.cluster, &env); /* before the oracle keeps env */
 	if (!rc)
 		rc = load_inputs(&o, s, &env);
+	if (!rc)
+		rc = rk_cli_loan_load(&o.loan, &s->cl, s->jobs, s->n_jobs, o.seed);
 	int tty = isatty(STDERR_FILENO);
 	for (int i = 0; !rc && i < n_pols; i++) {
 		struct rk_sim_config cfg;
@@ -510,6 +517,7 @@ int rk_cmd_sim(int argc, char **argv)
 		cfg.env = &env;
 		cfg.policy_options = o.policy_options;
 		rk_cli_coloc_config(&o.coloc, &cfg);
+		rk_cli_loan_config(&o.loan, &cfg);
 		struct progress pr = {pols[i]->name, -1};
 		if (tty) {
 			cfg.progress = show_progress;
@@ -561,9 +569,12 @@ int rk_cmd_sim(int argc, char **argv)
 			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
 		if (!rc && o.out)
 			rc = write_out(o.out, &rep);
+		for (int i = 0; !rc && !o.json && o.loan.inference && i < s->n_runs; i++)
+			rk_cli_loan_report(&o.loan, stdout, s->runs[i].policy, &s->cl, &s->results[i]);
 	}
 	run_state_fini(s);
 	free(s);
 	rk_cli_coloc_fini(&o.coloc);
+	rk_cli_loan_fini(&o.loan);
 	return rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 }

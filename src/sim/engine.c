@@ -392,6 +392,8 @@ static int64_t next_instant(struct sim *s, const struct rk_policy_ops *p)
 		t = s->heap[0].t_ms;
 	if (s->next_arrival < s->n && s->jobs[s->order[s->next_arrival]].j.submit_ms < t)
 		t = s->jobs[s->order[s->next_arrival]].j.submit_ms;
+	if (sim_loan_next(s) < t) /* capacity loaning (engine_loan.c) */
+		t = sim_loan_next(s);
 	int want_round = s->n_pending > 0 || (s->n_holding > 0 && !(p->flags & RK_POLICY_IDLE_NOOP));
 	/* A round that decided nothing with nothing else to come would repeat forever. */
 	if (want_round && t == INT64_MAX && s->last_round_decisions == 0 && !s->wake_ms)
@@ -427,6 +429,8 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 		rc = handle_heap_events(s, &changed);
 		if (!rc && changed)
 			rc = sim_rerate(s, err); /* a completion frees GPUs and NICs */
+		if (!rc)
+			rc = sim_loan_step(s, p, pstate, &changed, err); /* servers lent or returned */
 		while (!rc && s->next_arrival < s->n &&
 		       s->jobs[s->order[s->next_arrival]].j.submit_ms == t) {
 			int idx = s->order[s->next_arrival++];

@@ -70,6 +70,13 @@ struct sim {
 	const struct rk_alloc **hold_alloc; /* n: their allocations, scratch */
 	int *hold_p;               /* n: their contention degrees, scratch */
 	struct rk_xi_memo *xi_memo; /* answered interference lookups (sharing) */
+	/* capacity loaning (engine_loan.c, issue 5); unused unless cfg.inference */
+	struct rk_cluster live;    /* the cluster with loaned servers up or down */
+	int64_t *loan_t;           /* instants the loanable count changes */
+	int *loan_avail;           /* servers loanable from loan_t[i] on */
+	int n_loan, next_loan;
+	int loaned_gpus;           /* GPUs of loaned servers up now */
+	int64_t loaned_since_ms;   /* loaned_gpus holds since */
 };
 
 struct id_slot {
@@ -92,5 +99,12 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err);
 /* Check mode: the invariants of sim.h after the instant that followed `prev_ms`. */
 int sim_check(struct sim *s, int64_t prev_ms, struct rk_error *err);
+/* Capacity loaning (engine_loan.c): set-up, next instant, one instant's change. */
+int sim_loan_init(struct sim *s, struct rk_error *err);
+void sim_loan_fini(struct sim *s);
+int64_t sim_loan_next(const struct sim *s);
+void sim_loan_account(struct sim *s); /* integrate loaned GPU-seconds up to now */
+int sim_loan_step(struct sim *s, const struct rk_policy_ops *p, void *pstate, int *changed,
+		  struct rk_error *err);
 
 #endif

@@ -195,6 +195,16 @@ static int collect(struct sim *s)
 	return 0;
 }
 
+/* Earliest submit time: the start the load series counts from. */
+static int64_t jobs_min_submit(const struct rk_job *jobs, int n)
+{
+	int64_t t = jobs[0].submit_ms;
+	for (int i = 1; i < n; i++)
+		if (jobs[i].submit_ms < t)
+			t = jobs[i].submit_ms;
+	return t;
+}
+
 static void sim_free(struct sim *s)
 {
 	if (s->jobs)
@@ -208,6 +218,7 @@ static void sim_free(struct sim *s)
 	free(s->heap);
 	rk_capacity_fini(&s->cap);
 	sim_coloc_fini(s);
+	sim_loan_fini(s);
 	rk_decisions_fini(&s->ds);
 	rk_sim_result_fini(&s->res);
 }
@@ -247,15 +258,21 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	rc = sim_coloc_init(&s, err); /* GPU sharing counts on two slots per GPU */
 	if (rc)
 		goto done;
-	if (rk_capacity_init(&s.cap, s.cfg.sharing ? &s.slots : cluster)) {
+	s.res.start_ms = n > 0 ? jobs_min_submit(jobs, n) : 0;
+	rc = sim_loan_init(&s, err); /* capacity loaning: loaned servers start down */
+	if (rc)
+		goto done;
+	if (rk_capacity_init(&s.cap, s.cfg.sharing ? &s.slots : s.cfg.inference ? &s.live : cluster)) {
 		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory for %d jobs", n);
 		goto done;
 	}
-	s.gpus_total = rk_cluster_total_gpus(cluster);
+	s.gpus_total = rk_cluster_total_gpus(s.cfg.inference ? &s.live : cluster);
 	rc = init_jobs(&s, jobs, err);
 	if (rc)
 		goto done;
 	s.res.start_ms = n > 0 ? s.jobs[s.order[0]].j.submit_ms : 0;
+	if (s.cfg.inference)
+		s.cluster = &s.live; /* jobs were sized on the whole cluster; policies see the live one */
 	s.now_ms = s.res.start_ms;
 	s.next_round_ms = s.res.start_ms;
 	s.n_pending = 0;
@@ -271,6 +288,8 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	if (rc)
 		goto done;
 	s.res.end_ms = s.now_ms;
+	if (s.cfg.inference)
+		sim_loan_account(&s);
 	rc = collect(&s);
 	if (rc) {
 		rk_error_set(err, rc, "simulator: out of memory");
