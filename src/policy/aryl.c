@@ -253,6 +253,19 @@ static int push_resized(struct rk_decisions *out, const struct rk_job *j, const 
 	return rk_decisions_push(out, j->id, al, &p);
 }
 
+/* Phase 2 candidates: running elastic jobs left alone so far, and those started now. */
+static int p2_eligible(const struct rk_job *j, int touched, int started)
+{
+	if (!rk_aryl_job_elastic(j))
+		return 0;
+	return started >= 0 || (!touched && j->state == RK_JOB_RUNNING);
+}
+
+static int p2_gpus(const struct rk_job *j, const struct rk_decisions *out, int started)
+{
+	return rk_alloc_total_gpus(started >= 0 ? &out->v[started].alloc : &j->alloc);
+}
+
 static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
@@ -261,6 +274,7 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 	memset(&v, 0, sizeof v);
 	struct pend *pq = NULL;
 	char *touched = NULL;
+	int *started = NULL; /* decision index of a job started this round, else -1 */
 	struct rk_mckp_item *items = NULL;
 	double *vals = NULL;
 	int *eidx = NULL, *choice = NULL;
@@ -276,8 +290,11 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 	rc = RK_ENOMEM;
 	pq = malloc((size_t)(in->n_jobs + 1) * sizeof *pq);
 	touched = calloc((size_t)in->n_jobs + 1, 1);
-	if (!pq || !touched)
+	started = malloc(((size_t)in->n_jobs + 1) * sizeof *started);
+	if (!pq || !touched || !started)
 		goto out;
+	for (int i = 0; i < in->n_jobs; i++)
+		started[i] = -1;
 	int np = 0, flex = 0;
 	for (int i = 0; i < in->n_jobs; i++) {
 		const struct rk_job *j = in->jobs[i];
@@ -334,6 +351,7 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 		}
 		views_take(&v, &al, cl, 1);
 		touched[pq[q].idx] = 1;
+		started[pq[q].idx] = out->n;
 		struct rk_plan p;
 		rc = rk_aryl_plan_for(j, need, &p);
 		if (!rc)
@@ -349,9 +367,9 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 	int F = v.all.free_gpus_total, ne = 0, nv = 0;
 	for (int i = 0; i < in->n_jobs; i++) {
 		const struct rk_job *j = in->jobs[i];
-		if (touched[i] || j->state != RK_JOB_RUNNING || !rk_aryl_job_elastic(j))
+		if (!p2_eligible(j, touched[i], started[i]))
 			continue;
-		int w = rk_alloc_total_gpus(&j->alloc);
+		int w = p2_gpus(j, out, started[i]);
 		if (w < j->max_gpus)
 			nv += 1 + (j->max_gpus - w < F ? j->max_gpus - w : F), ne++;
 	}
@@ -367,11 +385,13 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 	int e = 0, off = 0;
 	for (int i = 0; i < in->n_jobs; i++) {
 		const struct rk_job *j = in->jobs[i];
-		if (touched[i] || j->state != RK_JOB_RUNNING || !rk_aryl_job_elastic(j))
+		if (!p2_eligible(j, touched[i], started[i]))
 			continue;
-		int w = rk_alloc_total_gpus(&j->alloc);
+		int w = p2_gpus(j, out, started[i]);
 		if (w >= j->max_gpus)
 			continue;
+		/* A job starting now pays no restart for starting wider. */
+		double cost = started[i] >= 0 ? 0.0 : a->restart_s;
 		int K = j->max_gpus - w < F ? j->max_gpus - w : F;
 		double tw = t_of(a, j, w);
 		vals[off] = 0;
@@ -379,7 +399,7 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 			struct rk_plan p;
 			vals[off + k] = rk_aryl_plan_for(j, w + k, &p)
 						? -INFINITY
-						: tw - t_of(a, j, w + k) - a->restart_s;
+						: tw - t_of(a, j, w + k) - cost;
 		}
 		items[e] = (struct rk_mckp_item){K + 1, vals + off};
 		eidx[e++] = i;
@@ -395,14 +415,20 @@ static int schedule_impl(struct aryl *a, const struct rk_sched_input *in, struct
 		rk_alloc_init(&extra);
 		rk_alloc_init(&na);
 		/* Flexible workers on loaned servers first (§2.3 corollary). */
+		int sd = started[eidx[e]];
 		if (place(&v, a, j, choice[e], 1, &extra) == 0) {
 			views_take(&v, &extra, cl, 1);
-			rc = rk_alloc_copy(&na, &j->alloc);
+			rc = rk_alloc_copy(&na, sd >= 0 ? &out->v[sd].alloc : &j->alloc);
 			for (int s = 0; !rc && s < extra.n; s++)
 				rc = rk_alloc_add(&na, extra.shares[s].node, extra.shares[s].gpus,
 						  extra.shares[s].cpus, extra.shares[s].mem_mb);
-			if (!rc)
+			if (!rc && sd < 0)
 				rc = push_resized(out, j, &na);
+			else if (!rc) { /* widen this round's start decision in place */
+				rc = rk_aryl_plan_for(j, rk_alloc_total_gpus(&na), &out->v[sd].plan)
+					     ? RK_EINTERNAL
+					     : rk_alloc_copy(&out->v[sd].alloc, &na);
+			}
 		}
 		rk_alloc_fini(&extra);
 		rk_alloc_fini(&na);
@@ -420,6 +446,7 @@ out:
 	rk_capacity_fini(&v.loaned);
 	free(pq);
 	free(touched);
+	free(started);
 	free(items);
 	free(vals);
 	free(eidx);
