@@ -146,6 +146,11 @@ void rk_cli_loan_config(const struct rk_cli_loan *c, struct rk_sim_config *cfg)
 	cfg->reclaim_deadline_ms = (int64_t)llround(c->deadline_s * 1000.0);
 }
 
+/*
+ * Usage is measured over the arrival window [first submit, last submit]
+ * (the 15 days of the evaluation), not the makespan: a few very long Philly
+ * jobs run for months after the last arrival and would dilute every policy.
+ */
 void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy,
 			const struct rk_cluster *cl, const struct rk_sim_result *r)
 {
@@ -158,10 +163,24 @@ void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy
 			tg += cl->nodes[i].gpus;
 		}
 	}
-	double span_s = (double)(r->end_ms - r->start_ms) / 1000.0;
-	double train_s = 0;
+	int64_t w0 = r->start_ms, w1 = r->start_ms;
 	for (int i = 0; i < r->n_outcomes; i++)
-		train_s += r->outcomes[i].gpu_s;
+		if (r->outcomes[i].submit_ms > w1)
+			w1 = r->outcomes[i].submit_ms;
+	double span_s = (double)(w1 - w0) / 1000.0;
+	/* Training GPUs held and GPUs available (training + lent), from the samples. */
+	double train_s = 0, avail_s = 0;
+	for (int k = 0; k < r->n_samples; k++) {
+		int64_t a = r->samples[k].t_ms, b = k + 1 < r->n_samples ? r->samples[k + 1].t_ms : r->end_ms;
+		if (a < w0)
+			a = w0;
+		if (b > w1)
+			b = w1;
+		if (b <= a)
+			continue;
+		train_s += (double)r->samples[k].gpus_alloc * (double)(b - a) / 1000.0;
+		avail_s += (double)r->samples[k].gpus_total * (double)(b - a) / 1000.0;
+	}
 	/* Inference's own GPU-seconds: servers needed x GPUs per server over the window. */
 	double inf_s = 0;
 	if (c->inference && in > 0) {
@@ -177,15 +196,15 @@ void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy
 		}
 	}
 	double all = (double)(tg + ig) * span_s;
-	double avail_train = (double)tg * span_s + r->loaned_gpu_s;
 	fprintf(f,
 		"loan %-12s servers lent %lld, reclaimed %lld, reclaim preemptions %lld (%.3f per "
-		"reclaimed server), scale-ins %lld, lent GPU-h %.1f, training usage %.1f%% of "
-		"training+lent, cluster usage %.1f%% (training + inference over %d GPUs)\n",
+		"reclaimed server), scale-ins %lld, lent GPU-h %.1f; over the arrival window "
+		"(%.1f days): training usage %.1f%% of training+lent GPUs, cluster usage %.1f%% "
+		"(training + inference over %d GPUs)\n",
 		policy, (long long)r->servers_loaned, (long long)r->servers_reclaimed,
 		(long long)r->reclaim_preemptions,
 		r->servers_reclaimed ? (double)r->reclaim_preemptions / (double)r->servers_reclaimed : 0.0,
-		(long long)r->reclaim_scale_ins, r->loaned_gpu_s / 3600.0,
-		avail_train > 0 ? 100.0 * train_s / avail_train : 0.0,
+		(long long)r->reclaim_scale_ins, r->loaned_gpu_s / 3600.0, span_s / 86400.0,
+		avail_s > 0 ? 100.0 * train_s / avail_s : 0.0,
 		all > 0 ? 100.0 * (train_s + inf_s) / all : 0.0, tg + ig);
 }
