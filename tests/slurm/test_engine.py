@@ -236,8 +236,11 @@ def main():
     try:
         placement_and_reconfig(d, lat)
         print("placement and reconfiguration ok")
-        pytorch_reconfig(d, lat)
-        print("pytorch reconfiguration ok")
+        if os.environ.get("RK_SLURM_NO_TORCH"):
+            print("pytorch phase left to the plain build (RK_SLURM_NO_TORCH)")
+        else:
+            pytorch_reconfig(d, lat)
+            print("pytorch reconfiguration ok")
         restart_mid_job(d, lat)
         print("restart mid-job ok")
         node_down(d)
