@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `rubick sim` capacity loaning options (issue 5, docs/aryl.md): every bad
+# inference-load input is rejected naming the file, line and reason or the
+# flag; a small loaning run prints its loan line and is deterministic.
+# Usage: test_cli_aryl.sh PATH/TO/rubick   (RK_DATA_DIR gives the zoo)
+set -uo pipefail
+R=$1
+export RUBICK_ZOO=${RK_DATA_DIR:?}/zoo
+fails=0
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+out=$d/out err=$d/err
+
+check() { # NAME EXPECTED-RC STDERR-PHRASE -- ARGS...
+	local name=$1 want=$2 phrase=$3
+	shift 4
+	"$R" "$@" >"$out" 2>"$err"
+	local rc=$?
+	if [ "$rc" -ne "$want" ] || { [ -n "$phrase" ] && ! grep -qF -- "$phrase" "$err"; }; then
+		echo "FAIL $name: rc $rc (want $want), stderr: $(cat "$err")"
+		fails=$((fails + 1))
+	fi
+}
+
+cat >"$d/trace.csv" <<'T'
+timestamp,duration,num_gpus,gpu_time,cluster
+2017-10-09 00:00:00,3600.0,4,14400.0,a
+2017-10-09 00:10:00,7200.0,8,57600.0,a
+2017-10-09 00:20:00,1800.0,2,3600.0,a
+2017-10-09 01:00:00,600.0,1,600.0,a
+T
+printf '0,1\n600,2\n1200,-1\n' >"$d/neg.csv"
+printf '0,1\n600,2\n300,1\n' >"$d/order.csv"
+printf '0,1\n600,2\n1800,1\n' >"$d/gap.csv"
+printf '0,0\n1800,1\n3600,2\n' >"$d/ok.csv"
+base=(sim --trace "$d/trace.csv" --cluster "1x8+2x8,pool=loaned" --no-timing)
+
+check negative 1 "neg.csv:3:6: servers_needed must be an integer" -- "${base[@]}" --policy aryl --inference "$d/neg.csv"
+check order 1 "order.csv:3:1: time 300 s out of order" -- "${base[@]}" --policy aryl --inference "$d/order.csv"
+check gap 1 "gap.csv:3:1: gap: 1200 s after the previous sample" -- "${base[@]}" --policy aryl --inference "$d/gap.csv"
+check missing 1 "--inference" -- "${base[@]}" --policy aryl --inference "$d/none.csv"
+check diurnal-key 1 "--inference: unknown key 'peek'" -- "${base[@]}" --policy aryl --inference diurnal:peek=1
+check diurnal-range 1 "--inference: trough 0.9 is above peak 0.5" -- "${base[@]}" --policy aryl --inference diurnal:peak=0.5,trough=0.9
+check share 2 "--elastic-share: expected a number in 0..1" -- "${base[@]}" --policy aryl --elastic-share 2
+check deadline 2 "--reclaim-deadline: expected a number" -- "${base[@]}" --policy aryl --reclaim-deadline -5
+check no-pool 1 "pool=loaned" -- sim --trace "$d/trace.csv" --cluster "3x8" --policy aryl --inference "$d/ok.csv"
+
+# A run: every policy kind finishes every job, with a loan line each.
+check run 0 "" -- "${base[@]}" --policy aryl,aryl-noloan,rubick,fifo --inference "$d/ok.csv" --elastic-share 0.5 --check
+cp "$out" "$d/first"
+for p in aryl aryl-noloan rubick fifo; do
+	grep -q "^loan $p " "$d/first" || { echo "FAIL run: no loan line for $p"; fails=$((fails + 1)); }
+	grep -qE "^$p +.* 4/4 " "$d/first" || { echo "FAIL run: $p did not finish 4/4"; fails=$((fails + 1)); }
+done
+check rerun 0 "" -- "${base[@]}" --policy aryl,aryl-noloan,rubick,fifo --inference "$d/ok.csv" --elastic-share 0.5 --check
+cmp -s "$out" "$d/first" || { echo "FAIL rerun: output differs"; fails=$((fails + 1)); }
+check diurnal 0 "" -- "${base[@]}" --policy aryl --inference diurnal:seed=3 --reclaim-deadline 0
+
+if [ "$fails" -gt 0 ]; then
+	echo "$fails failure(s)"
+	exit 1
+fi
+echo "all passed"
