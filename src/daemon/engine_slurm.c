@@ -276,8 +276,7 @@ static int sh_quote(char *buf, size_t cap, size_t *len, const char *s)
 }
 
 /* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
-static int write_env(const struct seng *e, const struct rkd_launch *ln, const char *job_dir,
-		     const char *nodelist)
+static int write_env(const struct rkd_launch *ln, const char *job_dir, const char *nodelist)
 {
 	char num[6][32], buf[16384], path[4200];
 	size_t len = 0;
@@ -315,7 +314,6 @@ static int write_env(const struct seng *e, const struct rkd_launch *ln, const ch
 	if (fmt(path, sizeof(path), "%s/env.sh", job_dir) || mkdir_p(ckpt) ||
 	    write_file(planp, plan_line) || write_file(path, buf))
 		return RK_EIO;
-	(void)e;
 	return 0;
 }
 
@@ -548,7 +546,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	int ret = place_parse(e, ln->alloc_text, &p, err);
 	if (ret)
 		return ret;
-	if (write_env(e, ln, job_dir, p.nodes))
+	if (write_env(ln, job_dir, p.nodes))
 		return rk_error_set(err, RK_EIO, "%s/env.sh: cannot write: %s", job_dir,
 				    strerror(errno));
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
@@ -642,8 +640,21 @@ static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64
 	run_stamp(e, job_id, run, "stop_ms");
 	r->checkpoint = checkpoint;
 	if (!r->was_running) {
-		/* Not started yet: nothing to checkpoint. */
-		run_signal(r, PH_TERM);
+		/*
+		 * Not seen running yet: nothing to checkpoint. Hold it again (if
+		 * still pending) and requeue-hold it (if it just started), or
+		 * cancel it; never release it later.
+		 */
+		r->release_at = 0;
+		if (checkpoint) {
+			job_desc_msg_t u;
+			slurm_init_job_desc_msg(&u);
+			u.job_id = r->sid;
+			u.priority = 0;
+			slurm_update_job(&u);
+			slurm_requeue(r->sid, JOB_REQUEUE_HOLD);
+		} else
+			slurm_kill_job(r->sid, SIGKILL, 0);
 		r->phase = PH_KILL;
 	} else
 		run_signal(r, checkpoint ? PH_USR1 : PH_TERM);
