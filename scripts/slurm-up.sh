@@ -17,6 +17,7 @@ for b in munged mungekey slurmctld slurmd sinfo; do
 done
 [ "$(id -u)" -eq 0 ] || { echo "slurm-up.sh: must run as root (munged, mknod)" >&2; exit 3; }
 mkdir -p "$lab"
+chmod 755 "$lab" # munged wants execute permission for all on every folder above its socket
 lab=$(cd "$lab" && pwd)
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
 # Starting twice would reuse the old controller and orphan the old munged (§7).
@@ -95,11 +96,17 @@ PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSu
 CONF
 export SLURM_CONF=$lab/etc/slurm.conf
 setsid slurmctld -D -i >"$lab/log/slurmctld.out" 2>&1 </dev/null &
+ctld=$!
 for n in $(seq 1 "$nodes"); do
 	setsid slurmd -D -N "n$n" >"$lab/log/slurmd-n$n.out" 2>&1 </dev/null &
 done
 # Poll, never a fixed sleep: start-up took 0.6-2.4 s in slurm.md §3.
 for _ in $(seq 1 300); do
+	# a controller that died (port taken) must not let sinfo answer from another cluster
+	if ! alive "$ctld"; then
+		echo "slurm-up.sh: slurmctld exited: $(tail -2 "$lab/log/slurmctld.log" 2>/dev/null)" >&2
+		exit 1
+	fi
 	up=$(timeout 3 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l || true)
 	[ "$up" -eq "$nodes" ] && { echo "slurm up: $nodes nodes x $gpus GPUs, SLURM_CONF=$SLURM_CONF"; exit 0; }
 	sleep 0.2

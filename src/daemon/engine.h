@@ -15,6 +15,7 @@
 #ifndef RUBICKD_ENGINE_H
 #define RUBICKD_ENGINE_H
 
+#include "rubick/cluster.h"
 #include "rubick/error.h"
 
 #include <stdint.h>
@@ -81,6 +82,12 @@ struct rkd_engine_ops {
 		     struct rk_error *err);
 	/* Number of runs alive now. */
 	int (*running)(void *state);
+	/*
+	 * Optional (NULL: capacity never changes): set nodes[i].up from what the
+	 * engine sees (Slurm: down, drained, failing or not responding = 0);
+	 * returns how many changed.
+	 */
+	int (*capacity)(void *state, struct rk_node *nodes, int n);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

@@ -69,6 +69,7 @@ struct seng {
 	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
 	int n_nodes;
+	time_t nodes_update; /* last_update of the last node list read by capacity() */
 	struct srun *runs;
 	int n, cap;
 	job_info_msg_t *jobs; /* last slurm_load_jobs answer */
@@ -712,8 +713,9 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, cha
 			u.priority = 0;
 			slurm_update_job(&u);
 			*status = RKD_EXIT_LOST;
-			snprintf(why, cap, "slurm requeued job %u: %s", r->sid,
-				 slurm_job_reason_string(j->state_reason));
+			snprintf(why, cap, "slurm requeued job %u%s%s", r->sid,
+				 j->state_desc ? ": " : " (node failure)",
+				 j->state_desc ? j->state_desc : "");
 			return 1;
 		}
 		enum job_state_reason rs = j->state_reason;
@@ -812,6 +814,34 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 	return RKD_ADOPT_ALIVE;
 }
 
+static int seng_capacity(void *state, struct rk_node *nodes, int n)
+{
+	struct seng *e = state;
+	node_info_msg_t *nm = NULL;
+	if (slurm_load_node(e->nodes_update, &nm, SHOW_ALL) || !nm)
+		return 0; /* unchanged (SLURM_NO_CHANGE_IN_DATA) or unreachable: keep what we know */
+	e->nodes_update = nm->last_update;
+	int changed = 0;
+	for (uint32_t i = 0; i < nm->record_count; i++) {
+		const node_info_t *x = &nm->node_array[i];
+		int k = 0;
+		while (k < e->n_nodes && k < n && (!x->name || strcmp(x->name, e->nodes[k])))
+			k++;
+		if (k >= e->n_nodes || k >= n)
+			continue;
+		uint32_t base = x->node_state & NODE_STATE_BASE;
+		int up = base != NODE_STATE_DOWN && base != NODE_STATE_FUTURE &&
+			 base != NODE_STATE_UNKNOWN &&
+			 !(x->node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
+		if (nodes[k].up != up) {
+			nodes[k].up = up;
+			changed++;
+		}
+	}
+	slurm_free_node_info_msg(nm);
+	return changed;
+}
+
 static int seng_running(void *state)
 {
 	return ((struct seng *)state)->n;
@@ -826,4 +856,5 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.poll = seng_poll,
 	.adopt = seng_adopt,
 	.running = seng_running,
+	.capacity = seng_capacity,
 };

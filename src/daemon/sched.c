@@ -674,6 +674,10 @@ void *sched_thread_main(void *arg)
 			while ((n = s->engine->poll(s->engine_state, now, ex, 64)) > 0)
 				for (int i = 0; i < n; i++)
 					sched_on_exit(s, &ex[i], now);
+			/* a node down or drained is a capacity change: decide again */
+			if (s->engine->capacity &&
+			    s->engine->capacity(s->engine_state, s->cluster.nodes, s->cluster.n_nodes) > 0)
+				s->round_wanted = 1;
 			accrue(s, now, &last_accrue);
 			if ((s->round_wanted && now - s->last_round_at_ms >= ROUND_GAP_MS) ||
 			    now >= s->next_round_ms) {

@@ -12,12 +12,18 @@ for b in slurmctld slurmd munged; do
 	command -v "$b" >/dev/null || { echo "SKIP: $b not installed (scripts/install-deps.sh)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: the emulated Slurm cluster needs root"; exit 77; }
-"$build/src/daemon/rubickd" --help 2>&1 | grep -q slurm || true
-lab=$build/slurm-lab-$(basename "$1" .py)
-# A port per test so that the Slurm tests of the plain and the sanitizer builds may overlap.
-export RK_SLURM_PORT=$((20000 + $(cksum <<<"$lab" | cut -d' ' -f1) % 20000))
-bash "$root/scripts/slurm-down.sh" "$lab" >/dev/null 2>&1
+# A fresh folder per run: two test runs sharing a build folder must not share a cluster.
+lab=$(mktemp -d "$build/slurm-lab-XXXXXX")
+# A port per lab so that the Slurm tests of several builds may overlap; below the
+# ephemeral range (32768+), where a listener on port 0 could already sit. A port
+# found taken (slurm-up.sh fails) is retried with the next candidate.
 trap 'bash "$root/scripts/slurm-down.sh" "$lab" >/dev/null 2>&1' EXIT
-bash "$root/scripts/slurm-up.sh" "$lab" 4 8 || { echo "FAIL: the emulated cluster did not start"; tail -20 "$lab"/log/*; exit 1; }
+base=$(cksum <<<"$lab" | cut -d' ' -f1)
+for try in 0 1 2 3; do
+	export RK_SLURM_PORT=$((10000 + (base + 997 * try) % 20000))
+	bash "$root/scripts/slurm-up.sh" "$lab" 4 8 && break
+	bash "$root/scripts/slurm-down.sh" "$lab" >/dev/null 2>&1
+	[ "$try" = 3 ] && { echo "FAIL: the emulated cluster did not start"; tail -20 "$lab"/log/*; exit 1; }
+done
 export SLURM_CONF=$lab/etc/slurm.conf RK_SLURM_LAB=$lab
 /usr/bin/python3 "$here/$1"

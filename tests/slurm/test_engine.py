@@ -181,6 +181,9 @@ def restart_mid_job(d, lat):
 
 
 def node_down(d):
+    """A node fails mid-job: its slurmd is killed and Slurm marks it down (with
+    ReturnToService=2 a responding slurmd would bring it straight back). rubick sees
+    the capacity change and relaunches the job elsewhere; the node comes back later."""
     st, j = d.call("POST", "/v1/jobs", {"name": "nodefail", "model": "bert", "iterations": 150,
                                        "gpus": 2, "command": "sh " + JOB_SH})
     check(st == 201, j)
@@ -188,23 +191,36 @@ def node_down(d):
     j = d.wait_state(jid, ["running"])
     run = j["run"]
     wait_lines(os.path.join(job_dir(d, jid), "ckpt", "iters.log"), 20)
-    node = node_names()[j["alloc"][0]["node"]] if j.get("alloc") else squeue(slurm_id(d, jid, run), "%N")
+    names = node_names()
+    node = names[j["alloc"][0]["node"]]
+    lab = os.environ["RK_SLURM_LAB"]
+    pid = int(open(os.path.join(lab, "run", "slurmd-%s.pid" % node)).read())
+    os.kill(pid, 9)
     subprocess.run(["scontrol", "update", "nodename=" + node, "state=down", "reason=rubick-test"],
                    check=True, timeout=10)
-    # the run is lost; rubickd starts a new one (Slurm's job requeued and held for it)
     end = time.time() + 60
     while time.time() < end:
         st, j = d.call("GET", "/v1/jobs/%d" % jid)
-        if j["run"] > run:
+        if j["run"] > run and j["state"] == "running":
             break
         time.sleep(0.1)
-    check(j["run"] > run, "no new run after node %s went down: %s" % (node, j))
-    # ReturnToService=2 may already have brought the responding slurmd back
-    r = subprocess.run(["scontrol", "update", "nodename=" + node, "state=resume"], capture_output=True,
-                       text=True, timeout=10)
-    state = subprocess.run(["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True,
-                           timeout=10).stdout.strip()
-    check(r.returncode == 0 or "down" not in state, "node %s stays %s: %s" % (node, state, r.stderr))
+    check(j["run"] > run and j["state"] == "running", "no new run after node %s went down: %s" % (node, j))
+    down_idx = names.index(node)
+    check(all(sh["node"] != down_idx for sh in j["alloc"]), "relaunched on the down node %s: %s" % (node, j))
+    st, nodes = d.call("GET", "/v1/nodes")
+    check(st == 200 and not [n for n in nodes["nodes"] if n["id"] == down_idx][0]["up"],
+          "node %s still up for rubick: %s" % (node, nodes))
+    # the node returns: a new slurmd (it also ends the old run's orphaned step), then resume
+    subprocess.Popen(["setsid", "slurmd", "-D", "-N", node], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    end = time.time() + 30
+    while time.time() < end:
+        subprocess.run(["scontrol", "update", "nodename=" + node, "state=resume"], capture_output=True, timeout=10)
+        st, nodes = d.call("GET", "/v1/nodes")
+        if [n for n in nodes["nodes"] if n["id"] == down_idx][0]["up"]:
+            break
+        time.sleep(0.5)
+    check([n for n in nodes["nodes"] if n["id"] == down_idx][0]["up"], "node %s never back: %s" % (node, nodes))
     j = d.wait_state(jid, ["done", "failed"], timeout=120)
     check(j["state"] == "done", "after the node failure: %s" % j)
 
