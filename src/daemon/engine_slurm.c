@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "daemon/engine.h"
+#include "daemon/engine_slurm_files.h"
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -75,76 +76,14 @@ struct seng {
 	job_info_msg_t *jobs; /* last slurm_load_jobs answer */
 };
 
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static int fmt(char *buf, size_t cap, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	int n = vsnprintf(buf, cap, f, ap);
-	va_end(ap);
-	return (n < 0 || (size_t)n >= cap) ? RK_ERANGE : 0;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	if (fmt(buf, sizeof(buf), "%s", path))
-		return -1;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return (mkdir(buf, 0700) && errno != EEXIST) ? -1 : 0;
-}
-
-/* Write `text` to `path` atomically: the job may read it at any moment. */
-static int write_file(const char *path, const char *text)
-{
-	char tmp[4200];
-	if (fmt(tmp, sizeof(tmp), "%s.tmp", path))
-		return -1;
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return -1;
-	int ok = fputs(text, f) >= 0;
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path)) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-static int read_file(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, cap - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
-
 static void run_stamp(const struct seng *e, int64_t job, int run, const char *what)
 {
 	char path[4200], v[32];
-	if (fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
+	if (rkd_sl_fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
 		what))
 		return;
-	snprintf(v, sizeof(v), "%lld\n", (long long)wall_ms());
-	write_file(path, v);
+	snprintf(v, sizeof(v), "%lld\n", (long long)rkd_sl_wall_ms());
+	rkd_sl_write_file(path, v);
 }
 
 static const char *slurm_msg(void)
@@ -208,7 +147,7 @@ static void seng_destroy(void *state)
 
 static int seng_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (mkdir_p(cfg->state_dir))
+	if (rkd_sl_mkdir_p(cfg->state_dir))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	slurm_init(NULL); /* must come first; NULL reads $SLURM_CONF (slurm.md §5) */
@@ -254,102 +193,6 @@ static struct srun *run_add(struct seng *e)
 	return r;
 }
 
-/* Append `s` single-quoted for sh ('\'' for each quote). */
-static int sh_quote(char *buf, size_t cap, size_t *len, const char *s)
-{
-	for (const char *p = "'"; *p; p++)
-		if (*len + 1 < cap)
-			buf[(*len)++] = *p;
-	for (; *s; s++) {
-		const char *piece = *s == '\'' ? "'\\''" : NULL;
-		size_t k = piece ? 4 : 1;
-		if (*len + k + 2 >= cap)
-			return RK_ERANGE;
-		if (piece)
-			memcpy(buf + *len, piece, k);
-		else
-			buf[*len] = *s;
-		*len += k;
-	}
-	buf[(*len)++] = '\'';
-	buf[*len] = '\0';
-	return 0;
-}
-
-/* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
-static int write_env(const struct rkd_launch *ln, const char *job_dir, const char *nodelist)
-{
-	char num[6][32], buf[16384], path[4200];
-	size_t len = 0;
-	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
-	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
-	snprintf(num[2], sizeof(num[2]), "%.0f", ln->iters_total);
-	snprintf(num[3], sizeof(num[3]), "%d", ln->run);
-	snprintf(num[4], sizeof(num[4]), "%d", ln->gpus);
-	snprintf(num[5], sizeof(num[5]), "%d", ln->cpus);
-	char ckpt[4200], planp[4200];
-	fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir);
-	fmt(planp, sizeof(planp), "%s/plan", job_dir);
-	const char *kv[][2] = {
-		{"RUBICK_PLAN", ln->plan_text},   {"RUBICK_PLAN_FILE", planp},
-		{"RUBICK_JOB_ID", num[0]},        {"RUBICK_URL", ln->url},
-		{"RUBICK_GLOBAL_BATCH", num[1]},  {"RUBICK_ITERS", num[2]},
-		{"RUBICK_RUN", num[3]},           {"RUBICK_ALLOC", ln->alloc_text},
-		{"RUBICK_CKPT_DIR", ckpt},        {"RUBICK_GPUS", num[4]},
-		{"RUBICK_CPUS", num[5]},          {"RUBICK_JOB_TOKEN", ln->job_token},
-		{"RUBICK_SLURM_NODES", nodelist},
-	};
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-		int n = snprintf(buf + len, sizeof(buf) - len, "export %s=", kv[i][0]);
-		if (n < 0 || (size_t)n >= sizeof(buf) - len)
-			return RK_ERANGE;
-		len += (size_t)n;
-		if (sh_quote(buf, sizeof(buf), &len, kv[i][1] ? kv[i][1] : "") ||
-		    len + 2 >= sizeof(buf))
-			return RK_ERANGE;
-		buf[len++] = '\n';
-		buf[len] = '\0';
-	}
-	char plan_line[512];
-	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (fmt(path, sizeof(path), "%s/env.sh", job_dir) || mkdir_p(ckpt) ||
-	    write_file(planp, plan_line) || write_file(path, buf))
-		return RK_EIO;
-	return 0;
-}
-
-/*
- * The batch script: source env.sh, then the local engine's wrapper (forward
- * SIGUSR1/SIGTERM to the job's main process only, keep its exit status).
- */
-static char *make_script(const char *job_dir, const char *command)
-{
-	static const char pre[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
-				  "trap 'kill -TERM $c 2>/dev/null' TERM\n";
-	static const char post[] = " &\nc=$!\n"
-				   "while :; do\n"
-				   "  wait $c; s=$?\n"
-				   "  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
-				   "  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
-				   "  exit $s\n"
-				   "done\n";
-	size_t cap = strlen(job_dir) + strlen(command) + sizeof(pre) + sizeof(post) + 128;
-	char *s = malloc(cap);
-	if (s)
-		snprintf(s, cap, "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s{ %s\n}%s", job_dir, pre,
-			 command, post);
-	return s;
-}
-
-static int is_ours(const char *entry)
-{
-	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_", "SLURM_JOB"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strncmp(entry, keys[i], strlen(keys[i])))
-			return 1;
-	return 0;
-}
-
 /* Submit a held batch job; its Slurm id into *sid. */
 static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_t *sid,
 		       struct rk_error *err)
@@ -358,10 +201,10 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	while (environ[n_env])
 		n_env++;
 	char **env = calloc(n_env + 1, sizeof(*env));
-	char *script = make_script(job_dir, ln->command);
+	char *script = rkd_sl_make_script(job_dir, ln->command);
 	char name[64], out[4200];
 	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
-	fmt(out, sizeof(out), "%s/log", job_dir);
+	rkd_sl_fmt(out, sizeof(out), "%s/log", job_dir);
 	int ret = 0;
 	if (!env || !script) {
 		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
@@ -369,7 +212,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	}
 	uint32_t k = 0;
 	for (size_t i = 0; i < n_env; i++)
-		if (!is_ours(environ[i]))
+		if (!rkd_sl_is_ours(environ[i]))
 			env[k++] = environ[i];
 	if (k == 0)
 		env[k++] = "PATH=/usr/bin:/bin"; /* an empty environment fails (slurm.md §5) */
@@ -536,25 +379,25 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (run_find(e, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
 				    (long long)ln->job_id, ln->run);
-	if (fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
-	    fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
+	if (rkd_sl_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
+	    rkd_sl_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (mkdir_p(run_dir))
+	if (rkd_sl_mkdir_p(run_dir))
 		return rk_error_set(err, RK_EIO, "%s: %s", run_dir, strerror(errno));
 	run_stamp(e, ln->job_id, ln->run, "launch_ms");
 	struct place p;
 	int ret = place_parse(e, ln->alloc_text, &p, err);
 	if (ret)
 		return ret;
-	if (write_env(ln, job_dir, p.nodes))
+	if (rkd_sl_write_env(ln, job_dir, p.nodes))
 		return rk_error_set(err, RK_EIO, "%s/env.sh: cannot write: %s", job_dir,
 				    strerror(errno));
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
 	uint32_t sid = 0;
 	time_t ended = 0;
-	fmt(path, sizeof(path), "%s/slurm_id", job_dir);
-	if (read_file(path, buf, sizeof(buf)) == 0)
+	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", job_dir);
+	if (rkd_sl_read_file(path, buf, sizeof(buf)) == 0)
 		sid = (uint32_t)strtoul(buf, NULL, 10);
 	if (sid) {
 		jobs_refresh(e, 1);
@@ -578,12 +421,12 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
 		return ret;
 	snprintf(buf, sizeof(buf), "%u\n", sid);
-	if (write_file(path, buf))
+	if (rkd_sl_write_file(path, buf))
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
-	fmt(path, sizeof(path), "%s/slurm_id", run_dir);
-	write_file(path, buf);
-	fmt(path, sizeof(path), "%s/gpus", run_dir);
-	write_file(path, ln->gpu_ids ? ln->gpu_ids : "");
+	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", run_dir);
+	rkd_sl_write_file(path, buf);
+	rkd_sl_fmt(path, sizeof(path), "%s/gpus", run_dir);
+	rkd_sl_write_file(path, ln->gpu_ids ? ln->gpu_ids : "");
 	if ((ret = place(sid, &p, ln->plan_text, err)))
 		return ret;
 	/*
@@ -781,15 +624,15 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 {
 	struct seng *e = state;
 	char dir[4096], path[4200], buf[64];
-	if (fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
+	if (rkd_sl_fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long", (long long)job_id);
 	memset(ex, 0, sizeof(*ex));
 	ex->job_id = job_id;
 	ex->run = run;
-	fmt(path, sizeof(path), "%s/gpus", dir);
-	read_file(path, ex->gpu_ids, sizeof(ex->gpu_ids));
-	fmt(path, sizeof(path), "%s/slurm_id", dir);
-	if (read_file(path, buf, sizeof(buf)))
+	rkd_sl_fmt(path, sizeof(path), "%s/gpus", dir);
+	rkd_sl_read_file(path, ex->gpu_ids, sizeof(ex->gpu_ids));
+	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", dir);
+	if (rkd_sl_read_file(path, buf, sizeof(buf)))
 		return RKD_ADOPT_ABSENT; /* never submitted */
 	uint32_t sid = (uint32_t)strtoul(buf, NULL, 10);
 	if (jobs_refresh(e, 1))

@@ -1,0 +1,29 @@
+/*
+ * The Slurm engine's files and job script (engine_slurm_files.c), apart from
+ * the libslurm calls in engine_slurm.c: per-job env.sh (the job's environment
+ * is frozen at Slurm submit, ../shared/research/slurm.md gotcha 6), the batch
+ * script, run stamps. No Slurm header here.
+ */
+#ifndef RUBICKD_ENGINE_SLURM_FILES_H
+#define RUBICKD_ENGINE_SLURM_FILES_H
+
+#include "daemon/engine.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+int64_t rkd_sl_wall_ms(void);
+/* snprintf into buf; RK_ERANGE when it does not fit. */
+int rkd_sl_fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
+int rkd_sl_mkdir_p(const char *path);
+/* Atomic (temp file + rename): the job may read it at any moment. */
+int rkd_sl_write_file(const char *path, const char *text);
+int rkd_sl_read_file(const char *path, char *buf, size_t cap);
+/* JOB_DIR/env.sh and JOB_DIR/plan for launch `ln` on Slurm nodes `nodelist`. */
+int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir, const char *nodelist);
+/* The batch script: source env.sh, run the command, forward USR1/TERM (malloc'ed). */
+char *rkd_sl_make_script(const char *job_dir, const char *command);
+/* Whether an environment entry is one rubick sets per run (not inherited). */
+int rkd_sl_is_ours(const char *entry);
+
+#endif
