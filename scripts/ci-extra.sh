@@ -20,3 +20,5 @@ if [ -d ../shared/traces ]; then
 		>build-ci/trace-native.csv
 	./build-ci/src/cli/rubick trace build-ci/trace-native.csv --json | grep -q '"jobs": 406,'
 fi
+# The README main job's first half (the curves) runs on the bundled zoo.
+./build-ci/src/cli/rubick demo >/dev/null
