@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 	}
 	struct rk_model m = {.layers = 24, .hidden = 1024, .heads = 16, .seq_len = 512,
 			     .params = 336.3e6, .global_batch = 32, .fwd_ms = 225};
-	strcpy(m.name, "bert");
+	snprintf(m.name, sizeof(m.name), "%s", "bert");
 	struct rk_perf_params k = {.k_bwd = 1.8, .k_sync = 1.3, .k_opt = 0.08, .k_os_offload = 5,
 				   .k_const = 15, .k_off = 1.5, .k_swap = 2, .fwd_fixed_ms = 12};
 	struct rk_perf_env env;

@@ -8,6 +8,7 @@
 #include "rubick/fit.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MI (1024.0 * 1024.0)
@@ -16,7 +17,7 @@ static struct rk_model model(void)
 {
 	struct rk_model m = {.layers = 24, .hidden = 1024, .heads = 16, .seq_len = 512,
 			     .params = 320 * MI, .global_batch = 32, .fwd_ms = 220};
-	strcpy(m.name, "synthetic");
+	snprintf(m.name, sizeof(m.name), "%s", "synthetic");
 	return m;
 }
 

@@ -8,6 +8,7 @@
 #include "rubick/perf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MI (1024.0 * 1024.0)
@@ -18,7 +19,7 @@ static struct rk_model model(void)
 {
 	struct rk_model m = {.layers = 4, .hidden = 1024, .heads = 8, .seq_len = 512,
 			     .params = 100 * MI, .global_batch = 8, .fwd_ms = 80};
-	strcpy(m.name, "toy");
+	snprintf(m.name, sizeof(m.name), "%s", "toy");
 	return m;
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "rubick/cluster.h"
@@ -243,8 +244,8 @@ static void capacity_take_give(void **state)
 	memset(&j2, 0, sizeof(j2));
 	j1.id = 1;
 	j2.id = 2;
-	strcpy(j1.name, "one");
-	strcpy(j2.name, "two");
+	snprintf(j1.name, sizeof(j1.name), "%s", "one");
+	snprintf(j2.name, sizeof(j2.name), "%s", "two");
 	rk_alloc_copy(&j1.alloc, &a);
 	rk_alloc_copy(&j2.alloc, &a);
 	struct rk_job *jobs[2] = {&j1, &j2};
