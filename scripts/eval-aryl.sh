@@ -9,10 +9,10 @@
 # baseline), plus rubick with loaning. Prints a markdown table (average
 # queueing time, average JCT, usage over the 15 days, reclaim preemptions per
 # reclaimed server) and the simulation's wall time per policy (budget 10 s).
-#   usage: scripts/eval-aryl.sh [BUILD_DIR] [SEED]   (default build-aryl, 1)
+#   usage: scripts/eval-aryl.sh [BUILD_DIR] [SEED]   (default build, 1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build-aryl}
+build=${1:-build}
 seed=${2:-1}
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}

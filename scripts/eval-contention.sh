@@ -4,10 +4,10 @@
 # preemption-free) with --contention on, on Muri's Philly-derived multi-GPU
 # traces on 8x8 GPUs, and how the gap moves as the per-server NIC shrinks
 # from 100 to 25 to 10 Gb/s (12.5, 3.125, 1.25 GB/s; the oracle's NIC follows).
-#   usage: scripts/eval-contention.sh [BUILD_DIR]   (default build-sharing)
+#   usage: scripts/eval-contention.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build-sharing}
+build=${1:-build}
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}
 [ -x "$rubick" ] || { echo "eval-contention: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }

@@ -6,10 +6,10 @@
 #     exact lookups on V100) on 8x8 V100;
 #   - Muri's trace3 (Philly-derived, SJF-BSBF's own trace family) on 4x8 and 8x8.
 # Prints one markdown table per case (docs/eval-sharing.md keeps the figures).
-#   usage: scripts/eval-sharing.sh [BUILD_DIR]   (default build-sharing)
+#   usage: scripts/eval-sharing.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build-sharing}
+build=${1:-build}
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}
 [ -x "$rubick" ] || { echo "eval-sharing: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }
