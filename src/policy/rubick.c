@@ -54,6 +54,7 @@
  */
 #include "policy/baseline.h"
 #include "policy/rubick_internal.h"
+#include "policy/rubick_round.h"
 #include "rubick/placement.h"
 #include "rubick/policy.h"
 
@@ -62,134 +63,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Jobs restarted this often are no longer shrunk (§1.8.1 line 11, §7). */
-#define RUBICK_RESTART_LIMIT 5
-/* Age after which a job is starving: first in line, never a victim (§1.6, 200000 s). */
-#define RUBICK_STARVE_S 200000.0
-/* Least normalised gain per GPU worth an expansion (§1.8.1 line 18). */
-#define RUBICK_MIN_SLOPE 1e-2
-/* Headroom over a guaranteed job's baseline: the model's errors are 2-7% on
- * average (§1.5, Table 2), so plans within 5% of the baseline are not trusted
- * to meet it. */
-#define RUBICK_SLA_MARGIN 1.05
-/* A pending job starts on fewer GPUs than its start size only if they give at
- * least this fraction of the start size's throughput [I]: below it, waiting
- * for GPUs (free or shrunk from others) beats crawling and restarting later. */
-#define RUBICK_MIN_START_FRACTION 0.5
-/* The curve's GPU axis (§1.6: 1..64), widened when a request is larger. */
-#define RUBICK_CURVE_GPUS 64
-
-/* One job during a round. */
-struct rj {
-	struct rk_job *job;
-	const struct rubick_view *view; /* NULL: the model cannot plan it, run as requested */
-	double orig_sps;  /* throughput at the request (normalisation), > 0 */
-	double sla_sps;   /* guaranteed floor, 0 for best-effort */
-	int guaranteed, starving, was_placed;
-	int g;            /* GPUs held after this round's changes */
-	int node;         /* the node of a single-node job, -1 otherwise */
-	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
-	double key_s;     /* predicted run time left at the request: queue order */
-	struct rk_alloc now;
-	struct rk_plan plan;
-};
-
-struct round {
-	const struct rubick_state *st;
-	const struct rk_sched_input *in;
-	struct rj *j;
-	int n;
-	struct rk_capacity cap;
-	int node_gpus;
-	int64_t gpu_mem_mb, host_mem_mb;
-	int total_gpus;
-	/* Jobs holding GPUs on each node (indexes into j): node k's list is
-	 * on[k * slots .. + n_on[k]]; a node hosts at most one job per GPU. */
-	int *on, *n_on, slots;
-	/* Per node: the longest remaining time of a job there that may be shrunk
-	 * (0 if none). Under SRTF order only jobs with more than a newcomer's
-	 * remaining time plus a restart may yield, so nodes (and newcomers)
-	 * below it are skipped without evaluating victims. */
-	double *max_rem_s;
-	int *max_free;    /* per node: free GPUs plus GPUs of jobs that may be shrunk */
-	double *cost_of;  /* scratch of choose_nodes: cost per node for amount cost_w, -1 = unknown */
-	int cost_w;
-};
-
-/* ---- the job's curve ------------------------------------------------------- */
-
-/* Throughput (samples/s) of the job given g GPUs (what it uses of them). */
-static double tput(const struct rj *r, int g)
-{
-	if (g <= 0)
-		return 0;
-	if (!r->view)
-		return g >= r->job->req_gpus ? r->orig_sps : 0;
-	return r->view->tput_sps[g < r->view->max_gpus ? g : r->view->max_gpus];
-}
-
-/* GPUs actually used when given g, plan and threads per GPU for them. */
-static int use_gpus(const struct rj *r, int g)
-{
-	if (!r->view)
-		return g >= r->job->req_gpus ? r->job->req_gpus : 0;
-	return r->view->use_gpus[g < r->view->max_gpus ? g : r->view->max_gpus];
-}
-
-static struct rk_plan plan_for(const struct rj *r, int g)
-{
-	return r->view ? r->view->plan[g] : r->job->req_plan;
-}
-
-static int cpus_for(const struct rj *r, int g)
-{
-	if (r->view)
-		return r->view->cpus_per_gpu[g];
-	int q = r->job->req_gpus > 0 ? r->job->req_gpus : 1;
-	return r->job->req_cpus > 0 ? (r->job->req_cpus + q - 1) / q : RK_SHARE_PROPORTIONAL;
-}
-
-/* Normalised throughput (§1.6 slopes divide by orig_tpt). */
-static double norm(const struct rj *r, int g)
-{
-	return tput(r, g) / r->orig_sps;
-}
-
-/* Seconds left at g GPUs (INFINITY when it would not run). */
-static double remaining_s(const struct rj *r, int g)
-{
-	double t = tput(r, g);
-	if (!(t > 0))
-		return INFINITY;
-	double left = r->job->iters_total - r->job->iters_done;
-	if (!(r->job->iters_total > 0))
-		return r->job->est_duration_s > 0 ? r->job->est_duration_s : INFINITY;
-	return (left > 0 ? left : 0) * r->job->global_batch / t;
-}
-
-/* The largest useful GPU count below g (0 = nothing useful: preemption). */
-static int step_down(const struct rj *r, int g)
-{
-	return g > 1 ? use_gpus(r, g - 1) : 0;
-}
-
-/* Smallest g whose throughput meets the job's floor (guaranteed) or is > 0; 0 if none. */
-static int min_gpus(const struct rj *r, int limit)
-{
-	for (int g = 1; g <= limit; g++)
-		if (use_gpus(r, g) == g && tput(r, g) > 0 &&
-		    (!r->guaranteed || tput(r, g) >= r->sla_sps * RUBICK_SLA_MARGIN))
-			return g;
-	return 0;
-}
-
-/* The max config: fewest GPUs reaching the curve's top (§1.6). */
-static int max_config(const struct rj *r, int limit)
-{
-	return use_gpus(r, limit);
-}
-
 
 /* ---- allocations --------------------------------------------------------- */
 
