@@ -73,7 +73,7 @@ static void test_bad_args(void **state)
 	assert_int_equal(rk_mckp_solve(NULL, 0, 5, NULL, NULL, &err), 0);
 }
 
-/* xorshift64*: deterministic, no rand(). */
+/* xorshift64*: deterministic and seeded here, unlike the C library generator. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next(void)
 {
