@@ -17,6 +17,17 @@
 struct rk_perf_env; /* cluster constants of the performance model (perf.h) */
 struct rk_xi_table; /* interference factors (sharing.h) */
 
+/*
+ * A tenant's quota of guaranteed GPUs (Rubick §1.7): the GPUs its guaranteed
+ * jobs may hold together. Drivers own quotas (daemon tenant config, `rubick
+ * sim --quota`): they reject a guaranteed submission over its tenant's quota
+ * and hand the quotas to every round; best-effort jobs are not counted.
+ */
+struct rk_tenant_quota {
+	char tenant[RK_TENANT_MAX];
+	int guaranteed_gpus; /* >= 0 */
+};
+
 struct rk_sched_input {
 	int64_t now_ms;                   /* current time */
 	const struct rk_cluster *cluster; /* nodes, with up/down and pool */
@@ -32,6 +43,9 @@ struct rk_sched_input {
 	 */
 	int gpu_sharing;
 	const struct rk_xi_table *xi;
+	/* Guaranteed-GPU quotas; tenants not listed have none. May be NULL. */
+	const struct rk_tenant_quota *quotas;
+	int n_quotas;
 };
 
 /*

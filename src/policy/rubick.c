@@ -436,7 +436,7 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 	}
 	if (gmin < 1 || gmax < gmin || gmin > R->total_gpus)
 		return 0;
-	int q = r->guaranteed ? rubick_quota_of(R->st, r->job->tenant) : -1;
+	int q = r->guaranteed ? rubick_quota_of(R->st, R->in, r->job->tenant) : -1;
 	if (q >= 0 && quota_used(R, r->job->tenant) + gmin > q)
 		return 0; /* over the tenant's guaranteed quota: wait */
 	/* Start at the request (within the curve's useful range); the expand phase
@@ -494,7 +494,7 @@ static int expand(struct round *R)
 				if (running && (r->job->state != RK_JOB_RUNNING ||
 						r->job->restarts >= RUBICK_RESTART_LIMIT))
 					continue;
-				if (r->guaranteed && rubick_quota_of(R->st, r->job->tenant) >= 0)
+				if (r->guaranteed && rubick_quota_of(R->st, R->in, r->job->tenant) >= 0)
 					continue; /* quota caps what guaranteed jobs hold */
 				int hi = r->g + free < r->view->max_gpus ? r->g + free : r->view->max_gpus;
 				for (int g = r->g + 1; g <= hi; g++) {

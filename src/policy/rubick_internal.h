@@ -10,6 +10,7 @@
 #include "rubick/job.h"
 #include "rubick/perf.h"
 #include "rubick/plan.h"
+#include "rubick/policy.h"
 
 #include <stdint.h>
 
@@ -60,7 +61,8 @@ int rubick_state_create(void **state, const char *options, struct rk_error *err,
 			enum rubick_mode mode);
 void rubick_state_destroy(void *state);
 /* Guaranteed GPUs `tenant` may hold, or -1 when it has no quota. */
-int rubick_quota_of(const struct rubick_state *st, const char *tenant);
+int rubick_quota_of(const struct rubick_state *st, const struct rk_sched_input *in,
+		    const char *tenant);
 
 int rubick_cache_create(struct rubick_cache **out);
 void rubick_cache_destroy(struct rubick_cache *c);

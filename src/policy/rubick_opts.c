@@ -120,10 +120,15 @@ void rubick_state_destroy(void *state)
 	free(st);
 }
 
-int rubick_quota_of(const struct rubick_state *st, const char *tenant)
+int rubick_quota_of(const struct rubick_state *st, const struct rk_sched_input *in,
+		    const char *tenant)
 {
+	/* The policy option overrides the driver's quota (ad-hoc experiments). */
 	for (int i = 0; i < st->n_quota; i++)
 		if (!strcmp(st->quota[i].tenant, tenant))
 			return st->quota[i].gpus;
+	for (int i = 0; in && i < in->n_quotas; i++)
+		if (!strcmp(in->quotas[i].tenant, tenant))
+			return in->quotas[i].guaranteed_gpus;
 	return -1; /* no quota */
 }
