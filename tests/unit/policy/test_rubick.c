@@ -154,6 +154,30 @@ static void protected_victims(void **state)
 }
 
 /*
+ * A job runs on the fewest nodes that hold its GPUs (the placement its curve
+ * prices): with 3 GPUs free on each node and nobody to shrink, a 6-GPU job is
+ * not scattered 3 + 3 over the network; it runs on one node or waits.
+ */
+static void not_scattered(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *a = long_job(&f, 1, 5, 0), *b = long_job(&f, 2, 5, 0);
+	fx_run_on(a, 0, 0);
+	fx_run_on(b, 1, 0);
+	a->restarts = b->restarts = 5; /* protected: free GPUs are all there is */
+	long_job(&f, 3, 6, 0)->iters_total = 2000;
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	const struct rk_decision *x = fx_decision(&d, 3);
+	if (x)
+		assert_int_equal(x->alloc.n, 1);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/*
  * A guaranteed running job is never shrunk below its baseline (here any
  * shrink would be): the best-effort one on the other node gives way instead.
  * A pending guaranteed job is started with a predicted throughput at least
@@ -272,6 +296,7 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(not_scattered),
 		cmocka_unit_test(guaranteed_baseline_kept),
 		cmocka_unit_test(ablations),
 		cmocka_unit_test(tenant_quota),
