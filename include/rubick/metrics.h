@@ -24,6 +24,20 @@
  *    restart time while the allocation is held).
  *  - Reconfigurations per job = total restarts / jobs (every change of
  *    placement or plan that paid the restart cost, preemptions included).
+ *  - Rejected jobs (a guaranteed submission over its tenant's quota,
+ *    algorithms.md §1.7) never run: they are counted in `rejected` only, not
+ *    in completed, unfinished, never_started or the queueing delay.
+ *  - Guaranteed baseline (algorithms.md §1.7): a guaranteed job's throughput
+ *    at its request (requested plan, requested GPUs, consolidated placement)
+ *    by the simulator's oracle. While the job is RUNNING (not while pending or
+ *    paying a restart) its throughput is the oracle's for its current plan
+ *    and allocation (co-location slowdowns included); ratio = current /
+ *    baseline. The job runs below its baseline when ratio < 1 - 1e-9 (the
+ *    tolerance only absorbs floating-point noise: both sides are the same
+ *    oracle's answers). sla_violations counts guaranteed jobs that ever ran
+ *    below it, sla_violation_s sums their running seconds below it, and
+ *    sla_worst_ratio is the smallest ratio any guaranteed job ran at (0 when
+ *    no guaranteed job ran).
  */
 #ifndef RUBICK_METRICS_H
 #define RUBICK_METRICS_H
@@ -47,6 +61,11 @@ struct rk_job_outcome {
 	int preemptions;        /* times it was stopped back to pending */
 	int completed;          /* 1 = finished all iterations */
 	double gpu_s;           /* GPU-seconds held */
+	int guaranteed;         /* 1 = guaranteed job (has a performance baseline) */
+	int rejected;           /* 1 = rejected at submission; never ran */
+	char reason[160];       /* why it was rejected; "" otherwise */
+	double sla_below_s;     /* guaranteed: running seconds below its baseline */
+	double sla_worst_ratio; /* guaranteed: smallest current/baseline while running; 0 = never ran */
 };
 
 /* The cluster at one instant (the engine samples at every event or round). */
@@ -77,6 +96,11 @@ struct rk_sim_summary {
 	double preemptions_per_job;
 	double avg_queue_len; /* time-averaged pending jobs */
 	int max_queue_len;
+	int rejected;         /* rejected at submission (over a guaranteed quota) */
+	int guaranteed;       /* guaranteed jobs, rejected ones included */
+	int sla_violations;   /* guaranteed jobs that ever ran below their baseline */
+	double sla_violation_s; /* running seconds below baseline, all guaranteed jobs */
+	double sla_worst_ratio; /* smallest current/baseline seen; 0 = no guaranteed job ran */
 };
 
 /*

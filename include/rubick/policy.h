@@ -28,6 +28,17 @@ struct rk_tenant_quota {
 	int guaranteed_gpus; /* >= 0 */
 };
 
+/*
+ * Parse quotas "TENANT:GPUS[/TENANT:GPUS...]" (the syntax of rubick's quota=
+ * option; `rubick sim --quota`) from `text`; `what` names the input in
+ * messages. Tenants are 1..RK_TENANT_MAX-1 characters without ':' or '/',
+ * GPUs 0..1000000, each tenant at most once. OUT: *quotas (free() it; NULL
+ * when n == 0), *n. RK_EINVAL / RK_ERANGE / RK_ENOMEM with
+ * "WHAT: entry 'X': what is wrong". (src/policy/quota.c)
+ */
+int rk_tenant_quotas_parse(const char *text, const char *what, struct rk_tenant_quota **quotas,
+			   int *n, struct rk_error *err);
+
 struct rk_sched_input {
 	int64_t now_ms;                   /* current time */
 	const struct rk_cluster *cluster; /* nodes, with up/down and pool */

@@ -45,7 +45,10 @@ struct rk_report {
 /*
  * Per-job CSV, one row per (policy, job):
  * policy,id,name,model,req_gpus,submit_s,first_start_s,finish_s,jct_s,queue_s,
- * restarts,preemptions,completed,gpu_s. Unknown times are empty fields.
+ * restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason
+ * (sla_below_s: running seconds below the guaranteed baseline; reason: why
+ * the job was rejected at submission, else empty). Unknown times are empty
+ * fields.
  * Strings containing ',' '"' or newlines are quoted (RFC 4180).
  */
 int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
@@ -60,7 +63,9 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * "max_jct_s":..., "makespan_s":..., "avg_queue_s":..., "gpu_util":...,
  * "gpu_hours":..., "reconfigs":..., "preemptions":..., "completed":N,
  * "unfinished":N, "never_started":N, "avg_queue_len":..., "max_queue_len":N,
- * "wall_s":..., "oracle_lookups":{"exact":N,...}}]}. "reconfigs" is
+ * "wall_s":..., "rejected":N, "guaranteed":N, "sla_violations":N,
+ * "sla_violation_s":..., "sla_worst_ratio":..., "oracle_lookups":{"exact":N,...}}]}
+ * (metrics.h defines the guaranteed-job fields). "reconfigs" is
  * reconfigurations per job; "oracle_lookups" appears when the run has oracle
  * stats. Reals are printed with 12 significant digits, keys in this order.
  * OUT: *json, a NUL-terminated string the caller frees with free().
@@ -82,7 +87,9 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 
 /*
  * Plain-text comparison table (what `rubick sim` prints without --json): one
- * row per policy with the main figures.
+ * row per policy with the main figures; `sla_viol` is "V/G" (guaranteed
+ * jobs that ran below their baseline / guaranteed jobs), `rejected` the jobs
+ * rejected over a quota. New columns are appended (scripts read by position).
  */
 int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *err);
 

@@ -86,6 +86,16 @@ struct rk_sim_config {
 	 */
 	const struct rk_load_series *inference; /* borrowed; NULL = no loaning */
 	int64_t reclaim_deadline_ms;            /* >= 0 */
+	/*
+	 * Guaranteed-GPU quotas (algorithms.md §1.7; borrowed, n_quotas entries,
+	 * tenants not listed have none). A guaranteed job arriving when its
+	 * tenant's active guaranteed jobs (arrived, not finished or rejected)
+	 * already request so many GPUs that its own request would exceed the
+	 * quota is rejected: it never runs and its outcome says why. Every round
+	 * gets the quotas in rk_sched_input.
+	 */
+	const struct rk_tenant_quota *quotas;
+	int n_quotas;
 };
 
 /* Defaults: 60 s rounds, 260 s restarts, seed 0, check off, no horizon. */
@@ -109,6 +119,7 @@ struct rk_sim_result {
 	int64_t reclaim_preemptions;     /* jobs preempted to give servers back */
 	int64_t reclaim_scale_ins;       /* elastic jobs scaled in instead */
 	double loaned_gpu_s;             /* GPU-seconds of loaned servers up */
+	int64_t rejected;                /* guaranteed jobs rejected over their tenant's quota */
 };
 
 void rk_sim_result_fini(struct rk_sim_result *r);

@@ -31,6 +31,7 @@
 
 struct opts {
 	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
+	const char *quota; /* --quota TENANT:GPUS[/...] */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -48,7 +49,7 @@ static void help(FILE *f)
 		"                  [--interval SECONDS] [--restart-cost SECONDS[,MODEL=SECONDS...]]\n"
 		"                  [--seed N] [--json] [--out DIR] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
-		"                  [--no-timing]\n\n"
+		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
 		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 		"never with the policy's own model.\n\n"
@@ -74,6 +75,9 @@ static void help(FILE *f)
 		"  --check             verify the invariants after every event (slow)\n"
 		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
 		"  --no-timing         report wall_s as 0, so that output is byte-identical\n"
+		"  --quota Q           guaranteed-GPU quotas per tenant, e.g. a:32/b:16: a guaranteed\n"
+		"                      job arriving over its tenant's quota is rejected (never runs);\n"
+		"                      jobs without a tenant in the trace belong to 'default'\n"
 		"%s%s\n"
 		"policies:\n",
 		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help);
@@ -209,6 +213,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->zoo;
 		else if (!strcmp(a, "--policy-options"))
 			str = &o->policy_options;
+		else if (!strcmp(a, "--quota"))
+			str = &o->quota;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 			 strcmp(a, "--seed") && strcmp(a, "--horizon"))
 			return usage_error(a, "unknown option");
@@ -488,11 +494,22 @@ int rk_cmd_sim(int argc, char **argv)
 	if (n_pols == 0)
 		return usage_error("--policy", "no policy named");
 
+	struct rk_tenant_quota *quotas = NULL;
+	int n_quotas = 0;
+	if (o.quota) {
+		struct rk_error qerr;
+		if (rk_tenant_quotas_parse(o.quota, "--quota", &quotas, &n_quotas, &qerr)) {
+			fprintf(stderr, "rubick sim: %s (try `rubick sim --help`)\n", qerr.msg);
+			return RK_EXIT_USAGE;
+		}
+	}
+
 	struct rk_perf_env env;
 	rk_perf_env_a800(&env);
 	struct run_state *s = calloc(1, sizeof(*s));
 	if (!s) {
 		fprintf(stderr, "rubick sim: out of memory\n");
+		free(quotas);
 		return RK_EXIT_FAILURE;
 	}
 	rk_zoo_init(&s->zoo);
@@ -516,6 +533,8 @@ int rk_cmd_sim(int argc, char **argv)
 		cfg.iter_ctx = s->oracle;
 		cfg.env = &env;
 		cfg.policy_options = o.policy_options;
+		cfg.quotas = quotas;
+		cfg.n_quotas = n_quotas;
 		rk_cli_coloc_config(&o.coloc, &cfg);
 		rk_cli_loan_config(&o.loan, &cfg);
 		struct progress pr = {pols[i]->name, -1};
@@ -574,6 +593,7 @@ int rk_cmd_sim(int argc, char **argv)
 	}
 	run_state_fini(s);
 	free(s);
+	free(quotas);
 	rk_cli_coloc_fini(&o.coloc);
 	rk_cli_loan_fini(&o.loan);
 	return rc ? RK_EXIT_FAILURE : RK_EXIT_OK;

@@ -289,6 +289,7 @@ static int handle_heap_events(struct sim *s, int *changed)
 		}
 		/* Completion: the job has done all its iterations. */
 		sim_settle(s, sj, s->now_ms);
+		sim_sla_close(sj, s->now_ms);
 		sj->j.iters_done = sj->j.iters_total;
 		rc = rk_capacity_give(&s->cap, &sj->j.alloc, NULL);
 		rk_alloc_fini(&sj->j.alloc);
@@ -329,6 +330,8 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		.seed = z ^ (z >> 31),
 		.gpu_sharing = s->cfg.sharing,
 		.xi = s->cfg.xi,
+		.quotas = s->cfg.quotas,
+		.n_quotas = s->cfg.n_quotas,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);
@@ -434,6 +437,8 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 		while (!rc && s->next_arrival < s->n &&
 		       s->jobs[s->order[s->next_arrival]].j.submit_ms == t) {
 			int idx = s->order[s->next_arrival++];
+			if (sim_quota_reject(s, idx))
+				continue; /* over its tenant's guaranteed quota: never runs */
 			s->act[s->n_act++] = idx;
 			s->n_pending++;
 			changed = 1;
@@ -450,6 +455,8 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 			if (!rc && s->cfg.progress)
 				s->cfg.progress(s->cfg.progress_ctx, t, s->n_done, s->n);
 		}
+		if (!rc)
+			sim_sla_sweep(s); /* rates and states hold until the next instant */
 		if (!rc)
 			rc = push_sample(s);
 		if (!rc && s->cfg.check)

@@ -100,7 +100,11 @@ static int check_jobs(struct sim *s, struct rk_error *err)
 			rc = broken(err, s, "pending job holds resources (job, shares)", id, j->alloc.n);
 		else if ((j->state == RK_JOB_RUNNING || j->state == RK_JOB_RESTARTING) && !holds)
 			rc = broken(err, s, "running job holds nothing (job, state)", id, j->state);
-		else if (j->state != RK_JOB_DONE && arrived && !in_act[i])
+		else if (sj->rejected != (j->state == RK_JOB_CANCELLED) ||
+			 (sj->rejected && (holds || in_act[i] || !arrived)))
+			rc = broken(err, s, "rejected job active or cancelled without a rejection "
+				    "(job, state)", id, j->state);
+		else if (j->state != RK_JOB_DONE && !sj->rejected && arrived && !in_act[i])
 			rc = broken(err, s, "arrived job missing from the active list (job, submit ms)",
 				    id, (long long)j->submit_ms);
 		else if (!arrived && (in_act[i] || holds || j->state != RK_JOB_PENDING))
@@ -123,9 +127,13 @@ static int check_jobs(struct sim *s, struct rk_error *err)
 		if (holding != s->n_holding || counts[RK_JOB_DONE] != s->n_done)
 			rc = broken(err, s, "state counts disagree (holding, done)", holding,
 				    counts[RK_JOB_DONE]);
-		else if (s->n_pending + s->n_holding + s->n_done != s->next_arrival)
+		else if (counts[RK_JOB_CANCELLED] != s->n_rejected)
+			rc = broken(err, s, "rejected counts disagree (cancelled, rejected)",
+				    counts[RK_JOB_CANCELLED], s->n_rejected);
+		else if (s->n_pending + s->n_holding + s->n_done + s->n_rejected != s->next_arrival)
 			rc = broken(err, s, "arrived jobs not in exactly one state (arrived, counted)",
-				    s->next_arrival, s->n_pending + s->n_holding + s->n_done);
+				    s->next_arrival,
+				    s->n_pending + s->n_holding + s->n_done + s->n_rejected);
 	}
 	free(in_act);
 	return rc;

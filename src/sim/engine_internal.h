@@ -35,6 +35,13 @@ struct sjob {
 	double gpu_s;          /* GPU-seconds held so far */
 	int preemptions;
 	uint32_t version;
+	/* guaranteed jobs (engine_sla.c) */
+	double sla_base_ms;    /* oracle ms per iteration at the request; 0 = not guaranteed */
+	int64_t below_from_ms; /* running below the baseline since, -1 = not */
+	int64_t below_ms;      /* running ms below the baseline so far */
+	double worst_ratio;    /* smallest current/baseline while running, 0 = never ran */
+	int rejected;          /* over its tenant's quota at arrival: never runs */
+	char reason[160];      /* why it was rejected */
 };
 
 struct sim {
@@ -59,6 +66,8 @@ struct sim {
 	int dirty;                 /* something happened since the last round */
 	int64_t wake_ms;           /* round the policy asked for (rk_decisions.wake_ms), 0 = none */
 	int n_pending, n_holding, n_done;
+	int n_rejected;            /* arrived and rejected (state RK_JOB_CANCELLED) */
+	int n_guaranteed;          /* guaranteed jobs, for skipping the SLA sweep */
 	struct rk_decisions ds;
 	struct rk_sim_result res;
 	int cap_samples;
@@ -106,5 +115,16 @@ int64_t sim_loan_next(const struct sim *s);
 void sim_loan_account(struct sim *s); /* integrate loaned GPU-seconds up to now */
 int sim_loan_step(struct sim *s, const struct rk_policy_ops *p, void *pstate, int *changed,
 		  struct rk_error *err);
+
+/*
+ * Guaranteed jobs (engine_sla.c): baselines at set-up, the quota check at
+ * arrival (0 = admitted, 1 = rejected), and the below-baseline bookkeeping:
+ * sim_sla_sweep at the end of every instant (states and rates are constant
+ * between instants), sim_sla_close when a job leaves (completion, the end).
+ */
+int sim_sla_init(struct sim *s, struct rk_error *err);
+int sim_quota_reject(struct sim *s, int idx);
+void sim_sla_sweep(struct sim *s);
+void sim_sla_close(struct sjob *sj, int64_t now);
 
 #endif

@@ -101,7 +101,7 @@ void sim_loan_fini(struct sim *s)
 int64_t sim_loan_next(const struct sim *s)
 {
 	/* Loaning alone never keeps the simulation going once jobs are done. */
-	if (s->next_loan >= s->n_loan || s->n_done == s->n)
+	if (s->next_loan >= s->n_loan || s->n_done + s->n_rejected == s->n)
 		return INT64_MAX;
 	return s->loan_t[s->next_loan];
 }
@@ -145,7 +145,8 @@ static int reclaim(struct sim *s, const struct rk_policy_ops *p, void *pstate, i
 {
 	int m = snapshot(s);
 	struct rk_sched_input in = {.now_ms = s->now_ms, .cluster = &s->live, .jobs = s->snap,
-				    .n_jobs = m, .env = s->cfg.env, .seed = s->cfg.seed};
+				    .n_jobs = m, .env = s->cfg.env, .seed = s->cfg.seed,
+				    .quotas = s->cfg.quotas, .n_quotas = s->cfg.n_quotas};
 	struct rk_reclaim_stats st;
 	memset(&st, 0, sizeof st);
 	rk_decisions_clear(&s->ds);

@@ -178,6 +178,7 @@ static int collect(struct sim *s)
 	for (int i = 0; i < s->n; i++) {
 		struct sjob *sj = &s->jobs[i];
 		sim_settle(s, sj, s->now_ms);
+		sim_sla_close(sj, s->now_ms); /* a run stopped at the horizon */
 		o[i].id = sj->j.id;
 		memcpy(o[i].name, sj->j.name, sizeof(o[i].name));
 		snprintf(o[i].model, sizeof(o[i].model), "%s", sj->j.model->name);
@@ -189,6 +190,11 @@ static int collect(struct sim *s)
 		o[i].preemptions = sj->preemptions;
 		o[i].completed = sj->j.state == RK_JOB_DONE;
 		o[i].gpu_s = sj->gpu_s;
+		o[i].guaranteed = sj->j.guaranteed != 0;
+		o[i].rejected = sj->rejected;
+		memcpy(o[i].reason, sj->reason, sizeof(o[i].reason));
+		o[i].sla_below_s = (double)sj->below_ms / 1000.0;
+		o[i].sla_worst_ratio = sj->worst_ratio;
 	}
 	s->res.outcomes = o;
 	s->res.n_outcomes = s->n;
@@ -268,6 +274,8 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	}
 	s.gpus_total = rk_cluster_total_gpus(s.cfg.inference ? &s.live : cluster);
 	rc = init_jobs(&s, jobs, err);
+	if (!rc)
+		rc = sim_sla_init(&s, err); /* guaranteed baselines, on the whole cluster */
 	if (rc)
 		goto done;
 	s.res.start_ms = n > 0 ? s.jobs[s.order[0]].j.submit_ms : 0;

@@ -67,6 +67,13 @@ static int check_outcome(const struct rk_job_outcome *o, int i, struct rk_error 
 	if (!isfinite(o->gpu_s) || o->gpu_s < 0)
 		return rk_error_set(err, RK_EINVAL, "outcome %d (job %lld): gpu_s must be finite and >= 0",
 				    i, (long long)o->id);
+	if (o->rejected && (o->completed || o->first_start_ms >= 0))
+		return rk_error_set(err, RK_EINVAL, "outcome %d (job %lld): rejected but started",
+				    i, (long long)o->id);
+	if (!isfinite(o->sla_below_s) || o->sla_below_s < 0 || !isfinite(o->sla_worst_ratio) ||
+	    o->sla_worst_ratio < 0)
+		return rk_error_set(err, RK_EINVAL, "outcome %d (job %lld): sla_below_s and "
+				    "sla_worst_ratio must be finite and >= 0", i, (long long)o->id);
 	return 0;
 }
 
@@ -151,6 +158,18 @@ int rk_metrics_summarize(const struct rk_job_outcome *outcomes, int n,
 	double gpu_s = 0.0;
 	for (int i = 0; i < n; i++) {
 		const struct rk_job_outcome *o = &outcomes[i];
+		s.guaranteed += o->guaranteed != 0;
+		if (o->rejected) { /* never ran: only counted as rejected */
+			s.rejected++;
+			continue;
+		}
+		if (o->guaranteed && o->sla_below_s > 0)
+			s.sla_violations++;
+		s.sla_violation_s += o->sla_below_s;
+		/* 0 = the job never ran: it says nothing about the worst ratio. */
+		if (o->guaranteed && o->sla_worst_ratio > 0 &&
+		    (s.sla_worst_ratio == 0 || o->sla_worst_ratio < s.sla_worst_ratio))
+			s.sla_worst_ratio = o->sla_worst_ratio;
 		if (o->completed) {
 			int64_t d = o->finish_ms - o->submit_ms;
 			jct[s.completed++] = (double)d / 1000.0;
@@ -210,4 +229,5 @@ void rk_job_outcome_from_job(const struct rk_job *job, int64_t finish_ms, int pr
 	out->restarts = job->restarts;
 	out->preemptions = preemptions;
 	out->gpu_s = gpu_s;
+	out->guaranteed = job->guaranteed != 0;
 }

@@ -67,7 +67,7 @@ int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error
 	if (rc)
 		return rc;
 	fputs("policy,id,name,model,req_gpus,submit_s,first_start_s,finish_s,jct_s,queue_s,"
-	      "restarts,preemptions,completed,gpu_s\n",
+	      "restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason\n",
 	      f);
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_report_run *u = &r->runs[i];
@@ -92,8 +92,10 @@ int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error
 			fputc(',', f);
 			if (o->first_start_ms >= 0)
 				put_ms(f, o->first_start_ms - o->submit_ms);
-			fprintf(f, ",%d,%d,%d,%.3f\n", o->restarts, o->preemptions, o->completed,
-				o->gpu_s);
+			fprintf(f, ",%d,%d,%d,%.3f,%d,%.3f,%d,", o->restarts, o->preemptions,
+				o->completed, o->gpu_s, o->guaranteed, o->sla_below_s, o->rejected);
+			put_field(f, o->reason);
+			fputc('\n', f);
 		}
 	}
 	return finish(f, "jobs CSV", err);
@@ -130,16 +132,19 @@ int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *e
 	if (r->oracle)
 		fprintf(f, ", oracle %s", r->oracle);
 	fputc('\n', f);
-	fprintf(f, "%-12s %12s %12s %12s %12s %12s %8s %10s %9s %10s %8s\n", "policy", "avg_jct_s",
-		"median_s", "p99_jct_s", "makespan_s", "avg_queue_s", "gpu_util", "gpu_hours",
-		"reconfigs", "completed", "wall_s");
+	/* New columns go last: scripts read the table by column number. */
+	fprintf(f, "%-12s %12s %12s %12s %12s %12s %8s %10s %9s %10s %8s %10s %8s\n", "policy",
+		"avg_jct_s", "median_s", "p99_jct_s", "makespan_s", "avg_queue_s", "gpu_util",
+		"gpu_hours", "reconfigs", "completed", "wall_s", "sla_viol", "rejected");
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_report_run *u = &r->runs[i];
 		const struct rk_sim_summary *s = &u->summary;
-		fprintf(f, "%-12s %12.1f %12.1f %12.1f %12.1f %12.1f %8.3f %10.2f %9.3f %5d/%-4d %8.3f\n",
+		/* sla_viol: guaranteed jobs that ran below their baseline / guaranteed jobs. */
+		fprintf(f, "%-12s %12.1f %12.1f %12.1f %12.1f %12.1f %8.3f %10.2f %9.3f %5d/%-4d %8.3f "
+			"%5d/%-4d %8d\n",
 			nz(u->policy), s->avg_jct_s, s->median_jct_s, s->p99_jct_s, s->makespan_s,
 			s->avg_queue_s, s->gpu_util, s->gpu_hours, s->reconfigs_per_job, s->completed,
-			s->jobs, u->wall_s);
+			s->jobs, u->wall_s, s->sla_violations, s->guaranteed, s->rejected);
 	}
 	return finish(f, "table", err);
 }

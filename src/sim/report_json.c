@@ -60,6 +60,11 @@ static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 	put_real(b, o, "avg_queue_len", s->avg_queue_len);
 	put(b, o, "max_queue_len", json_integer(s->max_queue_len));
 	put_real(b, o, "wall_s", u->wall_s);
+	put(b, o, "rejected", json_integer(s->rejected));
+	put(b, o, "guaranteed", json_integer(s->guaranteed));
+	put(b, o, "sla_violations", json_integer(s->sla_violations));
+	put_real(b, o, "sla_violation_s", s->sla_violation_s);
+	put_real(b, o, "sla_worst_ratio", s->sla_worst_ratio);
 	if (u->has_oracle_stats) {
 		json_t *st = json_object();
 		if (!st) {

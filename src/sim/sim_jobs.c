@@ -73,7 +73,9 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	j->model = m;
 	snprintf(j->name, sizeof(j->name), "%s", tj->name);
 	snprintf(j->job_type, sizeof(j->job_type), "%s", tj->source_type);
-	snprintf(j->tenant, sizeof(j->tenant), "%s", tj->tenant);
+	/* No tenant in the trace (e.g. the Rubick traces): the daemon's default
+	 * tenant, so that `rubick sim --quota default:N` can still cap them. */
+	snprintf(j->tenant, sizeof(j->tenant), "%s", tj->tenant[0] ? tj->tenant : "default");
 	j->submit_ms = tj->submit_ms;
 	j->req_gpus = tj->gpus;
 	j->req_cpus = tj->cpus;

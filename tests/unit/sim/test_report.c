@@ -109,6 +109,12 @@ static void json_round_trip(void **state)
 	assert_true(num(a, "wall_s") == 0.25);
 	assert_int_equal(json_integer_value(json_object_get(a, "completed")), 4);
 	assert_int_equal(json_integer_value(json_object_get(a, "unfinished")), 0);
+	/* guaranteed-job fields are always there (the fixture has none) */
+	assert_int_equal(json_integer_value(json_object_get(a, "rejected")), 0);
+	assert_int_equal(json_integer_value(json_object_get(a, "guaranteed")), 0);
+	assert_int_equal(json_integer_value(json_object_get(a, "sla_violations")), 0);
+	assert_true(num(a, "sla_violation_s") == 0.0);
+	assert_true(num(a, "sla_worst_ratio") == 0.0);
 	assert_null(json_object_get(a, "oracle_lookups"));
 	json_t *b = json_array_get(res, 1);
 	json_t *ol = json_object_get(b, "oracle_lookups");
@@ -213,13 +219,26 @@ static void csv_files(void **state)
 	fx_init(&f);
 	strncpy(f.o[1].name, "a,\"b\"", sizeof(f.o[1].name) - 1);
 	fixture_outcome(&f.o[3], 4, "j4", 2, 30000, -1, -1, 0, 0, 0.0); /* never ran */
+	/* job 1 guaranteed, 12.5 s below its baseline; job 4 rejected at submission */
+	f.o[0].guaranteed = 1;
+	f.o[0].sla_below_s = 12.5;
+	f.o[0].sla_worst_ratio = 0.5;
+	f.o[3].guaranteed = 1;
+	f.o[3].rejected = 1;
+	snprintf(f.o[3].reason, sizeof(f.o[3].reason), "tenant 'a' guaranteed quota is 4 GPUs; "
+		 "4 held by active guaranteed jobs, 2 requested");
 	char *c = capture(rk_report_write_jobs_csv, &f.r);
 	const char *hdr = "policy,id,name,model,req_gpus,submit_s,first_start_s,finish_s,jct_s,"
-			  "queue_s,restarts,preemptions,completed,gpu_s\n";
+			  "queue_s,restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,"
+			  "rejected,reason\n";
 	assert_true(strncmp(c, hdr, strlen(hdr)) == 0);
-	assert_non_null(strstr(c, "\nfifo,1,j1,bert,4,0.000,0.000,100.000,100.000,0.000,0,0,1,400.000\n"));
-	assert_non_null(strstr(c, "\nfifo,2,\"a,\"\"b\"\"\",bert,2,10.000,20.000,70.000,60.000,10.000,1,0,1,100.000\n"));
-	assert_non_null(strstr(c, "\nsrtf,4,j4,bert,2,30.000,,,,,0,0,0,0.000\n"));
+	assert_non_null(strstr(c, "\nfifo,1,j1,bert,4,0.000,0.000,100.000,100.000,0.000,0,0,1,400.000,"
+				  "1,12.500,0,\n"));
+	assert_non_null(strstr(c, "\nfifo,2,\"a,\"\"b\"\"\",bert,2,10.000,20.000,70.000,60.000,10.000,1,0,1,"
+				  "100.000,0,0.000,0,\n"));
+	assert_non_null(strstr(c, "\nsrtf,4,j4,bert,2,30.000,,,,,0,0,0,0.000,1,0.000,1,\"tenant 'a' "
+				  "guaranteed quota is 4 GPUs; 4 held by active guaranteed jobs, "
+				  "2 requested\"\n"));
 	assert_int_equal(count(c, "\n"), 1 + 8);
 	free(c);
 
@@ -229,7 +248,12 @@ static void csv_files(void **state)
 	assert_int_equal(count(c, "\n"), 1 + 2 * FIXTURE_NS);
 	free(c);
 
+	/* the table's last columns: sla_viol = violating/guaranteed, then rejected */
+	assert_int_equal(rk_metrics_summarize(f.o, 4, fixture_samples, FIXTURE_NS, 0, 320000,
+					      &f.runs[0].summary, NULL), 0);
 	c = capture(rk_report_write_table, &f.r);
+	assert_non_null(strstr(c, " wall_s   sla_viol rejected\n"));
+	assert_non_null(strstr(c, "    1/2           1\n"));
 	assert_non_null(strstr(c, "fifo"));
 	assert_non_null(strstr(c, "srtf"));
 	assert_non_null(strstr(c, "workload-base.csv"));
