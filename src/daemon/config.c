@@ -111,8 +111,10 @@ static int tenant_key(struct rkd_config *c, int t, const char *key, const char *
 			       where, err);
 	if (!strcmp(key, "gpu_quota"))
 		return set_int(&c->tenants[t].gpu_quota, value, -1, 1 << 30, key, where, err);
-	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota)",
-			    where, key);
+	if (!strcmp(key, "guaranteed_gpu_quota"))
+		return set_int(&c->tenants[t].guaranteed_gpu_quota, value, -1, 1 << 30, key, where, err);
+	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota, "
+			    "guaranteed_gpu_quota)", where, key);
 }
 
 int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
@@ -162,6 +164,7 @@ int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
 			tenant = c->n_tenants++;
 			memcpy(c->tenants[tenant].name, tname, strlen(tname) + 1); /* length checked */
 			c->tenants[tenant].gpu_quota = -1;
+			c->tenants[tenant].guaranteed_gpu_quota = -1;
 			c->tenant_token_file[tenant][0] = '\0';
 			continue;
 		}

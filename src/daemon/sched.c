@@ -541,6 +541,8 @@ static int round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		.n_jobs = n,
 		.env = &s->env,
 		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
+		.quotas = s->quotas,
+		.n_quotas = s->n_quotas,
 	};
 	rk_decisions_clear(&s->dec);
 	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);

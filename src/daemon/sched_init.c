@@ -240,9 +240,21 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		else
 			memcpy(s->tenants, cfg->tenants, (size_t)cfg->n_tenants * sizeof(*s->tenants));
 		s->n_tenants = cfg->n_tenants;
+		/* Guaranteed-GPU quotas as every round's input receives them. */
+		s->quotas = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->quotas));
+		if (!ret && !s->quotas)
+			ret = rk_error_set(err, RK_ENOMEM, "out of memory");
+		for (int i = 0; i < cfg->n_tenants && !ret; i++) {
+			if (cfg->tenants[i].guaranteed_gpu_quota < 0)
+				continue;
+			struct rk_tenant_quota *q = &s->quotas[s->n_quotas++];
+			snprintf(q->tenant, sizeof(q->tenant), "%s", cfg->tenants[i].name);
+			q->guaranteed_gpus = cfg->tenants[i].guaranteed_gpu_quota;
+		}
 		for (int i = 0; i < cfg->n_tenants && !ret; i++)
 			ret = rkd_store_tenant_set(s->store, cfg->tenants[i].name,
-						   cfg->tenants[i].gpu_quota, err);
+						   cfg->tenants[i].gpu_quota,
+						   cfg->tenants[i].guaranteed_gpu_quota, err);
 	}
 	if (!ret)
 		ret = policy_choose(s, cfg, err);
@@ -298,6 +310,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->gpu_base);
 	free(s->gpu_holders);
 	free(s->tenants);
+	free(s->quotas);
 	free(s->url);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->mu);

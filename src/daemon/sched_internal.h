@@ -46,6 +46,8 @@ struct rkd_sched {
 	int round_interval_ms;
 	struct rkd_tenant_cfg *tenants;
 	int n_tenants;
+	struct rk_tenant_quota *quotas; /* tenants with a guaranteed_gpu_quota, for every round */
+	int n_quotas;
 	const struct rk_zoo *zoo;
 
 	struct sjob **jobs;      /* tracked jobs, in id order */

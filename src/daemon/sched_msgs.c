@@ -65,6 +65,32 @@ static const struct rkd_tenant_cfg *tenant_find(struct rkd_sched *s, const char 
 	return NULL;
 }
 
+/*
+ * Guaranteed-GPU quota (algorithms.md §1.7): whether `gpus` more GPUs for a
+ * guaranteed job of `tenant` exceed its guaranteed_gpu_quota, counting the
+ * requests of its other active guaranteed jobs (not `self`); best-effort
+ * jobs never count. Fills `msg` with the reason when they do.
+ */
+static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gpus,
+				 const struct sjob *self, char *msg, size_t cap)
+{
+	const struct rkd_tenant_cfg *tc = tenant_find(s, tenant);
+	if (!tc || tc->guaranteed_gpu_quota < 0)
+		return 0;
+	long long held = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		const struct sjob *o = s->jobs[i];
+		if (o != self && o->core.guaranteed && !sched_state_terminal(o->core.state) &&
+		    !strcmp(o->core.tenant, tenant))
+			held += o->core.req_gpus;
+	}
+	if (held + gpus <= tc->guaranteed_gpu_quota)
+		return 0;
+	snprintf(msg, cap, "gpus: tenant '%s' guaranteed quota is %d GPUs; %lld held by active "
+		 "guaranteed jobs, %d requested", tenant, tc->guaranteed_gpu_quota, held, gpus);
+	return 1;
+}
+
 /* Whether the caller may change `j` (its own tenant's jobs, or admin). */
 static int may_modify(const struct rkd_caller *who, const struct sjob *j)
 {
@@ -142,6 +168,11 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 			set_err(m, RK_EPERM, "gpus", msg);
 			return;
 		}
+	}
+	char gmsg[200];
+	if (sp->guaranteed && over_guaranteed_quota(s, tenant, sp->gpus, NULL, gmsg, sizeof(gmsg))) {
+		set_err(m, RK_EPERM, "gpus", gmsg);
+		return;
 	}
 	int batch = sp->global_batch ? sp->global_batch : m->model->global_batch;
 	if (batch <= 0) {
@@ -353,6 +384,13 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	}
 	if (mn > rk_cluster_total_gpus(&s->cluster)) {
 		set_err(m, RK_EINFEASIBLE, "gpus", "gpus: more than the cluster has");
+		return;
+	}
+	/* Becoming guaranteed or growing as one is a new claim on the quota. */
+	int guaranteed = u->has_guaranteed ? u->guaranteed : j->core.guaranteed;
+	if (guaranteed && (!j->core.guaranteed || gpus > j->core.req_gpus) &&
+	    over_guaranteed_quota(s, j->core.tenant, gpus, j, msg, sizeof(msg))) {
+		set_err(m, RK_EPERM, "gpus", msg);
 		return;
 	}
 	if (u->has_gpus && !u->has_plan && j->spec.has_plan) {

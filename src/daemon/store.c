@@ -48,6 +48,8 @@ static const char *const migrations[] = {
 	"CREATE TABLE events(id INTEGER PRIMARY KEY AUTOINCREMENT, t_ms INTEGER NOT NULL,"
 	" job_id INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);"
 	"CREATE INDEX events_job ON events(job_id);",
+	/* 2: tenants' guaranteed-GPU quota (algorithms.md §1.7), -1 = none */
+	"ALTER TABLE tenants ADD COLUMN guaranteed_gpu_quota INTEGER NOT NULL DEFAULT -1;",
 };
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -622,16 +624,37 @@ int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const
 }
 
 int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,
-			 struct rk_error *err)
+			 int guaranteed_gpu_quota, struct rk_error *err)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO tenants(name,gpu_quota) VALUES(?1,?2)"
-				      " ON CONFLICT(name) DO UPDATE SET gpu_quota=excluded.gpu_quota",
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO tenants(name,gpu_quota,guaranteed_gpu_quota)"
+				      " VALUES(?1,?2,?3) ON CONFLICT(name) DO UPDATE SET"
+				      " gpu_quota=excluded.gpu_quota,"
+				      " guaranteed_gpu_quota=excluded.guaranteed_gpu_quota",
 			       -1, &st, NULL))
 		return db_error(s, err, "tenants");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, gpu_quota);
+	sqlite3_bind_int(st, 3, guaranteed_gpu_quota);
 	int ret = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, err, "writing tenant");
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int rkd_store_tenant_get(struct rkd_store *s, const char *name, int *gpu_quota,
+			 int *guaranteed_gpu_quota)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT gpu_quota,guaranteed_gpu_quota FROM tenants"
+				      " WHERE name=?1", -1, &st, NULL))
+		return RK_EIO;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	int ret = RK_ENOTFOUND;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*gpu_quota = sqlite3_column_int(st, 0);
+		*guaranteed_gpu_quota = sqlite3_column_int(st, 1);
+		ret = 0;
+	}
 	sqlite3_finalize(st);
 	return ret;
 }

@@ -142,9 +142,12 @@ int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
 int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
 			const char *detail, struct rk_error *err);
 
-/* Tenants and their GPU quota (-1 = unlimited). */
+/* Tenants, their GPU quota and guaranteed-GPU quota (-1 = unlimited / none). */
 int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,
-			 struct rk_error *err);
+			 int guaranteed_gpu_quota, struct rk_error *err);
+/* A stored tenant's quotas. RK_ENOTFOUND when it is not stored. */
+int rkd_store_tenant_get(struct rkd_store *s, const char *name, int *gpu_quota,
+			 int *guaranteed_gpu_quota);
 
 /*
  * Fitted performance parameters of a model, stored as the 7 values in the

@@ -21,7 +21,7 @@ static void parse_good(void **state)
 	rkd_config_defaults(&c);
 	const char *text = "# comment\nlisten = unix:/tmp/x.sock\npolicy = sjf  # trailing\n"
 			   "sync = normal\ngrace_ms = 500\n[tenant alice]\ngpu_quota = 8\n"
-			   "token_file = /a.token\n[tenant bob]\n";
+			   "guaranteed_gpu_quota = 4\ntoken_file = /a.token\n[tenant bob]\n";
 	assert_int_equal(rkd_config_parse(&c, text, "r.conf", &e), 0);
 	assert_string_equal(c.listen, "unix:/tmp/x.sock");
 	assert_string_equal(c.policy, "sjf");
@@ -30,6 +30,8 @@ static void parse_good(void **state)
 	assert_int_equal(c.n_tenants, 2);
 	assert_int_equal(c.tenants[0].gpu_quota, 8);
 	assert_int_equal(c.tenants[1].gpu_quota, -1);
+	assert_int_equal(c.tenants[0].guaranteed_gpu_quota, 4);
+	assert_int_equal(c.tenants[1].guaranteed_gpu_quota, -1); /* none unless given */
 	assert_string_equal(c.tenant_token_file[0], "/a.token");
 	/* a flag overrides the file */
 	assert_int_equal(rkd_config_set(&c, "grace_ms", "7", "--grace-ms", &e), 0);
@@ -51,6 +53,10 @@ static void every_error(void **state)
 		{"[tenant a]\n[tenant a]\n", "r.conf:2:1: tenant 'a' given twice", RK_EEXIST},
 		{"[tenant a]\ncolour = 1\n", "r.conf:2:1: unknown tenant key", RK_EINVAL},
 		{"[tenant a]\ngpu_quota = -2\n", "r.conf:2:1: gpu_quota", RK_ERANGE},
+		{"[tenant a]\nguaranteed_gpu_quota = -2\n", "r.conf:2:1: guaranteed_gpu_quota",
+		 RK_ERANGE},
+		{"[tenant a]\nguaranteed_gpu_quota = many\n", "r.conf:2:1: guaranteed_gpu_quota",
+		 RK_EINVAL},
 		{"sync = sometimes\n", "r.conf:1:1: sync", RK_EINVAL},
 		{"db = \n", "r.conf:1:1: db", RK_ERANGE},
 	};

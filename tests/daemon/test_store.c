@@ -59,11 +59,21 @@ static void roundtrip_and_reopen(void **state)
 	double k[7] = {1, 2, 3, 4, 5, 6, 7}, k2[7];
 	int n;
 	assert_int_equal(rkd_store_model_params_set(s, "bert", k, 4, 9, &e), 0);
+	assert_int_equal(rkd_store_tenant_set(s, "alice", 8, 4, &e), 0);
+	assert_int_equal(rkd_store_tenant_set(s, "alice", 8, 6, &e), 0); /* updated in place */
+	assert_int_equal(rkd_store_tenant_set(s, "bob", -1, -1, &e), 0);
 	assert_int_equal(rkd_store_commit(s, &e), 0);
 	rkd_store_close(s);
 
 	assert_int_equal(rkd_store_open(&s, path, RKD_SYNC_NORMAL, &e), 0);
 	assert_int_equal(rkd_store_max_job_id(s), 2);
+	int gq = 0, gg = 0;
+	assert_int_equal(rkd_store_tenant_get(s, "alice", &gq, &gg), 0);
+	assert_int_equal(gq, 8);
+	assert_int_equal(gg, 6);
+	assert_int_equal(rkd_store_tenant_get(s, "bob", &gq, &gg), 0);
+	assert_int_equal(gg, -1);
+	assert_int_equal(rkd_store_tenant_get(s, "carol", &gq, &gg), RK_ENOTFOUND);
 	struct rkd_job_row got;
 	assert_int_equal(rkd_store_job_get(s, 2, &got, &e), 0);
 	assert_string_equal(got.name, "b");
