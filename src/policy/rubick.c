@@ -34,12 +34,17 @@
  *     restarts, not starving, not finishing within one restart delay, longer
  *     than the newcomer (SRTF order); a guaranteed victim only while its
  *     throughput stays at its baseline; only best-effort victims may be
- *     preempted to zero; jobs that span several nodes are only ever preempted
- *     whole.
+ *     preempted to zero. A job on several nodes gives up a whole node and
+ *     keeps running on the others. No victim is left below
+ *     RUBICK_MIN_START_FRACTION of its throughput at the request: it is
+ *     preempted instead, or not touched (victim_step).
  *  4. Expand phase (work conservation): per node, leftover GPUs go to the
  *     single-node job there with the steepest normalised slope per GPU, if the
  *     slope exceeds RUBICK_MIN_SLOPE and, for a job already running, the time
- *     it saves on its remaining iterations exceeds the restart delay.
+ *     it saves on its remaining iterations exceeds the restart delay. Jobs on
+ *     several nodes do not grow: growing them onto idle nodes was measured
+ *     (Rubick and Sia Philly traces) to make later arrivals queue behind
+ *     restarts, raising average JCT by about a fifth.
  *  5. Every change re-plans the job to its curve's plan for the new GPU count
  *     (global batch unchanged; the decision validator checks it).
  *
@@ -192,6 +197,77 @@ static int gpus_on(const struct rk_alloc *a, int node)
 	return 0;
 }
 
+/*
+ * The allocation of multi-node job `v` without its share on `node`, when the
+ * GPUs left are a useful size on the curve and its plan for them lays out on
+ * what is left. OUT: *a (caller frees), *ng = GPUs left. 0 on success.
+ */
+static int without_node(const struct rj *v, int node, struct rk_alloc *a, int *ng)
+{
+	rk_alloc_init(a);
+	*ng = v->g - gpus_on(&v->now, node);
+	if (*ng < 1 || use_gpus(v, *ng) != *ng)
+		return -1;
+	for (int s = 0; s < v->now.n; s++) {
+		const struct rk_share *sh = &v->now.shares[s];
+		if (sh->node != node && rk_alloc_add(a, sh->node, sh->gpus, sh->cpus, sh->mem_mb)) {
+			rk_alloc_fini(a);
+			return -1;
+		}
+	}
+	struct rk_plan p = plan_for(v, *ng);
+	struct rk_placement pl;
+	if (rk_alloc_to_placement(a, &pl) || rk_plan_check_placement(&p, &pl, NULL)) {
+		rk_alloc_fini(a);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The next step victim `v`, holding g GPUs, can take on `node` for `self`:
+ * OUT *ng = GPUs it keeps (0 = preempted), *freed = GPUs freed there.
+ * Returns -1 when it cannot give any.
+ *  - A single-node job steps down to its next useful size.
+ *  - A multi-node job gives up this node once, keeping its others when they
+ *    make a useful size its plan lays out on.
+ *  - Neither is left below RUBICK_MIN_START_FRACTION of its throughput at the
+ *    request, the floor a pending job is started at: below it the job would
+ *    crawl, its remaining time would explode and, once at the restart limit,
+ *    it would stay that small. It is preempted instead: a best-effort job on
+ *    one node, or a multi-node one for a guaranteed or starving newcomer or,
+ *    under SRTF order, for a shorter one (its other nodes' GPUs go back to
+ *    the queue).
+ *  - A guaranteed job keeps its baseline (times RUBICK_SLA_MARGIN).
+ */
+static int victim_step(const struct round *R, const struct rj *self, const struct rj *v, int node,
+		       int g, int *ng, int *freed)
+{
+	*freed = 0;
+	if (v->node == node) {
+		*ng = step_down(v, g);
+	} else {
+		if (g != v->g)
+			return -1; /* already off this node in this evaluation */
+		struct rk_alloc rest;
+		*freed = gpus_on(&v->now, node);
+		if (without_node(v, node, &rest, ng) == 0)
+			rk_alloc_fini(&rest);
+		else
+			*ng = 0;
+	}
+	if (*ng > 0 && norm(v, *ng) < RUBICK_MIN_START_FRACTION)
+		*ng = 0;
+	if (v->node == node)
+		*freed = g - *ng;
+	if (v->guaranteed)
+		return *ng > 0 && tput(v, *ng) >= v->sla_sps * RUBICK_SLA_MARGIN ? 0 : -1;
+	if (*ng == 0 && v->node != node &&
+	    !R->st->order_srtf && !(self->guaranteed || self->starving))
+		return -1;
+	return 0;
+}
+
 #define RUBICK_NODE_VICTIMS 64
 
 static void node_max_rem(struct round *R, int node)
@@ -257,20 +333,8 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 			int g = vg[k], ng, freed;
 			if (g == 0)
 				continue;
-			if (v->node == node) {
-				ng = step_down(v, g);
-				if (v->guaranteed && (ng == 0 || tput(v, ng) < v->sla_sps * RUBICK_SLA_MARGIN))
-					continue;
-				freed = g - ng;
-			} else {
-				/* A multi-node job is only ever preempted whole (its other
-				 * nodes' GPUs go back to the queue): for a guaranteed or
-				 * starving job, or under SRTF order for a shorter one. */
-				if (v->guaranteed || (!R->st->order_srtf && !(self->guaranteed || self->starving)))
-					continue;
-				ng = 0;
-				freed = gpus_on(&v->now, node);
-			}
+			if (victim_step(R, self, v, node, g, &ng, &freed))
+				continue;
 			/* Rate lost, plus the restart amortised over the victim's remaining
 			 * run: restart_s of its new rate out of remaining_s(ng) (§1.6
 			 * cal_slope charges restarts the same way). */
@@ -295,12 +359,22 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 		struct rj *v = &R->j[vi[k]];
 		if (vg[k] == v->g)
 			continue;
-		if (vg[k] == 0 && v->node != node) {
-			*rc = rk_capacity_give(&R->cap, &v->now, NULL);
-			struct rk_alloc none;
-			rk_alloc_init(&none);
+		if (v->node != node) {
+			/* Multi-node: off this node (vg[k] > 0) or preempted whole. */
+			struct rk_alloc rest;
+			int ng = 0;
+			if (vg[k] > 0 && without_node(v, node, &rest, &ng))
+				*rc = RK_EINTERNAL;
+			if (vg[k] == 0)
+				rk_alloc_init(&rest);
 			if (!*rc)
-				assign(R, v, &none, 0);
+				*rc = rk_capacity_give(&R->cap, &v->now, NULL);
+			if (!*rc && vg[k] > 0)
+				*rc = rk_capacity_take(&R->cap, &rest, NULL);
+			if (!*rc)
+				assign(R, v, &rest, ng);
+			else
+				rk_alloc_fini(&rest);
 		} else {
 			*rc = resize(R, v, vg[k]);
 		}

@@ -178,6 +178,39 @@ static void not_scattered(void **state)
 }
 
 /*
+ * A job on several nodes gives up a whole node to a shorter newcomer and keeps
+ * running on the others, re-planned for them, instead of being preempted.
+ */
+static void multi_node_victim_keeps_nodes(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 3);
+	struct rk_job *big = long_job(&f, 1, 24, 0);
+	fx_run_on(big, 0, 0);
+	big->alloc.shares = realloc(big->alloc.shares, 3 * sizeof(*big->alloc.shares));
+	assert_non_null(big->alloc.shares);
+	big->alloc.n = 3;
+	for (int k = 0; k < 3; k++)
+		big->alloc.shares[k] = (struct rk_share){.node = k, .gpus = 8, .cpus = 64,
+							 .mem_mb = 8 * 100 * 1024};
+	long_job(&f, 2, 8, 0)->iters_total = 2000;
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, NULL, &d);
+	const struct rk_decision *v = fx_decision(&d, 1), *x = fx_decision(&d, 2);
+	assert_non_null(v);
+	assert_non_null(x);
+	assert_int_equal(v->alloc.n, 2);
+	assert_int_equal(fx_gpus(&v->alloc), 16);
+	assert_int_equal(v->plan.dp * v->plan.tp * v->plan.pp, 16);
+	assert_int_equal(x->alloc.n, 1);
+	for (int s = 0; s < v->alloc.n; s++)
+		assert_int_not_equal(v->alloc.shares[s].node, x->alloc.shares[0].node);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/*
  * A guaranteed running job is never shrunk below its baseline (here any
  * shrink would be): the best-effort one on the other node gives way instead.
  * A pending guaranteed job is started with a predicted throughput at least
@@ -297,6 +330,7 @@ int main(void)
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
 		cmocka_unit_test(not_scattered),
+		cmocka_unit_test(multi_node_victim_keeps_nodes),
 		cmocka_unit_test(guaranteed_baseline_kept),
 		cmocka_unit_test(ablations),
 		cmocka_unit_test(tenant_quota),
