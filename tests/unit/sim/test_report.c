@@ -254,6 +254,10 @@ static void csv_files(void **state)
 	c = capture(rk_report_write_table, &f.r);
 	assert_non_null(strstr(c, " wall_s   sla_viol rejected\n"));
 	assert_non_null(strstr(c, "    1/2           1\n"));
+	free(c);
+	c = capture(rk_report_write_html, &f.r);
+	assert_non_null(strstr(c, "<th>guaranteed below baseline</th><th>rejected</th></tr>"));
+	assert_non_null(strstr(c, "<td>1/2</td><td>1</td></tr>"));
 	assert_non_null(strstr(c, "fifo"));
 	assert_non_null(strstr(c, "srtf"));
 	assert_non_null(strstr(c, "workload-base.csv"));
