@@ -51,6 +51,9 @@ struct rubick_state {
 	enum rubick_mode mode;
 	double restart_s;
 	int order_srtf; /* 1 (default): shortest predicted remaining time first; 0: FIFO */
+	/* 0 (default): a guaranteed job runs its requested plan on its requested
+	 * GPUs; 1: re-planned and resized on its curve above its baseline (rubick.c) */
+	int reconfigure_guaranteed;
 	struct quota quota[RUBICK_MAX_QUOTAS];
 	int n_quota;
 	struct rubick_cache *cache;

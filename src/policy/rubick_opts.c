@@ -1,7 +1,8 @@
 /*
  * Options and private state of the Rubick policy (rubick_internal.h):
  * "restart_s=SECONDS" (the restart delay the policy plans with),
- * "order=srtf|fifo" (queue order inside a class) and
+ * "order=srtf|fifo" (queue order inside a class),
+ * "guaranteed=keep|reconfigure" (may guaranteed jobs leave their request?) and
  * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant).
  */
 #include "policy/rubick_internal.h"
@@ -77,13 +78,23 @@ static int parse_options(struct rubick_state *st, const char *options, struct rk
 			else
 				return rk_error_set(err, RK_EINVAL,
 						    "rubick: order=%s: must be 'srtf' or 'fifo'", v);
+		} else if (!strcmp(k, "guaranteed")) {
+			if (!strcmp(v, "keep"))
+				st->reconfigure_guaranteed = 0;
+			else if (!strcmp(v, "reconfigure"))
+				st->reconfigure_guaranteed = 1;
+			else
+				return rk_error_set(err, RK_EINVAL,
+						    "rubick: guaranteed=%s: must be 'keep' or 'reconfigure'",
+						    v);
 		} else if (!strcmp(k, "quota")) {
 			int rc = parse_quota(st, v, err);
 			if (rc)
 				return rc;
 		} else {
 			return rk_error_set(err, RK_EINVAL,
-					    "rubick: unknown option '%s' (known: restart_s, order, quota)",
+					    "rubick: unknown option '%s' "
+					    "(known: restart_s, order, guaranteed, quota)",
 					    k);
 		}
 	}

@@ -214,31 +214,41 @@ static void multi_node_victim_keeps_nodes(void **state)
  * A guaranteed running job is never shrunk below its baseline (here any
  * shrink would be): the best-effort one on the other node gives way instead.
  * A pending guaranteed job is started with a predicted throughput at least
- * its baseline (the requested plan on the requested GPUs).
+ * its baseline (the requested plan on the requested GPUs): by default on
+ * exactly that, with guaranteed=reconfigure on whatever its curve says.
  */
 static void guaranteed_baseline_kept(void **state)
 {
 	(void)state;
-	struct fixture f;
-	fx_init(&f, 2);
-	struct rk_job *g1 = long_job(&f, 1, 8, 1);
-	fx_run_on(g1, 0, 0);
-	fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
-	struct rk_job *g3 = long_job(&f, 3, 4, 1);
-	struct rk_decisions d;
-	run_round(&f, &rk_policy_rubick, NULL, &d);
-	assert_null(fx_decision(&d, 1));
-	const struct rk_decision *x = fx_decision(&d, 3);
-	assert_non_null(x);
-	struct rk_placement pl;
-	assert_int_equal(rk_alloc_to_placement(&x->alloc, &pl), RK_OK);
-	double got = 0, base = 0;
-	assert_int_equal(rk_baseline_tput_sps(g3, &x->plan, &pl, 8, &f.env, &got), RK_OK);
-	struct rk_placement req = {.n_nodes = 1, .gpus = {4}};
-	assert_int_equal(rk_baseline_tput_sps(g3, &g3->req_plan, &req, 8, &f.env, &base), RK_OK);
-	assert_true(got >= base);
-	rk_decisions_fini(&d);
-	fx_fini(&f);
+	for (int reconf = 0; reconf < 2; reconf++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *g1 = long_job(&f, 1, 8, 1);
+		fx_run_on(g1, 0, 0);
+		fx_run_on(long_job(&f, 2, 8, 0), 1, 0);
+		struct rk_job *g3 = long_job(&f, 3, 4, 1);
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, reconf ? "guaranteed=reconfigure" : NULL, &d);
+		assert_null(fx_decision(&d, 1));
+		const struct rk_decision *x = fx_decision(&d, 3);
+		assert_non_null(x);
+		struct rk_placement pl;
+		assert_int_equal(rk_alloc_to_placement(&x->alloc, &pl), RK_OK);
+		double got = 0, base = 0;
+		assert_int_equal(rk_baseline_tput_sps(g3, &x->plan, &pl, 8, &f.env, &got), RK_OK);
+		struct rk_placement req = {.n_nodes = 1, .gpus = {4}};
+		assert_int_equal(rk_baseline_tput_sps(g3, &g3->req_plan, &req, 8, &f.env, &base),
+				 RK_OK);
+		assert_true(got >= base);
+		if (!reconf) {
+			/* guaranteed=keep (default): exactly the request, nothing else. */
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+			assert_int_equal(x->alloc.n, 1);
+			assert_true(rk_plan_equal(&x->plan, &g3->req_plan));
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
 }
 
 /* Plan-only: exactly the requested GPUs, the best plan there; res-only: the user's plan family. */
@@ -316,6 +326,8 @@ static void options_are_checked(void **state)
 	assert_int_equal(rk_policy_rubick.create(&st, "quota=t0", &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "TENANT:GPUS"));
 	assert_int_equal(rk_policy_rubick.create(&st, "quota=t0:x", &err), RK_ERANGE);
+	assert_int_equal(rk_policy_rubick.create(&st, "guaranteed=maybe", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "'keep' or 'reconfigure'"));
 	assert_int_equal(rk_policy_rubick.create(&st, "bogus=1", &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "unknown option 'bogus'"));
 	assert_int_equal(rk_policy_rubick_res_only.create(&st, "restart_s=30,quota=a:1/b:2", &err),
