@@ -150,6 +150,31 @@ double rk_xi_lookup_memo_h(struct rk_xi_memo *m, const struct rk_xi_table *t,
 			   const char *gpu_type, const char *a, uint64_t ha, int sf_a, const char *b,
 			   uint64_t hb, int sf_b);
 
+/*
+ * Interned interference lookups (src/policy/xi_pairs.c), for callers that ask
+ * the same pairs over and over: name each side once (GPU type, job type,
+ * GPUs -> a small id, stable for the object's life), then ask by ids: one
+ * integer probe, no string compares, nothing evicted. Same answers as
+ * rk_xi_lookup. Initialise with rk_xi_pairs_init; rk_xi_pairs_fini frees.
+ */
+struct rk_xi_side;
+struct rk_xi_pair_slot;
+struct rk_xi_pairs {
+	const struct rk_xi_table *table; /* the table the answers came from */
+	struct rk_xi_side *sides;        /* by id */
+	int n_sides, cap_sides;
+	int *side_ix, side_cap;          /* open addressing over sides, -1 = empty */
+	struct rk_xi_pair_slot *slot;    /* answered pairs */
+	int n_slots, used;
+};
+void rk_xi_pairs_init(struct rk_xi_pairs *p);
+void rk_xi_pairs_fini(struct rk_xi_pairs *p);
+/* Id (>= 0) of `type` running on `sf` GPUs of `gpu_type`; RK_EINVAL for names
+ * too long to keep (ask rk_xi_lookup instead), RK_ENOMEM. Strings are copied. */
+int rk_xi_pairs_side(struct rk_xi_pairs *p, const char *gpu_type, const char *type, int sf);
+/* xi of side `a` sharing with side `b` on a's GPU type: rk_xi_lookup(t, ...). */
+double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b);
+
 /* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
 
 /*

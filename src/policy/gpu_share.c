@@ -9,6 +9,7 @@
 #include "rubick/memory.h"
 #include "rubick/policy.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,9 +174,27 @@ int rk_job_gpu_mem_mb(const struct rk_job *job, const struct rk_plan *plan, doub
 	return 0;
 }
 
-/* Memory rule on every shared GPU: both holders' per-GPU memory fits (one pass). */
+/* Per-GPU memory of job i with plans[i], computed once per check (`mb` NaN = not yet). */
+static int job_mb(struct rk_job *const *jobs, const struct rk_plan *const *plans, double *mb,
+		  int i, double *out, struct rk_error *err)
+{
+	if (mb && !isnan(mb[i])) {
+		*out = mb[i];
+		return 0;
+	}
+	int rc = rk_job_gpu_mem_mb(jobs[i], plans[i], out, err);
+	if (!rc && mb)
+		mb[i] = *out;
+	return rc;
+}
+
+/*
+ * Memory rule on every shared GPU: both holders' per-GPU memory fits (one
+ * pass). A job sharing several GPUs is priced once: `mb` (n entries) memoizes
+ * when the caller could allocate it, NULL prices every time.
+ */
 static int check_memory(const struct rk_gpu_occ *o, struct rk_job *const *jobs,
-			const struct rk_plan *const *plans, struct rk_error *err)
+			const struct rk_plan *const *plans, double *mb, struct rk_error *err)
 {
 	const struct rk_cluster *c = o->cluster;
 	for (int node = 0; node < c->n_nodes; node++)
@@ -184,9 +203,9 @@ static int check_memory(const struct rk_gpu_occ *o, struct rk_job *const *jobs,
 			if (w[1] < 0)
 				continue;
 			double m0, m1;
-			int rc = rk_job_gpu_mem_mb(jobs[w[0]], plans[w[0]], &m0, err);
+			int rc = job_mb(jobs, plans, mb, w[0], &m0, err);
 			if (!rc)
-				rc = rk_job_gpu_mem_mb(jobs[w[1]], plans[w[1]], &m1, err);
+				rc = job_mb(jobs, plans, mb, w[1], &m1, err);
 			if (rc)
 				return rc;
 			if (m0 + m1 > (double)c->nodes[node].gpu_mem_mb)
@@ -199,6 +218,33 @@ static int check_memory(const struct rk_gpu_occ *o, struct rk_job *const *jobs,
 	return 0;
 }
 
+struct dec_ix {
+	int64_t id;
+	int k; /* decision index */
+};
+
+static int by_dec(const void *p, const void *q)
+{
+	const struct dec_ix *x = p, *y = q;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+/* The first decision about job `id`, -1 if none (ix sorted by by_dec). */
+static int dec_find(const struct dec_ix *ix, int d, int64_t id)
+{
+	int lo = 0, hi = d;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (ix[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d && ix[lo].id == id ? ix[lo].k : -1;
+}
+
 int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *ds,
 			 const char *policy_name, struct rk_error *err)
 {
@@ -207,34 +253,52 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	if (ds->n == 0)
 		return 0; /* what jobs keep was checked when they got it (check mode audits it) */
 	struct rk_gpu_occ o;
-	int *dec = malloc((size_t)(n > 0 ? n : 1) * sizeof(*dec)); /* decision of job i, -1 */
-	const struct rk_plan **plans = malloc((size_t)(n > 0 ? n : 1) * sizeof(*plans));
-	struct rk_alloc *kept = calloc((size_t)(n > 0 ? n : 1), sizeof(*kept));
-	if (!dec || !plans || !kept || rk_gpu_occ_init(&o, in->cluster)) {
+	size_t sz = (size_t)(n > 0 ? n : 1);
+	int *dec = malloc(sz * sizeof(*dec)); /* decision of job i, -1; -2 = kept copied */
+	const struct rk_plan **plans = malloc(sz * sizeof(*plans));
+	double *mb = malloc(sz * sizeof(*mb));
+	struct dec_ix *ix = malloc((size_t)ds->n * sizeof(*ix));
+	struct rk_alloc *kept = NULL; /* allocated at the first share that names no GPUs */
+	if (!dec || !plans || !mb || !ix || rk_gpu_occ_init(&o, in->cluster)) {
 		free(dec);
 		free(plans);
-		free(kept);
+		free(mb);
+		free(ix);
 		return rk_error_set(err, RK_ENOMEM, "policy %s: GPU sharing check: out of memory",
 				    pname);
 	}
 	int rc = 0;
+	for (int k = 0; k < ds->n; k++)
+		ix[k] = (struct dec_ix){ds->v[k].job_id, k};
+	qsort(ix, (size_t)ds->n, sizeof(*ix), by_dec);
 	for (int i = 0; i < n; i++) {
-		dec[i] = -1;
-		plans[i] = &in->jobs[i]->plan;
-		for (int k = 0; k < ds->n; k++)
-			if (ds->v[k].job_id == in->jobs[i]->id) {
-				dec[i] = k;
-				plans[i] = &ds->v[k].plan;
-				break;
-			}
+		dec[i] = dec_find(ix, ds->n, in->jobs[i]->id);
+		plans[i] = dec[i] >= 0 ? &ds->v[dec[i]].plan : &in->jobs[i]->plan;
+		mb[i] = NAN;
 	}
-	/* Kept allocations first (copies: the snapshot is read-only), then the decisions. */
+	/*
+	 * Kept allocations first, then the decisions. The snapshot is read-only:
+	 * an allocation that names its GPUs is added as it is (nothing written),
+	 * one that does not is copied so the occupancy can name them.
+	 */
 	for (int i = 0; i < n && !rc; i++) {
-		if (dec[i] >= 0 || in->jobs[i]->alloc.n == 0)
+		struct rk_alloc *a = &in->jobs[i]->alloc;
+		if (dec[i] >= 0 || a->n == 0)
 			continue;
-		rc = rk_alloc_copy(&kept[i], &in->jobs[i]->alloc);
-		if (!rc)
-			rc = rk_gpu_occ_add(&o, &kept[i], i, 1, err);
+		int named = 1;
+		for (int s = 0; s < a->n; s++)
+			named &= a->shares[s].gpu_mask != 0;
+		if (named) {
+			rc = rk_gpu_occ_add(&o, a, i, 0, err);
+		} else {
+			if (!kept)
+				kept = calloc(sz, sizeof(*kept));
+			rc = kept ? rk_alloc_copy(&kept[i], a) : RK_ENOMEM;
+			if (!rc) {
+				dec[i] = -2;
+				rc = rk_gpu_occ_add(&o, &kept[i], i, 1, err);
+			}
+		}
 		if (rc)
 			rk_error_prefix(err, "policy %s: job %lld (%s) keeps its allocation but", pname,
 					(long long)in->jobs[i]->id, in->jobs[i]->name);
@@ -249,13 +313,16 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	}
 	/* Memory of every shared GPU, with the plans the jobs will run. */
 	if (!rc) {
-		rc = check_memory(&o, in->jobs, plans, err);
+		rc = check_memory(&o, in->jobs, plans, mb, err);
 		if (rc)
 			rk_error_prefix(err, "policy %s", pname);
 	}
-	for (int i = 0; i < n; i++)
-		rk_alloc_fini(&kept[i]);
+	for (int i = 0; kept && i < n; i++)
+		if (dec[i] == -2)
+			rk_alloc_fini(&kept[i]);
 	free(kept);
+	free(ix);
+	free(mb);
 	free(dec);
 	free(plans);
 	rk_gpu_occ_fini(&o);
@@ -282,7 +349,7 @@ int rk_gpu_share_audit(const struct rk_cluster *c, struct rk_job *const *jobs, i
 		if (!rc && rk_gpu_occ_add(&o, &jobs[i]->alloc, i, 0, err))
 			rc = RK_EINTERNAL;
 	}
-	if (!rc && check_memory(&o, jobs, plans, err))
+	if (!rc && check_memory(&o, jobs, plans, NULL, err))
 		rc = RK_EINTERNAL;
 	if (rc && err)
 		err->code = rc;

@@ -27,6 +27,7 @@
 #include "rubick/sharing.h"
 
 #include "rubick/placement.h"
+#include "sjf_queue.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,11 +48,27 @@ struct sb_entry {
 	struct rk_subbatch opt[MAX_SUBBATCH];
 };
 
+/* The round's arrays, kept across rounds: scratch_grow(). */
+struct scratch {
+	int cap, cap_nodes;
+	int *free_cpus, *node_free; /* per node */
+	int64_t *free_mem;
+	double *e_rem, *mem_gpu;    /* per job, as in struct round */
+	int *gpus, *side, *run, *seen;
+	int64_t *gpu_mem;
+	struct rk_sjfq_item *q, *qb;
+	struct rk_sjfq_bucket *bk;
+	struct cand *cands, *part;
+	struct rk_alloc *kept;
+	const struct rk_alloc **held;
+};
+
 struct bsbf_state {
 	int ffs;        /* 1 = SJF-FFS: no benefit test, first fit */
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
 	int window;     /* pending jobs per round that may try sharing (SJF order) */
-	struct rk_xi_memo memo;
+	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
+	struct scratch w;
 	struct sb_entry sb[SB_CACHE];
 	int sb_next;    /* round-robin replacement */
 	struct mem_entry {
@@ -108,6 +125,8 @@ struct cand {
 	struct rk_plan plan;
 };
 
+#define SIDE_UNSET (-1000) /* struct round.side not interned yet (errors are > it) */
+
 /* Per round scratch, indexed by snapshot position. */
 struct round {
 	const struct rk_sched_input *in;
@@ -117,10 +136,21 @@ struct round {
 	double *e_rem;   /* remaining exclusive time (s), +inf unknown */
 	double *mem_gpu; /* per-GPU memory of its current plan (MiB) */
 	int *gpus;       /* GPUs held */
-	uint64_t *th;    /* rk_xi_hash of each job's type */
+	int *side;       /* running jobs: rk_xi_pairs id on their GPUs, < 0 none */
+	int64_t *gpu_mem; /* running jobs: smallest GPU memory of their nodes (MiB) */
 	struct rk_alloc *tmp;
 	struct rk_alloc *kept; /* copies of what jobs hold, GPU masks filled */
+	const struct rk_alloc **held; /* running jobs: what they hold, GPU masks named */
 	struct bsbf_state *st;
+	/*
+	 * The GPUs as they stand, from scan(): rebuilt after every start (the
+	 * only thing that changes them in a round), not by every sharing try.
+	 */
+	int *node_free;       /* GPUs nobody holds, per node (0 on a down node) */
+	int n_free, n_single; /* GPUs nobody holds; GPUs one running job holds alone */
+	struct cand *part;    /* running jobs holding a GPU alone, by their first such GPU */
+	int n_part;
+	int *seen;            /* scratch of scan(), all 0 between calls */
 };
 
 static int bsbf_create_common(void **state, const char *options, struct rk_error *err, int ffs)
@@ -130,6 +160,7 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	s->ffs = ffs;
 	s->window = 32;
+	rk_xi_pairs_init(&s->pairs);
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", options ? options : "");
 	for (char *p = buf; *p;) {
@@ -167,9 +198,16 @@ static int ffs_create(void **state, const char *options, struct rk_error *err)
 	return bsbf_create_common(state, options, err, 1);
 }
 
+static void scratch_fini(struct scratch *w);
+
 static void bsbf_destroy(void *state)
 {
-	free(state);
+	struct bsbf_state *s = state;
+	if (s) {
+		rk_xi_pairs_fini(&s->pairs);
+		scratch_fini(&s->w);
+	}
+	free(s);
 }
 
 static double remaining_s(const struct rk_job *j)
@@ -217,12 +255,36 @@ static int gpu_free(const struct round *r, int node, int g)
 	return rk_gpu_occ_holders(&r->occ, node, g, &a, &b) == 0;
 }
 
-static int free_on(const struct round *r, int node)
+/*
+ * Free GPUs per node, single-held GPUs and the sharing partners (each running
+ * job holding a GPU alone, once, in node and GPU order: SJF-FFS's first fit).
+ */
+static void scan(struct round *r)
 {
-	int n = 0;
-	for (int g = 0; g < r->in->cluster->nodes[node].gpus; g++)
-		n += gpu_free(r, node, g);
-	return n;
+	const struct rk_sched_input *in = r->in;
+	const struct rk_cluster *c = in->cluster;
+	r->n_free = r->n_single = r->n_part = 0;
+	for (int n = 0; n < c->n_nodes; n++) {
+		r->node_free[n] = 0;
+		for (int k = 0; c->nodes[n].up && k < c->nodes[n].gpus; k++) {
+			int h0, h1, cnt = rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1);
+			if (cnt == 0) {
+				r->node_free[n]++;
+				continue;
+			}
+			if (cnt != 1 || in->jobs[h0]->state == RK_JOB_PENDING)
+				continue;
+			r->n_single++;
+			if (r->seen[h0])
+				continue;
+			r->seen[h0] = 1;
+			r->part[r->n_part++] =
+				(struct cand){.who = h0, .key = (double)(r->occ.first[n] + k)};
+		}
+		r->n_free += r->node_free[n];
+	}
+	for (int i = 0; i < r->n_part; i++)
+		r->seen[r->part[i].who] = 0;
 }
 
 /*
@@ -285,16 +347,14 @@ static int start_free(struct round *r, int ai, struct rk_decisions *out)
 	int g = a->req_gpus, nn = c->n_nodes;
 	int *want = calloc((size_t)nn, sizeof(*want));
 	uint64_t *none = calloc((size_t)nn, sizeof(*none));
-	int *fr = calloc((size_t)nn, sizeof(*fr));
-	if (!want || !none || !fr) {
+	const int *fr = r->node_free;
+	if (!want || !none) {
 		free(want);
 		free(none);
-		free(fr);
 		return RK_ENOMEM;
 	}
 	int total = 0, best = -1;
 	for (int n = 0; n < nn; n++) {
-		fr[n] = c->nodes[n].up ? free_on(r, n) : 0;
 		total += fr[n];
 		if (fr[n] >= g && (best < 0 || fr[n] < fr[best]))
 			best = n;
@@ -319,7 +379,6 @@ static int start_free(struct round *r, int ai, struct rk_decisions *out)
 	}
 	free(want);
 	free(none);
-	free(fr);
 	return rc;
 }
 
@@ -333,54 +392,32 @@ static int by_key(const void *p, const void *q)
 
 /* Try to start `a` sharing GPUs with running jobs (§3.4 lines 7-12). */
 static int start_shared(struct bsbf_state *st, struct round *r, int ai,
-			struct rk_decisions *out, struct cand *cands, int *seen)
+			struct rk_decisions *out, struct cand *cands)
 {
 	const struct rk_sched_input *in = r->in;
 	const struct rk_cluster *c = in->cluster;
 	struct rk_job *a = in->jobs[ai];
 	if (a->req_plan.tp != 1 || a->req_plan.pp != 1)
 		return 0;
-	int g = a->req_gpus, n_free = 0, n_shared = 0, nc = 0;
-	/* Partners in node and GPU order (first fit), each once. */
-	for (int n = 0; n < c->n_nodes; n++) {
-		if (!c->nodes[n].up)
-			continue;
-		for (int k = 0; k < c->nodes[n].gpus; k++) {
-			int h0, h1, cnt = rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1);
-			if (cnt == 0) {
-				n_free++;
-				continue;
-			}
-			if (cnt != 1 || in->jobs[h0]->state == RK_JOB_PENDING)
-				continue;
-			n_shared++;
-			if (seen[h0])
-				continue;
-			seen[h0] = 1;
-			cands[nc++] = (struct cand){.who = h0, .key = (double)(r->occ.first[n] + k)};
-		}
-	}
-	for (int i = 0; i < nc; i++)
-		seen[cands[i].who] = 0;
-	if (n_free + n_shared < g)
+	int g = a->req_gpus, nc = r->n_part;
+	if (r->n_free + r->n_single < g)
 		return 0;
+	/* Partners in node and GPU order (first fit), each once: scan()'s list. */
+	memcpy(cands, r->part, (size_t)nc * sizeof(*cands));
 	/* The test (or, for FFS, the first setting that fits) per partner. */
 	const struct sb_entry *sb = sb_get(st, a, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
-	int m = 0;
+	const char *side_gt = NULL; /* a's interned side is per GPU type */
+	int side_a = -1, m = 0;
 	for (int i = 0; i < nc; i++) {
 		int b = cands[i].who;
 		const struct rk_job *jb = in->jobs[b];
-		int64_t gpu_mem = INT64_MAX;
-		for (int s = 0; s < jb->alloc.n; s++)
-			if (c->nodes[jb->alloc.shares[s].node].gpu_mem_mb < gpu_mem)
-				gpu_mem = c->nodes[jb->alloc.shares[s].node].gpu_mem_mb;
 		if (!isfinite(r->mem_gpu[b]))
 			continue;
 		struct rk_error e;
 		int no = 0;
 		for (int k = 0; k < sb->n; k++) /* ascending ga: the first that fits is FFS's */
-			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)gpu_mem)
+			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)r->gpu_mem[b])
 				opts[no++] = sb->opt[k];
 		if (no == 0)
 			continue;
@@ -389,10 +426,20 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			continue;
 		}
 		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
-		double xa = rk_xi_lookup_memo_h(&st->memo, in->xi, gt, type_of(a), r->th[ai], g,
-						type_of(jb), r->th[b], r->gpus[b]);
-		double xb = rk_xi_lookup_memo_h(&st->memo, in->xi, gt, type_of(jb), r->th[b],
-						r->gpus[b], type_of(a), r->th[ai], g);
+		if (gt != side_gt) {
+			side_a = rk_xi_pairs_side(&st->pairs, gt, type_of(a), g);
+			side_gt = gt;
+		}
+		if (r->side[b] == SIDE_UNSET)
+			r->side[b] = rk_xi_pairs_side(&st->pairs, gt, type_of(jb), r->gpus[b]);
+		double xa, xb;
+		if (side_a >= 0 && r->side[b] >= 0) {
+			xa = rk_xi_pairs_get(&st->pairs, in->xi, side_a, r->side[b]);
+			xb = rk_xi_pairs_get(&st->pairs, in->xi, r->side[b], side_a);
+		} else {
+			xa = rk_xi_lookup(in->xi, gt, type_of(a), g, type_of(jb), r->gpus[b], NULL);
+			xb = rk_xi_lookup(in->xi, gt, type_of(jb), r->gpus[b], type_of(a), g, NULL);
+		}
 		double e_a = remaining_s(a), e_b = r->e_rem[b];
 		if (!isfinite(e_a) || !isfinite(e_b))
 			continue; /* no length known: the test cannot say sharing helps */
@@ -416,6 +463,8 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	}
 	if (!st->ffs)
 		qsort(cands, (size_t)m, sizeof(*cands), by_key);
+	if (m == 0 && r->n_free < g)
+		return 0; /* the free GPUs alone cannot hold a */
 	/* Free GPUs first, then partners' GPUs in order until a has g. */
 	int nn = c->n_nodes;
 	int *want = calloc((size_t)nn, sizeof(*want));
@@ -428,7 +477,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	int got = 0;
 	for (int n = 0; n < nn && got < g; n++)
 		if (c->nodes[n].up) {
-			int f = free_on(r, n);
+			int f = r->node_free[n];
 			want[n] = f < g - got ? f : g - got;
 			got += want[n];
 		}
@@ -439,7 +488,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			int n = jb->alloc.shares[s].node;
 			for (int k = 0; k < c->nodes[n].gpus && got < g; k++) {
 				int h0, h1;
-				if (!(r->kept[cands[i].who].shares[s].gpu_mask >> k & 1) ||
+				if (!(r->held[cands[i].who]->shares[s].gpu_mask >> k & 1) ||
 				    rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1) != 1)
 					continue;
 				mask[n] |= 1ULL << k;
@@ -455,51 +504,117 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	return rc;
 }
 
-/* GPUs nobody holds, and GPUs one running job holds alone (sharing candidates). */
-static void count_gpus(const struct round *r, int *n_free, int *n_single)
+/*
+ * The round's per-job and per-node arrays, kept across rounds (grown, never
+ * shrunk): a round of a saturated cluster is short, and allocating and
+ * clearing arrays of every active job each time was a good part of it.
+ * Invariants between rounds: kept[] all empty, seen[] all 0.
+ */
+static int scratch_grow(struct bsbf_state *st, int n, int nn)
 {
-	const struct rk_cluster *c = r->in->cluster;
-	*n_free = *n_single = 0;
-	for (int n = 0; n < c->n_nodes; n++)
-		for (int g = 0; c->nodes[n].up && g < c->nodes[n].gpus; g++) {
-			int h0, h1, k = rk_gpu_occ_holders(&r->occ, n, g, &h0, &h1);
-			*n_free += k == 0;
-			*n_single += k == 1 && r->in->jobs[h0]->state != RK_JOB_PENDING;
-		}
-}
-
-struct order {
-	double e;
-	int64_t submit, id;
-	int i;
-};
-
-static int by_order(const void *p, const void *q)
-{
-	const struct order *x = p, *y = q;
-	if (x->e != y->e)
-		return x->e < y->e ? -1 : 1;
-	if (x->submit != y->submit)
-		return x->submit < y->submit ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Min-heap on by_order. */
-static void sift_down(struct order *h, int n, int i)
-{
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && by_order(&h[l], &h[m]) < 0)
-			m = l;
-		if (r < n && by_order(&h[r], &h[m]) < 0)
-			m = r;
-		if (m == i)
-			return;
-		struct order t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+	struct scratch *w = &st->w;
+	if (nn > w->cap_nodes) {
+		int *fc = realloc(w->free_cpus, (size_t)nn * sizeof(*fc));
+		if (fc)
+			w->free_cpus = fc;
+		int64_t *fm = realloc(w->free_mem, (size_t)nn * sizeof(*fm));
+		if (fm)
+			w->free_mem = fm;
+		int *nf = realloc(w->node_free, (size_t)nn * sizeof(*nf));
+		if (nf)
+			w->node_free = nf;
+		if (!fc || !fm || !nf)
+			return RK_ENOMEM;
+		w->cap_nodes = nn;
 	}
+	if (n <= w->cap)
+		return 0;
+	int cap = n > 2 * w->cap ? n : 2 * w->cap;
+	size_t z = (size_t)cap;
+#define GROW(f)                                                                        \
+	do {                                                                           \
+		void *p_ = realloc(w->f, z * sizeof(*w->f));                           \
+		if (!p_)                                                               \
+			return RK_ENOMEM;                                              \
+		w->f = p_;                                                             \
+	} while (0)
+	GROW(e_rem);
+	GROW(mem_gpu);
+	GROW(gpus);
+	GROW(side);
+	GROW(gpu_mem);
+	GROW(run);
+	GROW(q);
+	GROW(qb);
+	GROW(bk);
+	GROW(cands);
+	GROW(part);
+	GROW(seen);
+	GROW(kept);
+	GROW(held);
+#undef GROW
+	memset(w->seen + w->cap, 0, (z - (size_t)w->cap) * sizeof(*w->seen));
+	memset(w->kept + w->cap, 0, (z - (size_t)w->cap) * sizeof(*w->kept));
+	w->cap = cap;
+	return 0;
+}
+
+static void scratch_fini(struct scratch *w)
+{
+	for (int i = 0; i < w->cap; i++)
+		rk_alloc_fini(&w->kept[i]);
+	free(w->free_cpus);
+	free(w->free_mem);
+	free(w->node_free);
+	free(w->e_rem);
+	free(w->mem_gpu);
+	free(w->gpus);
+	free(w->side);
+	free(w->gpu_mem);
+	free(w->run);
+	free(w->q);
+	free(w->qb);
+	free(w->bk);
+	free(w->cands);
+	free(w->part);
+	free(w->seen);
+	free(w->kept);
+	free(w->held);
+}
+
+/* What running job i holds, into the round's occupancy and free CPUs/memory. */
+static int take_running(struct bsbf_state *st, struct round *r, int i, struct rk_error *err)
+{
+	const struct rk_sched_input *in = r->in;
+	const struct rk_cluster *c = in->cluster;
+	const struct rk_job *j = in->jobs[i];
+	int named = 1; /* every share names its GPUs: use it as it is, no copy */
+	for (int s = 0; s < j->alloc.n; s++)
+		named &= j->alloc.shares[s].gpu_mask != 0;
+	int rc = 0;
+	if (named) {
+		r->held[i] = &j->alloc;
+		rc = rk_gpu_occ_add(&r->occ, &in->jobs[i]->alloc, i, 0, err); /* writes nothing */
+	} else {
+		r->held[i] = &r->kept[i];
+		rc = rk_alloc_copy(&r->kept[i], &j->alloc);
+		if (!rc)
+			rc = rk_gpu_occ_add(&r->occ, &r->kept[i], i, 1, err);
+	}
+	if (rc)
+		return rc;
+	r->gpu_mem[i] = INT64_MAX;
+	for (int s = 0; s < j->alloc.n; s++) {
+		const struct rk_share *sh = &j->alloc.shares[s];
+		r->free_cpus[sh->node] -= sh->cpus;
+		r->free_mem[sh->node] -= sh->mem_mb;
+		if (c->nodes[sh->node].gpu_mem_mb < r->gpu_mem[i])
+			r->gpu_mem[i] = c->nodes[sh->node].gpu_mem_mb;
+	}
+	r->gpus[i] = rk_alloc_total_gpus(&j->alloc);
+	r->mem_gpu[i] = mem_get(st, j, &j->plan);
+	r->side[i] = SIDE_UNSET; /* interned when a pair test first needs it */
+	return 0;
 }
 
 static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
@@ -508,30 +623,30 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	struct bsbf_state *st = state;
 	const struct rk_cluster *c = in->cluster;
 	int n = in->n_jobs, nn = c->n_nodes;
-	size_t sz = (size_t)(n > 0 ? n : 1);
 	struct round r = {.in = in};
+	struct scratch *w = &st->w;
 	struct alloc_tmp {
 		struct rk_alloc a;
 	} tmp = {{0}};
 	r.tmp = &tmp.a;
-	r.free_cpus = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(*r.free_cpus));
-	r.free_mem = malloc((size_t)(nn > 0 ? nn : 1) * sizeof(*r.free_mem));
-	r.e_rem = malloc(sz * sizeof(*r.e_rem));
-	r.mem_gpu = malloc(sz * sizeof(*r.mem_gpu));
-	r.gpus = calloc(sz, sizeof(*r.gpus));
-	r.th = malloc(sz * sizeof(*r.th));
-	struct order *q = malloc(sz * sizeof(*q));
-	struct cand *cands = malloc(sz * sizeof(*cands));
-	int *seen = calloc(sz, sizeof(*seen));
-	struct rk_alloc *kept = calloc(sz, sizeof(*kept));
-	int rc = 0, occ_ok = 0;
-	if (!r.free_cpus || !r.free_mem || !r.e_rem || !r.mem_gpu || !r.gpus || !r.th || !q || !cands ||
-	    !seen || !kept || rk_gpu_occ_init(&r.occ, c)) {
+	int rc = 0, occ_ok = 0, nrun = 0;
+	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1) || rk_gpu_occ_init(&r.occ, c)) {
 		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
 		goto out;
 	}
 	occ_ok = 1;
-	r.kept = kept;
+	r.free_cpus = w->free_cpus;
+	r.free_mem = w->free_mem;
+	r.node_free = w->node_free;
+	r.e_rem = w->e_rem;
+	r.mem_gpu = w->mem_gpu;
+	r.gpus = w->gpus;
+	r.side = w->side;
+	r.gpu_mem = w->gpu_mem;
+	r.kept = w->kept;
+	r.held = w->held;
+	r.part = w->part;
+	r.seen = w->seen;
 	r.st = st;
 	for (int i = 0; i < nn; i++) {
 		r.free_cpus[i] = c->nodes[i].up ? c->nodes[i].cpus : 0;
@@ -540,62 +655,60 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 			for (int g = 0; g < c->nodes[i].gpus; g++)
 				r.occ.who[r.occ.first[i] + g][0] = r.occ.who[r.occ.first[i] + g][1] = n;
 	}
-	int nq = 0;
+	int nq = 0, min_g = 1 << 30;
 	for (int i = 0; i < n; i++) {
 		const struct rk_job *j = in->jobs[i];
 		r.e_rem[i] = remaining_s(j);
-		r.th[i] = rk_xi_hash(type_of(j));
 		r.mem_gpu[i] = INFINITY;
 		if (j->alloc.n == 0) {
-			if (j->state == RK_JOB_PENDING)
-				q[nq++] = (struct order){r.e_rem[i], j->submit_ms, j->id, i};
+			if (j->state == RK_JOB_PENDING) {
+				struct rk_sjfq_item it = {r.e_rem[i], j->submit_ms, j->id, i, j->req_gpus};
+				w->q[nq++] = it;
+				if (j->req_gpus < min_g)
+					min_g = j->req_gpus;
+			}
 			continue;
 		}
-		rc = rk_alloc_copy(&kept[i], &j->alloc);
-		if (!rc)
-			rc = rk_gpu_occ_add(&r.occ, &kept[i], i, 1, err);
+		w->run[nrun++] = i;
+		rc = take_running(st, &r, i, err);
 		if (rc) {
 			rc = rk_error_prefix(err, "job %lld (%s) holds more than its GPUs allow",
 					     (long long)j->id, j->name);
 			goto out;
 		}
-		for (int s = 0; s < j->alloc.n; s++) {
-			r.free_cpus[j->alloc.shares[s].node] -= j->alloc.shares[s].cpus;
-			r.free_mem[j->alloc.shares[s].node] -= j->alloc.shares[s].mem_mb;
-		}
-		r.gpus[i] = rk_alloc_total_gpus(&j->alloc);
-		r.mem_gpu[i] = mem_get(st, j, &j->plan);
 	}
 	/*
-	 * SJF order, lazily: a binary heap popped only while a job could still
-	 * start (free GPUs for the smallest request, or sharing tries left), not
-	 * a sort of the whole queue every round.
+	 * SJF order, lazily: per request size a heap popped only while a job
+	 * could still act (sjf_queue.h), not a sort of the whole queue.
 	 */
-	int n_free, n_single, tried = 0, min_g = 1 << 30;
-	count_gpus(&r, &n_free, &n_single);
-	for (int k = 0; k < nq; k++)
-		if (in->jobs[q[k].i]->req_gpus < min_g)
-			min_g = in->jobs[q[k].i]->req_gpus;
-	for (int k = nq / 2 - 1; k >= 0; k--)
-		sift_down(q, nq, k);
-	for (int hn = nq; hn > 0 && rc >= 0;) {
-		if (n_free < min_g && (!in->gpu_sharing || tried >= st->window))
+	scan(&r);
+	int tried = 0;
+	struct rk_sjfq queue = {.v = w->qb, .bk = w->bk};
+	rk_sjfq_build(&queue, w->q, nq, r.n_free + (in->gpu_sharing ? r.n_single : 0));
+	for (; rc >= 0;) {
+		if (r.n_free < min_g && (!in->gpu_sharing || tried >= st->window))
 			break;
-		struct order top = q[0];
-		q[0] = q[--hn];
-		sift_down(q, hn, 0);
-		int g = in->jobs[top.i]->req_gpus;
-		if (g > n_free + (in->gpu_sharing ? n_single : 0))
-			continue; /* cannot fit even by sharing: skip without a scan */
+		/*
+		 * A job larger than the free GPUs plus, while sharing tries are
+		 * left, the GPUs a running job holds alone can do nothing this
+		 * round; both counts only fall as jobs start, so such a job would
+		 * never act later either: take the first job in SJF order among
+		 * the sizes that still can.
+		 */
+		int cap = r.n_free + (in->gpu_sharing && tried < st->window ? r.n_single : 0);
+		int top_i = rk_sjfq_pop(&queue, cap);
+		if (top_i < 0)
+			break;
+		int g = in->jobs[top_i]->req_gpus;
 		rc = 0;
-		if (g <= n_free)
-			rc = start_free(&r, top.i, out);
+		if (g <= r.n_free)
+			rc = start_free(&r, top_i, out);
 		if (rc == 0 && in->gpu_sharing && tried < st->window) {
 			tried++; /* bounds the per-round cost of the pair tests */
-			rc = start_shared(st, &r, top.i, out, cands, seen);
+			rc = start_shared(st, &r, top_i, out, w->cands);
 		}
 		if (rc > 0)
-			count_gpus(&r, &n_free, &n_single);
+			scan(&r); /* a start is the only change to the GPUs */
 	}
 	if (rc < 0)
 		rc = rk_error_set(err, rc, "out of memory");
@@ -604,19 +717,9 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 out:
 	if (occ_ok)
 		rk_gpu_occ_fini(&r.occ);
-	for (int i = 0; kept && i < n; i++)
-		rk_alloc_fini(&kept[i]);
+	for (int k = 0; k < nrun; k++)
+		rk_alloc_fini(&w->kept[w->run[k]]);
 	rk_alloc_fini(&tmp.a);
-	free(kept);
-	free(seen);
-	free(cands);
-	free(q);
-	free(r.gpus);
-	free(r.th);
-	free(r.mem_gpu);
-	free(r.e_rem);
-	free(r.free_mem);
-	free(r.free_cpus);
 	return rc;
 }
 

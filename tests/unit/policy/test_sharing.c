@@ -218,6 +218,67 @@ static void test_xi_fallback_chain(void **st)
 }
 
 /*
+ * Interned lookups (rk_xi_pairs) answer exactly what rk_xi_lookup answers,
+ * through every fallback, across table growth (many sides and pairs) and a
+ * change of table; names too long to keep are refused, not truncated.
+ */
+static void test_xi_pairs_match_lookup(void **st)
+{
+	(void)st;
+	struct rk_xi_table t, t2;
+	rk_xi_table_init(&t);
+	rk_xi_table_init(&t2);
+	add(&t, "v100", "ResNet-18 (batch size 32)", 1, "LM (batch size 10)", 1, 1.2);
+	add(&t, "v100", "ResNet-18 (batch size 64)", 1, "LM (batch size 10)", 1, 1.6);
+	add(&t, "v100", "LM (batch size 10)", 1, "ResNet-18 (batch size 32)", 1, 1.1);
+	add(&t, "k80", "ResNet-18 (batch size 64)", 1, "A3C", 1, 3.0);
+	add(&t2, "v100", "ResNet-18 (batch size 64)", 1, "LM (batch size 10)", 1, 1.9);
+	assert_int_equal(rk_xi_table_finish(&t), 0);
+	assert_int_equal(rk_xi_table_finish(&t2), 0);
+	static const char *const gpus[] = {"v100", "k80", "a800"};
+	static const char *const types[] = {"ResNet-18 (batch size 32)", "ResNet-18 (batch size 64)",
+					    "LM (batch size 10)", "A3C", "shufflenet", "gpt2",
+					    "cyclegan", "resnet18", "dqn"};
+	static const int sfs[] = {1, 2, 4, 8};
+	struct rk_xi_pairs p;
+	rk_xi_pairs_init(&p);
+	int id[3][9][4];
+	for (int round = 0; round < 2; round++) /* the second round finds the same ids */
+		for (int g = 0; g < 3; g++)
+			for (int a = 0; a < 9; a++)
+				for (int f = 0; f < 4; f++) {
+					int k = rk_xi_pairs_side(&p, gpus[g], types[a], sfs[f]);
+					assert_true(k >= 0);
+					if (round)
+						assert_int_equal(k, id[g][a][f]);
+					id[g][a][f] = k;
+				}
+	assert_int_equal(p.n_sides, 3 * 9 * 4);
+	for (int pass = 0; pass < 3; pass++) { /* t, t again (cached), then t2 */
+		const struct rk_xi_table *tab = pass < 2 ? &t : &t2;
+		for (int g = 0; g < 3; g++)
+			for (int a = 0; a < 9; a++)
+				for (int b = 0; b < 9; b++)
+					for (int f = 0; f < 4; f++) {
+						double want = rk_xi_lookup(tab, gpus[g], types[a],
+									   sfs[f], types[b],
+									   sfs[3 - f], NULL);
+						double got = rk_xi_pairs_get(&p, tab, id[g][a][f],
+									     id[g][b][3 - f]);
+						assert_true(got == want);
+					}
+	}
+	char long_name[RK_XI_TYPE_MAX + 1];
+	memset(long_name, 'x', RK_XI_TYPE_MAX);
+	long_name[RK_XI_TYPE_MAX] = '\0';
+	assert_int_equal(rk_xi_pairs_side(&p, "v100", long_name, 1), RK_EINVAL);
+	rk_xi_pairs_fini(&p);
+	rk_xi_pairs_fini(&p); /* twice is harmless */
+	rk_xi_table_fini(&t);
+	rk_xi_table_fini(&t2);
+}
+
+/*
  * Two servers, 100 Gb/s NICs (12.5 GB/s), NVLink 400 GB/s. Jobs A and B each
  * run 4 workers as 2+2 across servers 0 and 1; job C runs 4 workers on server
  * 1 only. k_0 = k_1 = 2 (A and B cross both NICs), so p_A = p_B = 2, p_C = 0.
@@ -267,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_benefit_ordering),
 		cmocka_unit_test(test_subbatch_memory),
 		cmocka_unit_test(test_xi_fallback_chain),
+		cmocka_unit_test(test_xi_pairs_match_lookup),
 		cmocka_unit_test(test_two_server_contention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
