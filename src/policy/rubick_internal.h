@@ -40,12 +40,6 @@ struct rubick_cache; /* opaque: views by (mode, model, batch, parameters, reques
 
 /* Restart delay the policy plans with (s): the testbed's measured 260 s (§1.8.2 item 7). */
 #define RUBICK_RESTART_S_DEFAULT 260.0
-#define RUBICK_MAX_QUOTAS 32
-
-struct quota {
-	char tenant[RK_TENANT_MAX];
-	int gpus;
-};
 
 struct rubick_state {
 	enum rubick_mode mode;
@@ -54,7 +48,7 @@ struct rubick_state {
 	/* 0 (default): a guaranteed job runs its requested plan on its requested
 	 * GPUs; 1: re-planned and resized on its curve above its baseline (rubick.c) */
 	int reconfigure_guaranteed;
-	struct quota quota[RUBICK_MAX_QUOTAS];
+	struct rk_tenant_quota *quota; /* option quota= (owned), overriding the driver's */
 	int n_quota;
 	struct rubick_cache *cache;
 };

@@ -14,38 +14,6 @@
 
 /* ---- options --------------------------------------------------------------- */
 
-static int parse_quota(struct rubick_state *st, const char *v, struct rk_error *err)
-{
-	while (*v) {
-		size_t len = strcspn(v, "/");
-		const char *colon = memchr(v, ':', len);
-		if (!colon || colon == v || (size_t)(colon - v) >= RK_TENANT_MAX)
-			return rk_error_set(err, RK_EINVAL,
-					    "rubick: quota entry '%.*s' is not TENANT:GPUS", (int)len, v);
-		char num[16];
-		size_t nl = len - (size_t)(colon - v) - 1;
-		if (nl == 0 || nl >= sizeof(num))
-			return rk_error_set(err, RK_EINVAL, "rubick: quota entry '%.*s': bad GPU count",
-					    (int)len, v);
-		memcpy(num, colon + 1, nl);
-		num[nl] = '\0';
-		char *end;
-		errno = 0;
-		long g = strtol(num, &end, 10);
-		if (errno || *end || g < 0 || g > 1000000)
-			return rk_error_set(err, RK_ERANGE,
-					    "rubick: quota entry '%.*s': GPUs must be 0..1000000", (int)len, v);
-		if (st->n_quota == RUBICK_MAX_QUOTAS)
-			return rk_error_set(err, RK_ERANGE, "rubick: more than %d quotas", RUBICK_MAX_QUOTAS);
-		struct quota *q = &st->quota[st->n_quota++];
-		memcpy(q->tenant, v, (size_t)(colon - v));
-		q->tenant[colon - v] = '\0';
-		q->gpus = (int)g;
-		v += len + (v[len] == '/');
-	}
-	return RK_OK;
-}
-
 static int parse_options(struct rubick_state *st, const char *options, struct rk_error *err)
 {
 	const char *kv = options ? options : "";
@@ -88,7 +56,11 @@ static int parse_options(struct rubick_state *st, const char *options, struct rk
 						    "rubick: guaranteed=%s: must be 'keep' or 'reconfigure'",
 						    v);
 		} else if (!strcmp(k, "quota")) {
-			int rc = parse_quota(st, v, err);
+			free(st->quota);
+			st->quota = NULL;
+			st->n_quota = 0;
+			int rc = rk_tenant_quotas_parse(v, "rubick: quota", &st->quota, &st->n_quota,
+							err);
 			if (rc)
 				return rc;
 		} else {
@@ -115,6 +87,7 @@ int rubick_state_create(void **state, const char *options, struct rk_error *err,
 	if (!rc && rubick_cache_create(&st->cache))
 		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
 	if (rc) {
+		free(st->quota);
 		free(st);
 		return rc;
 	}
@@ -128,6 +101,7 @@ void rubick_state_destroy(void *state)
 	if (!st)
 		return;
 	rubick_cache_destroy(st->cache);
+	free(st->quota);
 	free(st);
 }
 
@@ -137,7 +111,7 @@ int rubick_quota_of(const struct rubick_state *st, const struct rk_sched_input *
 	/* The policy option overrides the driver's quota (ad-hoc experiments). */
 	for (int i = 0; i < st->n_quota; i++)
 		if (!strcmp(st->quota[i].tenant, tenant))
-			return st->quota[i].gpus;
+			return st->quota[i].guaranteed_gpus;
 	for (int i = 0; in && i < in->n_quotas; i++)
 		if (!strcmp(in->quotas[i].tenant, tenant))
 			return in->quotas[i].guaranteed_gpus;
