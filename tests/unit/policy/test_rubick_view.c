@@ -1,0 +1,90 @@
+/*
+ * The Rubick policy's view cache (src/policy/rubick_view.c): a view is built
+ * once per key and handed back, unmoved, on every later lookup, however many
+ * keys the cache holds (its hash table grows past 64 and 128 entries here);
+ * a refit (new parameters) is a new key; trim keeps views below the cap.
+ */
+#include "baseline_fixture.h"
+
+#include "policy/rubick_internal.h"
+
+#define N_KEYS 300
+
+/* Res-only views (the user's plan scaled) are cheap to build: keys differ by max_gpus. */
+static const struct rubick_view *get(struct rubick_cache *c, struct fixture *f, int max_gpus)
+{
+	const struct rubick_view *v = NULL;
+	struct rk_error err;
+	assert_int_equal(rubick_view_get(c, RUBICK_RES_ONLY, &f->jobs[0], &f->env, 8, 81920,
+					 f->nodes[0].mem_mb, max_gpus, &v, &err),
+			 RK_OK);
+	assert_non_null(v);
+	assert_int_equal(v->max_gpus, max_gpus);
+	return v;
+}
+
+static void lookups_return_the_built_view(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 1, 0);
+	f.jobs[0].global_batch = 1;
+	f.jobs[0].req_plan = fx_dp_plan(1, 1, 0);
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	static const struct rubick_view *first[N_KEYS + 1];
+	for (int g = 1; g <= N_KEYS; g++) {
+		first[g] = get(c, &f, g);
+		for (int h = 1; h < g; h++)
+			assert_ptr_not_equal(first[h], first[g]);
+	}
+	rubick_cache_trim(c); /* far below the cap: keeps everything */
+	for (int g = N_KEYS; g >= 1; g--)
+		assert_ptr_equal(get(c, &f, g), first[g]);
+	/* One GPU is the whole view at batch 1: every size repeats size 1. */
+	assert_true(first[N_KEYS]->tput_sps[1] > 0);
+	assert_int_equal(first[N_KEYS]->use_gpus[N_KEYS], 1);
+	/* A refit changes the parameters: a new view, the old one still there. */
+	f.model.perf.k_const *= 2;
+	const struct rubick_view *refit = get(c, &f, 8);
+	assert_ptr_not_equal(refit, first[8]);
+	assert_true(refit->tput_sps[1] < first[8]->tput_sps[1]);
+	f.model.perf.k_const /= 2;
+	assert_ptr_equal(get(c, &f, 8), first[8]);
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
+/* A build that fails is remembered and fails again from the cache. */
+static void failures_are_cached(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 1, 0);
+	f.jobs[0].global_batch = 1;
+	f.jobs[0].req_plan = fx_dp_plan(1, 1, 0);
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	for (int i = 0; i < 2; i++) {
+		const struct rubick_view *v = NULL;
+		struct rk_error err;
+		/* 1 MB per GPU: no size of the plan fits in memory. */
+		int rc = rubick_view_get(c, RUBICK_RES_ONLY, &f.jobs[0], &f.env, 8, 1,
+					 f.nodes[0].mem_mb, 4, &v, &err);
+		assert_true(rc < 0);
+		assert_null(v);
+	}
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lookups_return_the_built_view),
+		cmocka_unit_test(failures_are_cached),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
