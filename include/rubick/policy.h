@@ -57,6 +57,21 @@ struct rk_sched_input {
 	/* Guaranteed-GPU quotas; tenants not listed have none. May be NULL. */
 	const struct rk_tenant_quota *quotas;
 	int n_quotas;
+	/*
+	 * Change feed, so that policies keeping state across rounds (the classic
+	 * baselines) pay for what changed, not for every waiting job. Drivers
+	 * that fill it (the simulator) set `incremental` = 1 and promise: a job
+	 * keeps one pointer for the life of the policy state; `holders` lists
+	 * exactly the jobs of `jobs` holding resources; `changed` lists every job
+	 * that arrived, started or stopped holding, or finished (RK_JOB_DONE, no
+	 * longer in `jobs`) since the previous round given to this policy state.
+	 * 0 (the default) = none of this holds and policies read `jobs` alone.
+	 */
+	int incremental;
+	struct rk_job *const *holders;
+	int n_holders;
+	struct rk_job *const *changed;
+	int n_changed;
 };
 
 /*

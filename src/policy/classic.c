@@ -31,16 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct item {
-	struct rk_job *job;
-	struct classic_key key;
-	int selected;
-	int preempted; /* preemption decided this round */
-};
-
 static int by_key(const void *a, const void *b)
 {
-	const struct item *x = a, *y = b;
+	const struct classic_item *x = a, *y = b;
 	if (x->key.k1 != y->key.k1)
 		return x->key.k1 < y->key.k1 ? -1 : 1;
 	if (x->key.k2 != y->key.k2)
@@ -64,6 +57,23 @@ int classic_create_noopt(void **state, const char *options, struct rk_error *err
 		return rk_error_set(err, RK_EINVAL, "policy %s takes no options (got '%s')", name,
 				    options);
 	return 0;
+}
+
+int classic_create_cache(void **state, const char *options, struct rk_error *err,
+			 const char *name)
+{
+	int rc = classic_create_noopt(state, options, err, name);
+	if (rc)
+		return rc;
+	*state = calloc(1, sizeof(struct classic_cache));
+	if (!*state)
+		return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", name);
+	return 0;
+}
+
+int classic_item_cmp(const void *a, const void *b)
+{
+	return by_key(a, b);
 }
 
 static int holds(const struct rk_job *j)
@@ -92,7 +102,12 @@ static int try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisi
 	return r == 0;
 }
 
-static void sift_down(struct item *h, int n, int i)
+int classic_try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out, int *rc)
+{
+	return try_start(cap, j, out, rc);
+}
+
+static void sift_down(struct classic_item *h, int n, int i)
 {
 	for (;;) {
 		int c = 2 * i + 1;
@@ -102,7 +117,7 @@ static void sift_down(struct item *h, int n, int i)
 			c++;
 		if (by_key(&h[c], &h[i]) >= 0)
 			return;
-		struct item t = h[i];
+		struct classic_item t = h[i];
 		h[i] = h[c];
 		h[c] = t;
 		i = c;
@@ -114,7 +129,7 @@ static void sift_down(struct item *h, int n, int i)
  * soon as no GPU is left, so a long queue costs O(n + k log n) for the k jobs
  * looked at instead of a full sort.
  */
-static int schedule_fifo_like(struct item *it, int n, struct rk_capacity *cap,
+static int schedule_fifo_like(struct classic_item *it, int n, struct rk_capacity *cap,
 			      struct rk_decisions *out)
 {
 	int rc = 0;
@@ -130,7 +145,7 @@ static int schedule_fifo_like(struct item *it, int n, struct rk_capacity *cap,
 	return rc;
 }
 
-static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap, int budget,
+static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacity *cap, int budget,
 			       struct rk_decisions *out)
 {
 	int rc = 0;
@@ -193,9 +208,9 @@ static int schedule_preemptive(struct item *it, int n, struct rk_capacity *cap, 
 }
 
 /* Whether some pending job outranks some job holding resources. O(n), no sort. */
-static int preemption_possible(const struct item *it, int n)
+static int preemption_possible(const struct classic_item *it, int n)
 {
-	const struct item *best_pending = NULL, *worst_holder = NULL;
+	const struct classic_item *best_pending = NULL, *worst_holder = NULL;
 	for (int i = 0; i < n; i++) {
 		if (holds(it[i].job)) {
 			if (!worst_holder || by_key(&it[i], worst_holder) > 0)
@@ -213,7 +228,7 @@ static int preemption_possible(const struct item *it, int n)
  * larger job could neither be selected nor placed. A saturated cluster with a
  * long queue then sorts a handful of jobs per round instead of the queue.
  */
-static int filter_fitting(struct item *it, int n, int free_gpus)
+static int filter_fitting(struct classic_item *it, int n, int free_gpus)
 {
 	int m = 0;
 	for (int i = 0; i < n; i++)
@@ -227,6 +242,7 @@ void classic_cache_fini(struct classic_cache *c)
 	if (!c)
 		return;
 	free(c->ids);
+	classic_inc_free(c->inc);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -241,14 +257,14 @@ static size_t id_slot(int64_t id, int bits)
  * (insertion sort, O(n + moves)); fall back to qsort when the order moved a
  * lot. The result is the same total order either way (by_key is strict).
  */
-static int order_items(struct classic_cache *c, struct item *it, int m)
+static int order_items(struct classic_cache *c, struct classic_item *it, int m)
 {
 	int rc = 0;
 	int bits = 1;
 	while ((1 << bits) < 2 * m)
 		bits++;
 	int *slot = NULL;
-	struct item *ord = NULL;
+	struct classic_item *ord = NULL;
 	char *used = NULL;
 	if (!c || c->n == 0 || m < 64)
 		goto full;
@@ -283,7 +299,7 @@ static int order_items(struct classic_cache *c, struct item *it, int m)
 			ord[k++] = it[i];
 	long moves = 0, limit = 8L * m + 1024;
 	for (int i = 1; i < m && moves <= limit; i++) {
-		struct item x = ord[i];
+		struct classic_item x = ord[i];
 		int j = i;
 		for (; j > 0 && by_key(&ord[j - 1], &x) > 0 && moves <= limit; j--, moves++)
 			ord[j] = ord[j - 1];
@@ -322,12 +338,18 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err)
 {
+	if (cache && in->incremental)
+		return classic_inc_schedule(spec, opt, cache, in, out, err);
+	if (cache && cache->inc) { /* a round without the feed: rebuild at the next one */
+		classic_inc_free(cache->inc);
+		cache->inc = NULL;
+	}
 	int n = in->n_jobs, rc;
 	struct rk_capacity cap;
 	rc = rk_capacity_from_jobs(&cap, in->cluster, in->jobs, n, err);
 	if (rc)
 		return rk_error_prefix(err, "policy %s", spec->name);
-	struct item *it = calloc((size_t)(n > 0 ? n : 1), sizeof(*it));
+	struct classic_item *it = calloc((size_t)(n > 0 ? n : 1), sizeof(*it));
 	if (!it) {
 		rk_capacity_fini(&cap);
 		return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);

@@ -7,6 +7,7 @@
 #ifndef RUBICK_POLICY_CLASSIC_H
 #define RUBICK_POLICY_CLASSIC_H
 
+#include "rubick/placement.h"
 #include "rubick/policy.h"
 
 /*
@@ -32,9 +33,18 @@ struct classic_spec {
  * up as their remaining time shrinks, arrivals slot in), so re-sorting starts
  * from it with an insertion sort instead of a full sort.
  */
+struct classic_inc; /* incremental rounds (classic.c) */
+
 struct classic_cache {
 	int64_t *ids;
 	int n, cap;
+	/*
+	 * Waiting jobs kept across rounds when the driver sends the change feed
+	 * (rk_sched_input.incremental): a round then costs O(changes + holders +
+	 * started jobs), not O(waiting jobs). Requires keys of waiting jobs to
+	 * stay the same while they wait (true of all four classic keys).
+	 */
+	struct classic_inc *inc;
 };
 
 void classic_cache_fini(struct classic_cache *c);
@@ -47,6 +57,31 @@ void classic_cache_fini(struct classic_cache *c);
 int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err);
+
+/* Allocate a zeroed classic_cache as the state of a policy without options. */
+int classic_create_cache(void **state, const char *options, struct rk_error *err,
+			 const char *name);
+
+/* An active job in a round: its key, and what the round decided for it. */
+struct classic_item {
+	struct rk_job *job;
+	struct classic_key key;
+	int selected;
+	int preempted; /* preemption decided this round */
+};
+
+/* Priority order of items (qsort comparator): key, then k2, then job id. */
+int classic_item_cmp(const void *a, const void *b);
+
+/* Start `j` on `cap` when its request fits, pushing the decision; 1 = started, *rc on error. */
+int classic_try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out,
+		      int *rc);
+
+/* The round on the kept queue (classic_inc.c); in->incremental must be set. */
+int classic_inc_schedule(const struct classic_spec *spec, const void *opt,
+			 struct classic_cache *cache, const struct rk_sched_input *in,
+			 struct rk_decisions *out, struct rk_error *err);
+void classic_inc_free(struct classic_inc *s);
 
 /* create/destroy for policies without options: any option is an error. */
 int classic_create_noopt(void **state, const char *options, struct rk_error *err,

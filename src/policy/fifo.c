@@ -5,6 +5,8 @@
  */
 #include "classic.h"
 
+#include <stdlib.h>
+
 static void fifo_key(const struct rk_job *job, int64_t now_ms, const void *opt,
 		     struct classic_key *out)
 {
@@ -18,19 +20,19 @@ static const struct classic_spec spec = {"fifo", fifo_key, 0};
 
 static int fifo_create(void **state, const char *options, struct rk_error *err)
 {
-	return classic_create_noopt(state, options, err, spec.name);
+	return classic_create_cache(state, options, err, spec.name);
 }
 
 static void fifo_destroy(void *state)
 {
-	(void)state;
+	classic_cache_fini(state);
+	free(state);
 }
 
 static int fifo_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
-	(void)state;
-	return classic_schedule(&spec, NULL, NULL, in, out, err);
+	return classic_schedule(&spec, NULL, state, in, out, err);
 }
 
 const struct rk_policy_ops rk_policy_fifo = {

@@ -5,6 +5,8 @@
  */
 #include "classic.h"
 
+#include <stdlib.h>
+
 #include <math.h>
 
 static void sjf_key(const struct rk_job *job, int64_t now_ms, const void *opt,
@@ -20,19 +22,19 @@ static const struct classic_spec spec = {"sjf", sjf_key, 0};
 
 static int sjf_create(void **state, const char *options, struct rk_error *err)
 {
-	return classic_create_noopt(state, options, err, spec.name);
+	return classic_create_cache(state, options, err, spec.name);
 }
 
 static void sjf_destroy(void *state)
 {
-	(void)state;
+	classic_cache_fini(state);
+	free(state);
 }
 
 static int sjf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			struct rk_error *err)
 {
-	(void)state;
-	return classic_schedule(&spec, NULL, NULL, in, out, err);
+	return classic_schedule(&spec, NULL, state, in, out, err);
 }
 
 const struct rk_policy_ops rk_policy_sjf = {

@@ -21,13 +21,7 @@ static const struct classic_spec spec = {"srtf", srtf_key, 1};
 
 static int srtf_create(void **state, const char *options, struct rk_error *err)
 {
-	int rc = classic_create_noopt(state, options, err, spec.name);
-	if (rc)
-		return rc;
-	*state = calloc(1, sizeof(struct classic_cache));
-	if (!*state)
-		return rk_error_set(err, RK_ENOMEM, "policy srtf: out of memory");
-	return 0;
+	return classic_create_cache(state, options, err, spec.name);
 }
 
 static void srtf_destroy(void *state)

@@ -75,10 +75,15 @@ static int tiresias_schedule(void *state, const struct rk_sched_input *in,
 	 */
 	int waiting = 0;
 	int64_t wake = 0;
-	for (int i = 0; i < in->n_jobs; i++)
+	/* With the change feed every active job either waits or is among the holders. */
+	struct rk_job *const *look = in->incremental ? in->holders : in->jobs;
+	int n_look = in->incremental ? in->n_holders : in->n_jobs;
+	if (in->incremental)
+		waiting = in->n_jobs > in->n_holders;
+	for (int i = 0; i < in->n_jobs && !in->incremental; i++)
 		waiting |= in->jobs[i]->state == RK_JOB_PENDING;
-	for (int i = 0; i < in->n_jobs && waiting; i++) {
-		const struct rk_job *j = in->jobs[i];
+	for (int i = 0; i < n_look && waiting; i++) {
+		const struct rk_job *j = look[i];
 		int g = rk_alloc_total_gpus(&j->alloc);
 		if (g <= 0 || j->attained_gpu_s >= t->threshold_gpu_s)
 			continue;

@@ -130,6 +130,54 @@ void sim_settle(struct sim *s, struct sjob *sj, int64_t now)
 	(void)s;
 }
 
+/* ---- the change feed (rk_sched_input.changed / holders) -------------------- */
+
+void sim_mark(struct sim *s, struct sjob *sj)
+{
+	if (!sj->in_chg) {
+		sj->in_chg = 1;
+		s->chg[s->n_chg++] = &sj->j;
+	}
+}
+
+void sim_hold_add(struct sim *s, struct sjob *sj)
+{
+	if (sj->hl_pos < 0) {
+		sj->hl_pos = s->n_hl;
+		s->hl[s->n_hl++] = &sj->j;
+	}
+	sim_mark(s, sj);
+}
+
+void sim_hold_del(struct sim *s, struct sjob *sj)
+{
+	if (sj->hl_pos >= 0) {
+		struct rk_job *last = s->hl[--s->n_hl];
+		s->hl[sj->hl_pos] = last;
+		((struct sjob *)last)->hl_pos = sj->hl_pos; /* j is sjob's first member */
+		sj->hl_pos = -1;
+	}
+	sim_mark(s, sj);
+}
+
+/* A finished job leaves the active list (sorted by arrival rank), keeping the order. */
+static void act_remove(struct sim *s, const struct sjob *sj)
+{
+	int lo = 0, hi = s->n_act;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (s->jobs[s->act[mid]].arr_rank < sj->arr_rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= s->n_act || &s->jobs[s->act[lo]] != sj)
+		return;
+	memmove(&s->act[lo], &s->act[lo + 1], (size_t)(s->n_act - lo - 1) * sizeof(*s->act));
+	memmove(&s->snap[lo], &s->snap[lo + 1], (size_t)(s->n_act - lo - 1) * sizeof(*s->snap));
+	s->n_act--;
+}
+
 /* Start accruing progress at `now` and schedule the completion. */
 int sim_start_running(struct sim *s, int idx, int64_t now)
 {
@@ -221,6 +269,8 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 			s->res.preemptions++;
 			s->n_pending++;
 			s->n_holding--;
+			sim_hold_del(s, sj);
+			sim_sla_close(sj, now); /* what this instant's sweep would do: it sees holders only */
 			continue;
 		}
 		rc = rk_capacity_take(&s->cap, &d->alloc, err);
@@ -232,6 +282,7 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 			s->n_pending--;
 			s->n_holding++;
 			sj->hold_from_ms = now;
+			sim_hold_add(s, sj);
 		}
 		if (j->first_start_ms < 0)
 			j->first_start_ms = now;
@@ -298,26 +349,53 @@ static int handle_heap_events(struct sim *s, int *changed)
 		sj->iter_ms = 0;
 		s->n_holding--;
 		s->n_done++;
+		sim_hold_del(s, sj);
+		act_remove(s, sj);
 		*changed = 1;
 	}
 	return rc;
 }
 
+/*
+ * The jobs rk_decisions_validate needs, in s->vsnap: every holder (what it
+ * keeps counts against capacity) and every active job a decision names (an
+ * id of no active job stays unknown, as in the full snapshot). Returns the count.
+ */
+static int sim_validation_jobs(struct sim *s, const struct rk_decisions *ds)
+{
+	int m = 0;
+	for (int i = 0; i < s->n_hl; i++)
+		s->vsnap[m++] = s->hl[i];
+	for (int k = 0; k < ds->n; k++) {
+		int lo = 0, hi = s->n;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (s->ids[mid].id < ds->v[k].job_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo >= s->n || s->ids[lo].id != ds->v[k].job_id)
+			continue;
+		struct sjob *sj = &s->jobs[s->ids[lo].index];
+		int active = sj->arr_rank < s->next_arrival && !sj->rejected &&
+			     sj->j.state != RK_JOB_DONE;
+		if (active && sj->hl_pos < 0 && m < s->n)
+			s->vsnap[m++] = &sj->j;
+	}
+	return m;
+}
+
 static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		     struct rk_error *err)
 {
-	/* Compact the active list (finished jobs leave) and settle progress. */
-	int m = 0;
-	for (int i = 0; i < s->n_act; i++) {
-		struct sjob *sj = &s->jobs[s->act[i]];
-		if (sj->j.state == RK_JOB_DONE)
-			continue;
-		sim_settle(s, sj, s->now_ms);
-		s->act[m] = s->act[i];
-		s->snap[m] = &sj->j;
-		m++;
-	}
-	s->n_act = m;
+	/*
+	 * act and snap already hold exactly the active jobs (arrivals append,
+	 * completions remove); settling a job that holds nothing changes nothing.
+	 */
+	int m = s->n_act;
+	for (int i = 0; i < s->n_hl; i++)
+		sim_settle(s, (struct sjob *)s->hl[i], s->now_ms);
 	uint64_t z = s->cfg.seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(s->res.rounds + 1);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64 finaliser */
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -332,10 +410,18 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		.xi = s->cfg.xi,
 		.quotas = s->cfg.quotas,
 		.n_quotas = s->cfg.n_quotas,
+		.incremental = 1,
+		.holders = s->hl,
+		.n_holders = s->n_hl,
+		.changed = s->chg,
+		.n_changed = s->n_chg,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);
 	int rc = p->schedule(pstate, &in, &s->ds, err);
+	for (int i = 0; i < s->n_chg; i++)
+		((struct sjob *)s->chg[i])->in_chg = 0;
+	s->n_chg = 0;
 	if (rc)
 		return rk_error_prefix(err, "policy %s failed at t=%lld ms", p->name,
 				       (long long)s->now_ms);
@@ -343,6 +429,9 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	struct rk_sched_input vin = in;
 	if (s->cfg.sharing)
 		vin.cluster = &s->slots;
+	/* Only holders and decided jobs bear on validity: validate on them alone. */
+	vin.jobs = s->vsnap;
+	vin.n_jobs = sim_validation_jobs(s, &s->ds);
 	rc = rk_decisions_validate(&vin, &s->ds, p->name, err);
 	if (!rc && s->cfg.sharing)
 		rc = rk_gpu_share_resolve(&in, &s->ds, p->name, err);
@@ -439,7 +528,9 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 			int idx = s->order[s->next_arrival++];
 			if (sim_quota_reject(s, idx))
 				continue; /* over its tenant's guaranteed quota: never runs */
+			s->snap[s->n_act] = &s->jobs[idx].j;
 			s->act[s->n_act++] = idx;
+			sim_mark(s, &s->jobs[idx]);
 			s->n_pending++;
 			changed = 1;
 			s->dirty = 1;

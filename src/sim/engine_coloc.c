@@ -156,11 +156,11 @@ int sim_rerate(struct sim *s, struct rk_error *err)
 
 int sim_coloc_check(struct sim *s, struct rk_error *err)
 {
-	int m = 0;
+	int m = 0; /* scratch: vsnap, as snap is the kept active list */
 	for (int i = 0; i < s->n; i++)
 		if (s->jobs[i].j.alloc.n > 0)
-			s->snap[m++] = &s->jobs[i].j;
-	int rc = rk_gpu_share_audit(s->cluster, s->snap, m, err);
+			s->vsnap[m++] = &s->jobs[i].j;
+	int rc = rk_gpu_share_audit(s->cluster, s->vsnap, m, err);
 	if (rc)
 		return rk_error_prefix(err, "check mode: t=%lld ms", (long long)s->now_ms);
 	return 0;

@@ -35,6 +35,9 @@ struct sjob {
 	double gpu_s;          /* GPU-seconds held so far */
 	int preemptions;
 	uint32_t version;
+	int arr_rank;          /* position in sim.order: act is sorted by it */
+	int hl_pos;            /* index in sim.hl, -1 = holds nothing */
+	int in_chg;            /* listed in sim.chg */
 	/* guaranteed jobs (engine_sla.c) */
 	double sla_base_ms;    /* oracle ms per iteration at the request; 0 = not guaranteed */
 	int64_t below_from_ms; /* running below the baseline since, -1 = not */
@@ -54,7 +57,13 @@ struct sim {
 	int next_arrival;          /* position in order */
 	int *act;                  /* active job indices (pending or holding), arrival order */
 	int n_act;
-	struct rk_job **snap;      /* policy snapshot, n_act entries */
+	struct rk_job **snap;      /* policy snapshot, n_act entries, kept in step with act */
+	/* The change feed of rk_sched_input (policy.h): rounds cost O(changes), not O(active). */
+	struct rk_job **hl;        /* jobs holding resources, any order */
+	int n_hl;
+	struct rk_job **chg;       /* jobs that arrived/started/stopped/finished since the last round */
+	int n_chg;
+	struct rk_job **vsnap;     /* validation snapshot: holders + decided jobs (scratch) */
 	struct id_slot *ids;       /* job id -> index, sorted by id */
 	struct rk_capacity cap;
 	int gpus_total;
@@ -96,6 +105,10 @@ struct id_slot {
 /* Index of the job with id `id` (it must exist: decisions are validated first). */
 int sim_job_index(const struct sim *s, int64_t id);
 void sim_settle(struct sim *s, struct sjob *sj, int64_t now);
+/* Change feed bookkeeping (engine.c): list `sj` as changed; it starts / stops holding. */
+void sim_mark(struct sim *s, struct sjob *sj);
+void sim_hold_add(struct sim *s, struct sjob *sj);
+void sim_hold_del(struct sim *s, struct sjob *sj);
 /* Start accruing progress at `now` and schedule the completion. */
 int sim_start_running(struct sim *s, int idx, int64_t now);
 /* Co-location (engine_coloc.c): set-up, re-evaluating every holder's rate, check mode. */

@@ -162,8 +162,11 @@ static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *
 	for (int i = 0; i < s->n; i++)
 		s->ids[i] = (struct id_slot){s->jobs[i].j.submit_ms, i};
 	qsort(s->ids, (size_t)s->n, sizeof(*s->ids), by_arrival);
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->n; i++) {
 		s->order[i] = s->ids[i].index;
+		s->jobs[s->order[i]].arr_rank = i;
+		s->jobs[i].hl_pos = -1;
+	}
 	for (int i = 0; i < s->n; i++)
 		s->ids[i] = (struct id_slot){s->jobs[i].j.id, i};
 	qsort(s->ids, (size_t)s->n, sizeof(*s->ids), by_id);
@@ -220,6 +223,9 @@ static void sim_free(struct sim *s)
 	free(s->order);
 	free(s->act);
 	free(s->snap);
+	free(s->hl);
+	free(s->chg);
+	free(s->vsnap);
 	free(s->ids);
 	free(s->heap);
 	rk_capacity_fini(&s->cap);
@@ -256,8 +262,11 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	s.act = malloc(m * sizeof(*s.act));
 	s.snap = malloc(m * sizeof(*s.snap));
 	s.ids = malloc(m * sizeof(*s.ids));
+	s.hl = malloc(m * sizeof(*s.hl));
+	s.chg = malloc(m * sizeof(*s.chg));
+	s.vsnap = malloc(m * sizeof(*s.vsnap));
 	int rc = 0;
-	if (!s.jobs || !s.order || !s.act || !s.snap || !s.ids) {
+	if (!s.jobs || !s.order || !s.act || !s.snap || !s.ids || !s.hl || !s.chg || !s.vsnap) {
 		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory for %d jobs", n);
 		goto done;
 	}

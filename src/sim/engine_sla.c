@@ -88,8 +88,12 @@ void sim_sla_sweep(struct sim *s)
 {
 	if (s->n_guaranteed == 0)
 		return;
-	for (int i = 0; i < s->n_act; i++) {
-		struct sjob *sj = &s->jobs[s->act[i]];
+	/*
+	 * Holders only: a job that stops holding is closed then (completion,
+	 * preemption in sim_apply) and stays closed while it waits.
+	 */
+	for (int i = 0; i < s->n_hl; i++) {
+		struct sjob *sj = (struct sjob *)s->hl[i];
 		if (!(sj->sla_base_ms > 0))
 			continue;
 		/* Close the interval up to now, then open one if still below. */
