@@ -38,7 +38,8 @@ void rkd_api_jobs_submit(const struct rkd_api *api, const struct rkd_req *req,
 		return;
 	}
 	struct rkd_msg m = {.kind = RKD_MSG_SUBMIT, .who = &req->who, .spec = &spec, .model = &model};
-	call(api, &m, resp);
+	rkd_sched_submit(api->sched, &m);
+	rkd_resp_from_msg(resp, &m);
 	rkd_spec_fini(&spec);
 }
 

@@ -68,23 +68,28 @@ int sched_state_terminal(enum rk_job_state st)
 
 void sched_fail(struct rkd_sched *s, const struct rk_error *e)
 {
+	/* The submit writer fails too: fail_err is set before failed, which is atomic. */
 	pthread_mutex_lock(&s->mu);
 	int first = !s->failed;
-	s->failed = 1;
-	pthread_mutex_unlock(&s->mu);
 	if (first) {
 		s->fail_err = *e;
-		fprintf(stderr, "rubickd: storage failure, stopping: %s\n", e->msg);
+		s->failed = 1;
 	}
+	pthread_mutex_unlock(&s->mu);
+	if (first)
+		fprintf(stderr, "rubickd: storage failure, stopping: %s\n", e->msg);
 }
 
+/* Open the write transaction (lazily, at the first write): store_mu until its commit. */
 int sched_txn(struct rkd_sched *s)
 {
 	if (s->in_txn)
 		return 0;
+	pthread_mutex_lock(&s->store_mu);
 	struct rk_error e;
 	int ret = rkd_store_begin(s->store, &e);
 	if (ret) {
+		pthread_mutex_unlock(&s->store_mu);
 		sched_fail(s, &e);
 		return ret;
 	}
@@ -99,6 +104,7 @@ static int txn_commit(struct rkd_sched *s)
 	s->in_txn = 0;
 	struct rk_error e;
 	int ret = rkd_store_commit(s->store, &e);
+	pthread_mutex_unlock(&s->store_mu);
 	if (ret)
 		sched_fail(s, &e);
 	return ret;
@@ -646,7 +652,7 @@ void *sched_thread_main(void *arg)
 	int64_t last_accrue = rkd_now_ms();
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
-		if (!s->head && !s->stopping) {
+		if (!s->head && !s->adopt_head && !s->stopping) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
 			int64_t gap = s->last_round_at_ms + ROUND_GAP_MS - rkd_now_ms();
@@ -660,10 +666,13 @@ void *sched_thread_main(void *arg)
 		}
 		struct rkd_msg *batch = s->head;
 		s->head = s->tail = NULL;
+		struct sjob *adopt = s->adopt_head; /* first: later messages may name them */
+		s->adopt_head = s->adopt_tail = NULL;
 		int stop = s->stopping;
 		pthread_mutex_unlock(&s->mu);
 
 		int64_t now = rkd_now_ms();
+		sched_adopt(s, adopt);
 		for (struct rkd_msg *m = batch; m; m = m->next) {
 			if (s->failed)
 				fail_msg(m, &s->fail_err);
@@ -678,18 +687,11 @@ void *sched_thread_main(void *arg)
 					sched_on_exit(s, &ex[i], now);
 			/* a node down or drained is a capacity change: decide again */
 			if (s->engine->capacity &&
-			    s->engine->capacity(s->engine_state, s->cluster.nodes, s->cluster.n_nodes) > 0)
+			    s->engine->capacity(s->engine_state, s->cluster.nodes, s->cluster.n_nodes) > 0) {
 				s->round_wanted = 1;
-			accrue(s, now, &last_accrue);
-			if ((s->round_wanted && now - s->last_round_at_ms >= ROUND_GAP_MS) ||
-			    now >= s->next_round_ms) {
-				s->last_round_at_ms = now;
-				struct rk_error e;
-				rk_error_clear(&e);
-				s->round_wanted = 0;
-				s->next_round_ms = now + s->round_interval_ms;
-				round_run(s, now, &e);
+				atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 			}
+			accrue(s, now, &last_accrue);
 			sched_flush(s);
 			txn_commit(s);
 		}
@@ -697,7 +699,19 @@ void *sched_thread_main(void *arg)
 			for (struct rkd_msg *m = batch; m; m = m->next)
 				if (m->status < 400 || m->status == 0)
 					fail_msg(m, &s->fail_err);
+		/* Replies go out before the round: no request waits for the policy. */
 		reply_all(batch);
+		if (!s->failed && ((s->round_wanted && now - s->last_round_at_ms >= ROUND_GAP_MS) ||
+				   now >= s->next_round_ms)) {
+			s->last_round_at_ms = now;
+			struct rk_error e;
+			rk_error_clear(&e);
+			s->round_wanted = 0;
+			s->next_round_ms = now + s->round_interval_ms;
+			round_run(s, now, &e); /* the transaction opens after the policy decided */
+			sched_flush(s);
+			txn_commit(s);
+		}
 		if (s->failed) {
 			if (stop)
 				break;
@@ -705,14 +719,17 @@ void *sched_thread_main(void *arg)
 		}
 		/* Engine actions only after their records are durable (see top). */
 		launch_ready(s, now);
+		/* commit the launches now: the write lock is never held while we wait */
+		sched_flush(s);
+		txn_commit(s);
 		jobs_compact(s);
 		if (stop)
 			break;
 	}
-	/* a final commit of what launch_ready recorded */
-	if (!s->failed) {
-		sched_flush(s);
-		txn_commit(s);
+	if (s->in_txn) { /* failed with a transaction open: give the write lock back */
+		rkd_store_rollback(s->store);
+		s->in_txn = 0;
+		pthread_mutex_unlock(&s->store_mu);
 	}
 	return NULL;
 }
@@ -753,6 +770,13 @@ int rkd_sched_failed(struct rkd_sched *s)
 
 int rkd_sched_start(struct rkd_sched *s, struct rk_error *err)
 {
+	/* Recovery's writes commit on this thread: store_mu is released where it was taken. */
+	sched_flush(s);
+	if (txn_commit(s) || s->failed)
+		return rk_error_set(err, RK_EIO, "%s", s->fail_err.msg);
+	int ret = sched_submit_start(s, err);
+	if (ret)
+		return ret;
 	if (pthread_create(&s->thread, NULL, sched_thread_main, s))
 		return rk_error_set(err, RK_EIO, "cannot start the scheduler thread");
 	s->started = 1;

@@ -107,6 +107,13 @@ int rkd_sched_failed(struct rkd_sched *s);
 
 /* Send `m` and wait for the reply (m->status, m->body). Thread-safe. */
 void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m);
+/*
+ * Submit m (RKD_MSG_SUBMIT) and wait for the reply. Thread-safe. Plain
+ * submissions are built on the calling thread and group-committed by the
+ * submit writer (sched_submit.c) without waiting for the scheduler thread;
+ * those with an idempotency key or a tenant quota go through rkd_sched_call.
+ */
+void rkd_sched_submit(struct rkd_sched *s, struct rkd_msg *m);
 
 /*
  * Without the thread (benchmarks and tests; never after rkd_sched_start):

@@ -226,6 +226,15 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->wake, NULL);
+	pthread_mutex_init(&s->store_mu, NULL);
+	pthread_mutex_init(&s->sub_mu, NULL);
+	pthread_cond_init(&s->sub_wake, NULL);
+	s->sync = cfg->sync;
+	s->db_path = strdup(cfg->db_path);
+	if (!s->db_path) {
+		rkd_sched_destroy(s);
+		return rk_error_set(err, RK_ENOMEM, "out of memory");
+	}
 	rk_decisions_init(&s->dec);
 	s->engine = cfg->engine;
 	s->zoo = cfg->zoo;
@@ -261,7 +270,8 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	if (!ret)
 		ret = s->engine->create(&s->engine_state, &cfg->engine_cfg, err);
 	if (!ret) {
-		s->next_id = rkd_store_max_job_id(s->store) + 1;
+		atomic_store(&s->next_id, rkd_store_max_job_id(s->store) + 1);
+		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 		ret = recover(s, err);
 	}
 	if (ret) {
@@ -286,6 +296,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 {
 	if (!s)
 		return;
+	sched_submit_stop(s); /* first: it hands jobs to the scheduler thread */
 	if (s->started) {
 		pthread_mutex_lock(&s->mu);
 		s->stopping = 1;
@@ -293,10 +304,17 @@ void rkd_sched_destroy(struct rkd_sched *s)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 	}
-	if (s->store && s->in_txn)
+	if (s->store && s->in_txn) {
 		rkd_store_rollback(s->store);
+		s->in_txn = 0;
+		pthread_mutex_unlock(&s->store_mu); /* taken on this thread (no scheduler thread) */
+	}
 	for (int i = 0; i < s->n_jobs; i++)
 		sjob_free(s->jobs[i]);
+	for (struct sjob *j = s->adopt_head, *next; j; j = next) {
+		next = j->adopt_next;
+		sjob_free(j);
+	}
 	free(s->jobs);
 	free(s->dirty);
 	if (s->policy && s->policy_state)
@@ -312,6 +330,10 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->tenants);
 	free(s->quotas);
 	free(s->url);
+	free(s->db_path);
+	pthread_cond_destroy(&s->sub_wake);
+	pthread_mutex_destroy(&s->sub_mu);
+	pthread_mutex_destroy(&s->store_mu);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

@@ -11,6 +11,7 @@
 #include "rubick/policy.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 enum stop_kind { STOP_NONE = 0, STOP_RESTART, STOP_PREEMPT, STOP_CANCEL };
 
@@ -25,6 +26,15 @@ struct sjob {
 	enum stop_kind stop;     /* why the live run was asked to stop */
 	int dirty;               /* row must be written in the current transaction */
 	struct rkd_fit *fit;     /* online refit from reports (refit.c); NULL until the first */
+	struct sjob *adopt_next; /* committed by the submit writer, not yet tracked */
+};
+
+/* A submission on the fast path (sched_submit.c), waiting for its group commit. */
+struct sub_req {
+	struct sjob *job;        /* built on the request thread; the scheduler's once committed */
+	int ok;                  /* 1 = committed */
+	sem_t done;
+	struct sub_req *next;
 };
 
 #define N_LAT_BUCKETS 12
@@ -56,14 +66,15 @@ struct rkd_sched {
 	int n_dirty, cap_dirty;
 	int launch_check;        /* a launch may have become possible */
 	int compact_check;       /* a terminal job may be ready to forget */
-	int64_t next_id;
+	_Atomic int64_t next_id; /* request threads and the scheduler thread both take ids */
+	_Atomic int gpus_up;     /* GPUs on nodes that are up, for submissions' feasibility check */
 	struct rk_decisions dec;
 	uint64_t round_seq;
 	int round_wanted;
 	int64_t next_round_ms;
 	int64_t last_round_at_ms; /* when the latest round ran */
 	int in_txn;
-	int failed;              /* storage failure: stop serving */
+	_Atomic int failed;      /* storage failure: stop serving (either writer may set it) */
 	struct rk_error fail_err;
 
 	/* metrics */
@@ -78,6 +89,24 @@ struct rkd_sched {
 	pthread_mutex_t mu;
 	pthread_cond_t wake;     /* scheduler: messages arrived or stop */
 	struct rkd_msg *head, *tail;
+	struct sjob *adopt_head, *adopt_tail; /* (under mu) committed submissions to track */
+
+	/*
+	 * The submit writer (sched_submit.c): its own SQLite connection, so a
+	 * submission's group commit never waits for a policy round. store_mu is
+	 * held by whichever connection has a write transaction open (BEGIN to
+	 * COMMIT), so the other waits on a mutex, not in SQLite's sleeping busy
+	 * handler.
+	 */
+	char *db_path;
+	enum rkd_sync sync;
+	pthread_mutex_t store_mu;
+	struct rkd_store *sub_store;
+	pthread_t sub_thread;
+	int sub_started, sub_stopping;
+	pthread_mutex_t sub_mu;
+	pthread_cond_t sub_wake;
+	struct sub_req *sub_head, *sub_tail;
 };
 
 extern const double rkd_lat_bounds_ms[N_LAT_BUCKETS];
@@ -104,7 +133,24 @@ void sched_dirty(struct rkd_sched *s, struct sjob *j);   /* queue j's row for wr
 void sched_flush(struct rkd_sched *s);                   /* write every queued row */
 void *sched_thread_main(void *arg);
 
+/* sched_submit.c */
+/*
+ * Build the job a submission asks for (no scheduler state but the cluster's
+ * and tenants' configuration): checks that need no other job, the default
+ * plan, the stored row; takes a new id. 0 and *out, or the error in m.
+ */
+int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenant, int64_t now,
+		       struct sjob **out);
+/* Track jobs the submit writer committed (scheduler thread). */
+void sched_adopt(struct rkd_sched *s, struct sjob *list);
+int sched_submit_start(struct rkd_sched *s, struct rk_error *err);
+void sched_submit_stop(struct rkd_sched *s);
+const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name);
+void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
+
 /* sched_msgs.c */
+void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
+		     int with_hist);
 int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
 		       int gpus, struct rk_plan *out, struct rk_error *err);
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
 {
@@ -30,8 +29,8 @@ static void set_json(struct rkd_msg *m, int status, json_t *o)
 }
 
 /* Reply with one job (and its history when `with_hist`). */
-static void reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
-		      int with_hist)
+void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
+		     int with_hist)
 {
 	struct rkd_job_row row, *rp = &row;
 	struct rk_error e;
@@ -57,14 +56,6 @@ static void reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_
 		rkd_job_row_fini(&row);
 }
 
-static const struct rkd_tenant_cfg *tenant_find(struct rkd_sched *s, const char *name)
-{
-	for (int i = 0; i < s->n_tenants; i++)
-		if (!strcmp(s->tenants[i].name, name))
-			return &s->tenants[i];
-	return NULL;
-}
-
 /*
  * Guaranteed-GPU quota (algorithms.md §1.7): whether `gpus` more GPUs for a
  * guaranteed job of `tenant` exceed its guaranteed_gpu_quota, counting the
@@ -74,7 +65,7 @@ static const struct rkd_tenant_cfg *tenant_find(struct rkd_sched *s, const char 
 static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gpus,
 				 const struct sjob *self, char *msg, size_t cap)
 {
-	const struct rkd_tenant_cfg *tc = tenant_find(s, tenant);
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
 	if (!tc || tc->guaranteed_gpu_quota < 0)
 		return 0;
 	long long held = 0;
@@ -95,15 +86,6 @@ static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gp
 static int may_modify(const struct rkd_caller *who, const struct sjob *j)
 {
 	return who->admin || (who->authed && !strcmp(who->tenant, j->core.tenant));
-}
-
-static void job_token(char *buf, size_t cap)
-{
-	unsigned char raw[16];
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		memset(raw, 0, sizeof(raw)); /* never reached on Linux >= 3.17 */
-	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < cap; i++)
-		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
 }
 
 /*
@@ -141,11 +123,11 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (sp->key[0]) {
 		int64_t id = rkd_store_job_by_key(s->store, tenant, sp->key);
 		if (id) {
-			reply_job(s, m, 200, id, 0);
+			sched_reply_job(s, m, 200, id, 0);
 			return;
 		}
 	}
-	int total = rk_cluster_total_gpus(&s->cluster);
+	int total = rk_cluster_total_gpus(&s->cluster); /* before quotas, as always */
 	if (sp->min_gpus > total) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "gpus: %d GPUs can never be allocated: the cluster has %d",
@@ -153,7 +135,7 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
 		return;
 	}
-	const struct rkd_tenant_cfg *tc = tenant_find(s, tenant);
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
 	if (tc && tc->gpu_quota >= 0) {
 		int used = 0;
 		for (int i = 0; i < s->n_jobs; i++)
@@ -174,110 +156,26 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EPERM, "gpus", gmsg);
 		return;
 	}
-	int batch = sp->global_batch ? sp->global_batch : m->model->global_batch;
-	if (batch <= 0) {
-		set_err(m, RK_EINVAL, "global_batch",
-			"global_batch: required (the model gives no default)");
+	struct sjob *j;
+	if (sched_submit_build(s, m, tenant, now, &j))
 		return;
-	}
 	struct rk_error e;
 	rk_error_clear(&e);
-	struct rk_plan req_plan = sp->plan;
-	if (sp->has_plan && rk_plan_validate(&sp->plan, batch, sp->gpus, &e)) {
-		set_err(m, RK_EINVAL, "plan", e.msg);
+	if (sched_txn(s) || rkd_store_job_insert(s->store, &j->row, &e)) {
+		if (s->in_txn)
+			sched_fail(s, &e);
+		set_err(m, RK_EUNAVAIL, "", "storage failure");
+		sjob_free(j);
 		return;
 	}
-	if (!sp->has_plan && sched_default_plan(s, m->model, batch, sp->gpus, &req_plan, &e)) {
-		char msg[600];
-		snprintf(msg, sizeof(msg), "global_batch: no plan runs %d samples on %d GPUs: %s",
-			 batch, sp->gpus, e.msg);
-		set_err(m, RK_EINFEASIBLE, "global_batch", msg);
+	if (sched_job_add(s, j)) {
+		set_err(m, RK_ENOMEM, "", "out of memory");
+		sjob_free(j);
 		return;
 	}
-	char model_text[RK_MODEL_TEXT_MAX];
-	if (rk_model_format(m->model, model_text, sizeof(model_text)) >= (int)sizeof(model_text)) {
-		set_err(m, RK_ERANGE, "model_spec", "model_spec: the model description is too long");
-		return;
-	}
-	struct sjob *j = calloc(1, sizeof(*j));
-	char *spec_json = NULL;
-	if (!j)
-		goto oom;
-	snprintf(sp->tenant, sizeof(sp->tenant), "%s", tenant);
-	sp->global_batch = batch;
-	spec_json = rkd_spec_encode(sp);
-	if (!spec_json)
-		goto oom;
-	j->spec = *sp; /* take the spec's strings */
-	memset(sp, 0, sizeof(*sp));
-	j->model = *m->model;
-	struct rk_job *c = &j->core;
-	c->id = s->next_id;
-	snprintf(c->name, sizeof(c->name), "%s", j->spec.name);
-	snprintf(c->tenant, sizeof(c->tenant), "%s", tenant);
-	c->model = &j->model;
-	c->global_batch = batch;
-	c->iters_total = j->spec.iterations;
-	c->submit_ms = now;
-	c->req_gpus = j->spec.gpus;
-	c->req_cpus = j->spec.cpus;
-	c->req_mem_mb = j->spec.mem_mb;
-	c->req_net_gbps = j->spec.net_gbps;
-	c->req_plan = req_plan;
-	c->guaranteed = j->spec.guaranteed;
-	c->min_gpus = j->spec.min_gpus;
-	c->max_gpus = j->spec.max_gpus;
-	c->est_duration_s = j->spec.est_duration_s;
-	c->state = RK_JOB_PENDING;
-	c->first_start_ms = -1;
-	c->last_change_ms = now;
-	rk_alloc_init(&c->alloc);
-	char token[40] = "";
-	job_token(token, sizeof(token));
-	struct rkd_job_row *r = &j->row;
-	r->id = c->id;
-	r->name = strdup(c->name);
-	r->tenant = strdup(tenant);
-	r->state = strdup("pending");
-	r->spec_json = spec_json;
-	spec_json = NULL;
-	r->model_text = strdup(model_text);
-	r->alloc = strdup("");
-	r->plan = strdup("");
-	r->reason = strdup("");
-	r->idem_key = strdup(j->spec.key);
-	r->job_token = strdup(token);
-	r->gpu_ids = strdup("");
-	r->submit_ms = now;
-	r->first_start_ms = -1;
-	r->last_change_ms = now;
-	r->end_ms = -1;
-	r->iters_total = c->iters_total;
-	r->req_gpus = c->req_gpus;
-	r->exit_status = -1;
-	if (!r->name || !r->tenant || !r->state || !r->model_text || !r->alloc || !r->plan ||
-	    !r->reason || !r->idem_key || !r->job_token || !r->gpu_ids)
-		goto oom;
-	if (sched_txn(s))
-		goto fail;
-	if (rkd_store_job_insert(s->store, r, &e)) {
-		sched_fail(s, &e);
-		goto fail;
-	}
-	if (sched_job_add(s, j))
-		goto oom;
-	s->next_id++;
 	s->submits++;
 	s->round_wanted = 1;
-	reply_job(s, m, 201, c->id, 0);
-	return;
-oom:
-	set_err(m, RK_ENOMEM, "", "out of memory");
-fail:
-	if (!m->status)
-		set_err(m, RK_EUNAVAIL, "", "storage failure");
-	free(spec_json);
-	sjob_free(j);
+	sched_reply_job(s, m, 201, j->core.id, 0);
 }
 
 static void on_list(struct rkd_sched *s, struct rkd_msg *m)
@@ -355,7 +253,7 @@ static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_history(s, j, now, "cancel");
 	sched_job_write(s, j);
 	s->round_wanted = 1;
-	reply_job(s, m, 200, j->core.id, 0);
+	sched_reply_job(s, m, 200, j->core.id, 0);
 }
 
 static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
@@ -441,7 +339,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_event(s, j->core.id, "update", msg);
 	sched_job_write(s, j);
 	s->round_wanted = 1;
-	reply_job(s, m, 200, j->core.id, 0);
+	sched_reply_job(s, m, 200, j->core.id, 0);
 }
 
 static int token_eq(const char *a, const char *b)
@@ -498,7 +396,7 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		sched_fail(s, &e);
 	sched_dirty(s, j);
 	sched_job_write(s, j);
-	reply_job(s, m, 200, j->core.id, 0);
+	sched_reply_job(s, m, 200, j->core.id, 0);
 }
 
 static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const int *used_c)
@@ -634,7 +532,7 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	switch (m->kind) {
 	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
 	case RKD_MSG_LIST: on_list(s, m); break;
-	case RKD_MSG_GET: reply_job(s, m, 200, m->job_id, 1); break;
+	case RKD_MSG_GET: sched_reply_job(s, m, 200, m->job_id, 1); break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;
