@@ -16,6 +16,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * Capacity loaning over one run (issue 5, docs/aryl.md): what `rubick sim
+ * --inference` prints on its "loan" line. Usage is over the arrival window
+ * (first to last submit), as fractions: training = training GPUs held / GPUs
+ * available to training (training + lent); cluster = (training GPUs held +
+ * inference's needed GPUs) / all cluster_gpus.
+ */
+struct rk_report_loan {
+	int64_t servers_lent;        /* loan events, servers */
+	int64_t servers_reclaimed;   /* servers given back */
+	int64_t reclaim_preemptions; /* jobs preempted to give servers back */
+	int64_t reclaim_scale_ins;   /* elastic jobs scaled in instead */
+	double preemptions_per_reclaimed_server; /* 0 when none was reclaimed */
+	double lent_gpu_hours;       /* GPU-hours of lent servers up */
+	double window_days;          /* the arrival window */
+	double training_usage;       /* 0..1 */
+	double cluster_usage;        /* 0..1 */
+	int cluster_gpus;            /* training + inference */
+};
+
 /* One policy's run on the trace. All pointers borrowed. */
 struct rk_report_run {
 	const char *policy;                    /* registry name, e.g. "fifo" */
@@ -27,6 +47,7 @@ struct rk_report_run {
 	int n_samples;
 	int has_oracle_stats;                  /* 1 = oracle_stats is filled */
 	struct rk_oracle_stats oracle_stats;
+	const struct rk_report_loan *loan;     /* NULL: the run had no capacity loaning */
 };
 
 /* The whole report. All pointers borrowed; strings may be NULL (printed as ""). */
@@ -64,10 +85,13 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * "gpu_hours":..., "reconfigs":..., "preemptions":..., "completed":N,
  * "unfinished":N, "never_started":N, "avg_queue_len":..., "max_queue_len":N,
  * "wall_s":..., "rejected":N, "guaranteed":N, "sla_violations":N,
- * "sla_violation_s":..., "sla_worst_ratio":..., "oracle_lookups":{"exact":N,...}}]}
+ * "sla_violation_s":..., "sla_worst_ratio":..., "oracle_lookups":{"exact":N,...},
+ * "loan":{"servers_lent":N, "servers_reclaimed":N, "reclaim_preemptions":N,
+ * "reclaim_scale_ins":N, "preemptions_per_reclaimed_server":..., "lent_gpu_hours":...,
+ * "window_days":..., "training_usage":..., "cluster_usage":..., "cluster_gpus":N}}]}
  * (metrics.h defines the guaranteed-job fields). "reconfigs" is
  * reconfigurations per job; "oracle_lookups" appears when the run has oracle
- * stats. Reals are printed with 12 significant digits, keys in this order.
+ * stats, "loan" when it has loan figures (struct rk_report_loan). Reals are printed with 12 significant digits, keys in this order.
  * OUT: *json, a NUL-terminated string the caller frees with free().
  * `pretty` = 1 indents by 2.
  */

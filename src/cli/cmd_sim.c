@@ -391,6 +391,7 @@ struct run_state {
 	int n_jobs;
 	struct rk_sim_result results[MAX_POLICIES];
 	struct rk_report_run runs[MAX_POLICIES];
+	struct rk_report_loan loans[MAX_POLICIES]; /* with --inference: runs[i].loan */
 	int n_runs;
 	char *text;
 };
@@ -561,6 +562,10 @@ int rk_cmd_sim(int argc, char **argv)
 		run->n_outcomes = r->n_outcomes;
 		run->samples = r->samples;
 		run->n_samples = r->n_samples;
+		if (o.loan.inference) {
+			rk_cli_loan_stats(&o.loan, &s->cl, r, &s->loans[i]);
+			run->loan = &s->loans[i];
+		}
 		rc = rk_metrics_summarize(r->outcomes, r->n_outcomes, r->samples, r->n_samples,
 					  r->start_ms, r->end_ms, &run->summary, &err);
 		if (rc)
@@ -589,7 +594,7 @@ int rk_cmd_sim(int argc, char **argv)
 		if (!rc && o.out)
 			rc = write_out(o.out, &rep);
 		for (int i = 0; !rc && !o.json && o.loan.inference && i < s->n_runs; i++)
-			rk_cli_loan_report(&o.loan, stdout, s->runs[i].policy, &s->cl, &s->results[i]);
+			rk_cli_loan_report(stdout, s->runs[i].policy, &s->loans[i]);
 	}
 	run_state_fini(s);
 	free(s);

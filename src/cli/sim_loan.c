@@ -151,8 +151,8 @@ void rk_cli_loan_config(const struct rk_cli_loan *c, struct rk_sim_config *cfg)
  * (the 15 days of the evaluation), not the makespan: a few very long Philly
  * jobs run for months after the last arrival and would dilute every policy.
  */
-void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy,
-			const struct rk_cluster *cl, const struct rk_sim_result *r)
+void rk_cli_loan_stats(const struct rk_cli_loan *c, const struct rk_cluster *cl,
+		       const struct rk_sim_result *r, struct rk_report_loan *out)
 {
 	int tg = 0, ig = 0, in = 0;
 	for (int i = 0; i < cl->n_nodes; i++) {
@@ -196,15 +196,29 @@ void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy
 		}
 	}
 	double all = (double)(tg + ig) * span_s;
+	memset(out, 0, sizeof *out);
+	out->servers_lent = r->servers_loaned;
+	out->servers_reclaimed = r->servers_reclaimed;
+	out->reclaim_preemptions = r->reclaim_preemptions;
+	out->reclaim_scale_ins = r->reclaim_scale_ins;
+	out->preemptions_per_reclaimed_server =
+		r->servers_reclaimed ? (double)r->reclaim_preemptions / (double)r->servers_reclaimed : 0.0;
+	out->lent_gpu_hours = r->loaned_gpu_s / 3600.0;
+	out->window_days = span_s / 86400.0;
+	out->training_usage = avail_s > 0 ? train_s / avail_s : 0.0;
+	out->cluster_usage = all > 0 ? (train_s + inf_s) / all : 0.0;
+	out->cluster_gpus = tg + ig;
+}
+
+void rk_cli_loan_report(FILE *f, const char *policy, const struct rk_report_loan *l)
+{
 	fprintf(f,
 		"loan %-12s servers lent %lld, reclaimed %lld, reclaim preemptions %lld (%.3f per "
 		"reclaimed server), scale-ins %lld, lent GPU-h %.1f; over the arrival window "
 		"(%.1f days): training usage %.1f%% of training+lent GPUs, cluster usage %.1f%% "
 		"(training + inference over %d GPUs)\n",
-		policy, (long long)r->servers_loaned, (long long)r->servers_reclaimed,
-		(long long)r->reclaim_preemptions,
-		r->servers_reclaimed ? (double)r->reclaim_preemptions / (double)r->servers_reclaimed : 0.0,
-		(long long)r->reclaim_scale_ins, r->loaned_gpu_s / 3600.0, span_s / 86400.0,
-		avail_s > 0 ? 100.0 * train_s / avail_s : 0.0,
-		all > 0 ? 100.0 * (train_s + inf_s) / all : 0.0, tg + ig);
+		policy, (long long)l->servers_lent, (long long)l->servers_reclaimed,
+		(long long)l->reclaim_preemptions, l->preemptions_per_reclaimed_server,
+		(long long)l->reclaim_scale_ins, l->lent_gpu_hours, l->window_days,
+		100.0 * l->training_usage, 100.0 * l->cluster_usage, l->cluster_gpus);
 }

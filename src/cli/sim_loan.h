@@ -9,6 +9,7 @@
 
 #include "rubick/cluster.h"
 #include "rubick/loadseries.h"
+#include "rubick/report.h"
 #include "rubick/sim.h"
 
 #include <stdio.h>
@@ -34,8 +35,10 @@ int rk_cli_loan_arg(struct rk_cli_loan *c, int argc, char **argv, int *i);
 int rk_cli_loan_load(struct rk_cli_loan *c, const struct rk_cluster *cl, struct rk_job *jobs,
 		     int n, uint64_t seed);
 void rk_cli_loan_config(const struct rk_cli_loan *c, struct rk_sim_config *cfg);
+/* A run's loan figures (the table's loan line, --json's "loan" object). OUT: *out. */
+void rk_cli_loan_stats(const struct rk_cli_loan *c, const struct rk_cluster *cl,
+		       const struct rk_sim_result *r, struct rk_report_loan *out);
 /* One line per run: loans, reclaims, preemptions per reclaimed server, usage. */
-void rk_cli_loan_report(const struct rk_cli_loan *c, FILE *f, const char *policy,
-			const struct rk_cluster *cl, const struct rk_sim_result *r);
+void rk_cli_loan_report(FILE *f, const char *policy, const struct rk_report_loan *l);
 
 #endif

@@ -34,6 +34,27 @@ static void put_str(struct jb *b, json_t *obj, const char *key, const char *s)
 	put(b, obj, key, json_string(s ? s : ""));
 }
 
+/* The "loan" line of `rubick sim --inference` (report.h struct rk_report_loan). */
+static void put_loan(struct jb *b, json_t *o, const struct rk_report_loan *l)
+{
+	json_t *lo = json_object();
+	if (!lo) {
+		b->failed = 1;
+		return;
+	}
+	put(b, lo, "servers_lent", json_integer((json_int_t)l->servers_lent));
+	put(b, lo, "servers_reclaimed", json_integer((json_int_t)l->servers_reclaimed));
+	put(b, lo, "reclaim_preemptions", json_integer((json_int_t)l->reclaim_preemptions));
+	put(b, lo, "reclaim_scale_ins", json_integer((json_int_t)l->reclaim_scale_ins));
+	put_real(b, lo, "preemptions_per_reclaimed_server", l->preemptions_per_reclaimed_server);
+	put_real(b, lo, "lent_gpu_hours", l->lent_gpu_hours);
+	put_real(b, lo, "window_days", l->window_days);
+	put_real(b, lo, "training_usage", l->training_usage);
+	put_real(b, lo, "cluster_usage", l->cluster_usage);
+	put(b, lo, "cluster_gpus", json_integer(l->cluster_gpus));
+	put(b, o, "loan", lo);
+}
+
 static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 {
 	const struct rk_sim_summary *s = &u->summary;
@@ -78,6 +99,8 @@ static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 			put(b, o, "oracle_lookups", st);
 		}
 	}
+	if (u->loan)
+		put_loan(b, o, u->loan);
 	return o;
 }
 

@@ -56,6 +56,22 @@ check rerun 0 "" -- "${base[@]}" --policy aryl,aryl-noloan,rubick,fifo --inferen
 cmp -s "$out" "$d/first" || { echo "FAIL rerun: output differs"; fails=$((fails + 1)); }
 check diurnal 0 "" -- "${base[@]}" --policy aryl --inference diurnal:seed=3 --reclaim-deadline 0
 
+# --json and --out's summary.json carry the loan line's figures, per run.
+loan_keys='"loan":{"servers_lent":[0-9]+,"servers_reclaimed":[0-9]+,"reclaim_preemptions":[0-9]+,"reclaim_scale_ins":[0-9]+,"preemptions_per_reclaimed_server":[0-9.e+-]+,"lent_gpu_hours":[0-9.e+-]+,"window_days":[0-9.e+-]+,"training_usage":[0-9.e+-]+,"cluster_usage":[0-9.e+-]+,"cluster_gpus":24}'
+check json 0 "" -- "${base[@]}" --policy aryl,rubick --inference "$d/ok.csv" --elastic-share 0.5 --json --out "$d/o"
+for p in aryl rubick; do
+	lent=$(sed -n "s/^loan $p  *servers lent \([0-9]*\),.*/\1/p" "$d/first")
+	grep -qE "\"policy\":\"$p\",.*$loan_keys" "$out" ||
+		{ echo "FAIL json: no loan object for $p: $(cat "$out")"; fails=$((fails + 1)); }
+	grep -qE "\"policy\":\"$p\",[^]]*\"loan\":\{\"servers_lent\":$lent," "$out" ||
+		{ echo "FAIL json: $p servers_lent is not the table's $lent"; fails=$((fails + 1)); }
+done
+[ "$(tr -d ' \n' <"$d/o/summary.json" | grep -oE "$loan_keys" | wc -l)" -eq 2 ] ||
+	{ echo "FAIL json: summary.json lacks the loan objects"; fails=$((fails + 1)); }
+grep -q "^loan " "$out" && { echo "FAIL json: a loan line in --json output"; fails=$((fails + 1)); }
+check json-noloan 0 "" -- "${base[@]}" --policy aryl --json
+grep -q '"loan"' "$out" && { echo "FAIL json-noloan: a loan object without --inference"; fails=$((fails + 1)); }
+
 if [ "$fails" -gt 0 ]; then
 	echo "$fails failure(s)"
 	exit 1
