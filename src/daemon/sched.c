@@ -32,6 +32,18 @@ const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20
  * to training times of minutes.
  */
 #define ROUND_GAP_MS 20
+/*
+ * And at least this many times the last round's own time: with tens of
+ * thousands of queued jobs a round takes milliseconds, and on a small
+ * machine back-to-back rounds would take the CPU the request threads need.
+ */
+#define ROUND_DUTY 10
+
+static int64_t round_gap_ms(const struct rkd_sched *s)
+{
+	int64_t g = (int64_t)(ROUND_DUTY * s->last_round_ms);
+	return g > ROUND_GAP_MS ? g : ROUND_GAP_MS;
+}
 
 int64_t rkd_now_ms(void)
 {
@@ -655,7 +667,7 @@ void *sched_thread_main(void *arg)
 		if (!s->head && !s->adopt_head && !s->stopping) {
 			struct timespec ts;
 			clock_gettime(CLOCK_REALTIME, &ts);
-			int64_t gap = s->last_round_at_ms + ROUND_GAP_MS - rkd_now_ms();
+			int64_t gap = s->last_round_at_ms + round_gap_ms(s) - rkd_now_ms();
 			int64_t wait = s->round_wanted ? (gap > 0 ? (gap < POLL_MS ? gap : POLL_MS) : 0)
 						       : POLL_MS;
 			ts.tv_nsec += (long)(wait % 1000) * 1000000L;
@@ -701,7 +713,7 @@ void *sched_thread_main(void *arg)
 					fail_msg(m, &s->fail_err);
 		/* Replies go out before the round: no request waits for the policy. */
 		reply_all(batch);
-		if (!s->failed && ((s->round_wanted && now - s->last_round_at_ms >= ROUND_GAP_MS) ||
+		if (!s->failed && ((s->round_wanted && now - s->last_round_at_ms >= round_gap_ms(s)) ||
 				   now >= s->next_round_ms)) {
 			s->last_round_at_ms = now;
 			struct rk_error e;
