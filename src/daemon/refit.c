@@ -7,9 +7,14 @@
  * ones (rk_perf_fit with `warm`), so the next rounds decide with them
  * (core.model points at sjob.model). The fit's error and the miss of the
  * model on the newest sample before refitting are kept for the API.
+ *
+ * The whole state (samples, counters, fitted parameters) is saved in the
+ * store with every report and reloaded on recovery, so a restarted rubickd
+ * decides with the refitted model and refits on from the same samples.
  */
 #include "daemon/sched_internal.h"
 #include "rubick/fit.h"
+#include "rubick/plan.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -102,15 +107,130 @@ int rkd_refit_report(struct rkd_sched *s, struct sjob *j, double tput_sps, struc
 	return 0;
 }
 
-char *rkd_refit_json_add(const struct sjob *j, char *body)
+/* The parameters in a fixed order: the stored form is an array. */
+#define N_PARAMS 8
+static void params_ptrs(struct rk_perf_params *k, double *v[N_PARAMS])
 {
-	if (!j || !j->fit || !body)
-		return body;
-	const struct rkd_fit *f = j->fit;
-	json_t *root = json_loads(body, 0, NULL);
-	if (!root)
-		return body;
-	const struct rk_perf_params *k = &j->model.perf;
+	double *p[N_PARAMS] = {&k->k_bwd,   &k->k_sync, &k->k_opt,  &k->k_os_offload,
+			       &k->k_const, &k->k_off,  &k->k_swap, &k->fwd_fixed_ms};
+	memcpy(v, p, sizeof(p));
+}
+
+/*
+ * The stored form: {"v":1, "refits", "pred_err", "rmse", "error", "fwd_ms",
+ * "k": [8 parameters], "samples": [[plan, placement, cpus_per_gpu, iter_ms]...]}.
+ * Reals are written with 17 digits (jansson's default), so they read back exactly.
+ */
+static char *state_dump(const struct rkd_fit *f, const struct rk_model *m)
+{
+	struct rk_perf_params k = m->perf;
+	double *kv[N_PARAMS];
+	params_ptrs(&k, kv);
+	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:s, s:f}", "v", 1, "refits", f->n_fits,
+			      "pred_err", f->last_pred_err, "rmse", f->last.iter_rmse_log,
+			      "error", f->last_error, "fwd_ms", m->fwd_ms);
+	json_t *ka = json_array(), *sa = json_array();
+	int bad = !o || !ka || !sa;
+	for (int i = 0; i < N_PARAMS && !bad; i++)
+		bad = json_array_append_new(ka, json_real(*kv[i]));
+	for (int i = 0; i < f->set.n && !bad; i++) {
+		const struct rk_perf_sample *x = &f->set.v[i];
+		char plan[RK_PLAN_TEXT_MAX], pl[512];
+		bad = rk_plan_format(&x->plan, plan, sizeof(plan)) < 0 ||
+		      rk_placement_format(&x->placement, pl, sizeof(pl)) < 0 ||
+		      json_array_append_new(sa, json_pack("[s, s, i, f]", plan, pl, x->cpus_per_gpu,
+							  x->iter_ms));
+	}
+	char *text = NULL;
+	if (!bad && !json_object_set(o, "k", ka) && !json_object_set(o, "samples", sa))
+		text = json_dumps(o, JSON_COMPACT);
+	json_decref(ka);
+	json_decref(sa);
+	json_decref(o);
+	return text;
+}
+
+/* Read a stored state into *f (initialised here), *k and *fwd_ms; -1 when unreadable. */
+static int state_load(const char *text, struct rkd_fit *f, struct rk_perf_params *k,
+		      double *fwd_ms)
+{
+	memset(f, 0, sizeof(*f));
+	rk_perf_samples_init(&f->set);
+	json_t *o = json_loads(text, 0, NULL), *ka, *sa;
+	const char *e = "";
+	int v = 0;
+	if (!o || json_unpack(o, "{s:i, s:i, s:F, s:F, s:s, s:F, s:o, s:o}", "v", &v, "refits",
+			      &f->n_fits, "pred_err", &f->last_pred_err, "rmse",
+			      &f->last.iter_rmse_log, "error", &e, "fwd_ms", fwd_ms, "k", &ka,
+			      "samples", &sa) ||
+	    v != 1 || json_array_size(ka) != N_PARAMS || !json_is_array(sa))
+		goto bad;
+	snprintf(f->last_error, sizeof(f->last_error), "%s", e);
+	double *kv[N_PARAMS];
+	params_ptrs(k, kv);
+	for (int i = 0; i < N_PARAMS; i++)
+		*kv[i] = json_number_value(json_array_get(ka, (size_t)i));
+	for (size_t i = 0; i < json_array_size(sa); i++) {
+		struct rk_perf_sample x;
+		memset(&x, 0, sizeof(x));
+		const char *plan, *pl;
+		struct rk_error pe;
+		rk_error_clear(&pe);
+		if (json_unpack(json_array_get(sa, i), "[s, s, i, F]", &plan, &pl, &x.cpus_per_gpu,
+				&x.iter_ms) ||
+		    rk_plan_parse(plan, "stored refit sample", &x.plan, &pe) ||
+		    rk_placement_parse(pl, "stored refit sample", &x.placement, &pe))
+			goto bad;
+		x.fwd_ms = x.sync_ms = x.opt_ms = -1;
+		if (rk_perf_samples_add(&f->set, &x, &pe))
+			goto bad;
+	}
+	json_decref(o);
+	return 0;
+bad:
+	json_decref(o);
+	rk_perf_samples_fini(&f->set);
+	return -1;
+}
+
+int rkd_refit_save(struct rkd_sched *s, const struct sjob *j, int64_t now, struct rk_error *err)
+{
+	if (!j->fit)
+		return 0;
+	char *text = state_dump(j->fit, &j->model);
+	if (!text)
+		return rk_error_set(err, RK_ENOMEM, "job %lld: refit state: out of memory",
+				    (long long)j->core.id);
+	int ret = rkd_store_job_fit_set(s->store, j->core.id, text, now, err);
+	free(text);
+	return ret;
+}
+
+void rkd_refit_recover(struct rkd_sched *s, struct sjob *j)
+{
+	char *text = NULL;
+	if (rkd_store_job_fit_get(s->store, j->core.id, &text))
+		return; /* none stored: the refit starts at the next report */
+	struct rkd_fit *f = calloc(1, sizeof(*f));
+	struct rk_perf_params k = j->model.perf;
+	double fwd_ms = 0;
+	if (f && state_load(text, f, &k, &fwd_ms) == 0) {
+		j->fit = f;
+		f = NULL;
+		if (j->fit->n_fits > 0) { /* the model the job was last decided with */
+			j->model.perf = k;
+			if (fwd_ms > 0)
+				j->model.fwd_ms = fwd_ms;
+			j->model.perf_fitted = 1;
+		}
+	}
+	/* An unreadable state is dropped: refitting afresh is safe, failing recovery is not. */
+	free(f);
+	free(text);
+}
+
+static json_t *fit_json(const struct rkd_fit *f, const struct rk_perf_params *k)
+{
 	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
 			      "samples", f->set.n, "refits", f->n_fits,
 			      "iter_rmse_log", f->last.iter_rmse_log,
@@ -120,7 +240,18 @@ char *rkd_refit_json_add(const struct sjob *j, char *body)
 			      "k_off", k->k_off, "k_swap", k->k_swap, "fwd_fixed_ms", k->fwd_fixed_ms);
 	if (o && f->last_error[0])
 		json_object_set_new(o, "error", json_string(f->last_error));
-	if (!o || json_object_set_new(root, "fit", o)) {
+	return o;
+}
+
+/* Add "fit" (object `o`, consumed) to the job's JSON `body`; returns the new body. */
+static char *body_add(char *body, json_t *o)
+{
+	json_t *root = o ? json_loads(body, 0, NULL) : NULL;
+	if (!root) {
+		json_decref(o);
+		return body;
+	}
+	if (json_object_set_new(root, "fit", o)) {
 		json_decref(root);
 		return body;
 	}
@@ -130,4 +261,28 @@ char *rkd_refit_json_add(const struct sjob *j, char *body)
 		return body;
 	free(body);
 	return text;
+}
+
+char *rkd_refit_json_add(const struct sjob *j, char *body)
+{
+	if (!j || !j->fit || !body)
+		return body;
+	return body_add(body, fit_json(j->fit, &j->model.perf));
+}
+
+char *rkd_refit_json_add_stored(struct rkd_sched *s, int64_t id, char *body)
+{
+	char *text = NULL;
+	if (!body || rkd_store_job_fit_get(s->store, id, &text))
+		return body;
+	struct rkd_fit f;
+	struct rk_perf_params k;
+	double fwd_ms = 0;
+	memset(&k, 0, sizeof(k));
+	if (state_load(text, &f, &k, &fwd_ms) == 0) {
+		body = body_add(body, fit_json(&f, &k));
+		rk_perf_samples_fini(&f.set);
+	}
+	free(text);
+	return body;
 }

@@ -76,6 +76,7 @@ static int job_from_row(struct rkd_sched *s, struct rkd_job_row *row, struct sjo
 	}
 	if (j->row.plan[0] && (ret = rk_plan_parse(j->row.plan, "stored plan", &c->plan, err)))
 		goto fail;
+	rkd_refit_recover(s, j); /* the model refitted before the restart, not the zoo's */
 	*out = j;
 	return 0;
 fail:

@@ -168,5 +168,10 @@ void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m);
 int rkd_refit_report(struct rkd_sched *s, struct sjob *j, double tput_sps, struct rk_error *err);
 char *rkd_refit_json_add(const struct sjob *j, char *body);
 void rkd_refit_free(struct rkd_fit *f);
+/* The refit state in the store: saved with each report, reloaded on recovery, and shown for
+ * jobs no longer tracked (finished) from the store. */
+int rkd_refit_save(struct rkd_sched *s, const struct sjob *j, int64_t now, struct rk_error *err);
+void rkd_refit_recover(struct rkd_sched *s, struct sjob *j);
+char *rkd_refit_json_add_stored(struct rkd_sched *s, int64_t id, char *body);
 
 #endif

@@ -49,7 +49,8 @@ void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t
 		hist = NULL;
 		n_hist = 0;
 	}
-	m->body = rkd_refit_json_add(j, rkd_job_json(rp, with_hist, hist, n_hist));
+	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
+	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s, id, m->body);
 	m->status = m->body ? status : 503;
 	free(hist);
 	if (!j)
@@ -392,7 +393,8 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		return;
 	if (rkd_store_sample_add(s->store, j->core.id, now, j->row.run, r->iters_done,
 				 r->tput_sps >= 0 ? r->tput_sps : 0,
-				 rk_alloc_total_gpus(&j->core.alloc), plan, &e))
+				 rk_alloc_total_gpus(&j->core.alloc), plan, &e) ||
+	    (r->tput_sps > 0 && rkd_refit_save(s, j, now, &e)))
 		sched_fail(s, &e);
 	sched_dirty(s, j);
 	sched_job_write(s, j);

@@ -50,6 +50,9 @@ static const char *const migrations[] = {
 	"CREATE INDEX events_job ON events(job_id);",
 	/* 2: tenants' guaranteed-GPU quota (algorithms.md §1.7), -1 = none */
 	"ALTER TABLE tenants ADD COLUMN guaranteed_gpu_quota INTEGER NOT NULL DEFAULT -1;",
+	/* 3: a job's online-refit state (refit.c), so that it survives a restart */
+	"CREATE TABLE job_fits(job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
+	" state TEXT NOT NULL, t_ms INTEGER NOT NULL);",
 };
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -695,6 +698,38 @@ int rkd_store_model_params_get(struct rkd_store *s, const char *model, double k[
 			k[i] = sqlite3_column_double(st, i);
 		*n_samples = sqlite3_column_int(st, 7);
 		ret = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int rkd_store_job_fit_set(struct rkd_store *s, int64_t job_id, const char *state, int64_t t_ms,
+			  struct rk_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO job_fits(job_id,state,t_ms)"
+				      " VALUES(?1,?2,?3)", -1, &st, NULL))
+		return db_error(s, err, "refit state");
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, t_ms);
+	int ret = sqlite3_step(st) == SQLITE_DONE ? 0 : db_error(s, err, "writing refit state");
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int rkd_store_job_fit_get(struct rkd_store *s, int64_t job_id, char **state)
+{
+	sqlite3_stmt *st;
+	*state = NULL;
+	if (sqlite3_prepare_v2(s->db, "SELECT state FROM job_fits WHERE job_id=?1", -1, &st, NULL))
+		return RK_EIO;
+	sqlite3_bind_int64(st, 1, job_id);
+	int ret = RK_ENOTFOUND;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		*state = strdup(t ? t : "");
+		ret = *state ? 0 : RK_ENOMEM;
 	}
 	sqlite3_finalize(st);
 	return ret;

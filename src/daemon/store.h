@@ -159,4 +159,13 @@ int rkd_store_model_params_set(struct rkd_store *s, const char *model, const dou
 int rkd_store_model_params_get(struct rkd_store *s, const char *model, double k[7],
 			       int *n_samples);
 
+/*
+ * A job's online-refit state (samples, fitted parameters; refit.c), opaque
+ * text, one per job, replaced at every refit so a restarted rubickd resumes it.
+ */
+int rkd_store_job_fit_set(struct rkd_store *s, int64_t job_id, const char *state, int64_t t_ms,
+			  struct rk_error *err);
+/* RK_ENOTFOUND when the job has none. OUT: *state (the caller free()s it). */
+int rkd_store_job_fit_get(struct rkd_store *s, int64_t job_id, char **state);
+
 #endif
