@@ -254,28 +254,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* --cluster: a file when one exists at that path, else a spec. */
-static int load_cluster(const char *arg, struct rk_cluster *cl)
-{
-	struct stat st;
-	struct rk_error err;
-	int rc;
-	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
-		char *text;
-		size_t len;
-		rc = rk_cli_read_file(arg, &text, &len, &err);
-		if (!rc) {
-			rc = rk_cluster_parse(cl, text, arg, &err);
-			free(text);
-		}
-	} else {
-		rc = rk_cluster_parse(cl, arg, "--cluster", &err);
-	}
-	if (rc)
-		fprintf(stderr, "rubick sim: %s\n", err.msg);
-	return rc;
-}
-
 static int load_oracle(const char *arg, const struct rk_perf_env *env, struct rk_oracle **o)
 {
 	struct rk_error err;
@@ -415,8 +393,10 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		fprintf(stderr, "rubick sim: zoo: %s\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
-	if (load_cluster(o->cluster, &s->cl))
+	if (rk_cli_cluster_read(o->cluster, &s->cl, &err)) {
+		fprintf(stderr, "rubick sim: %s\n", err.msg);
 		return RK_EXIT_FAILURE;
+	}
 	size_t len;
 	if (rk_cli_read_file(o->trace, &s->text, &len, &err)) {
 		fprintf(stderr, "rubick sim: --trace: %s\n", err.msg);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #ifndef RK_DEFAULT_DATA_DIR
 #define RK_DEFAULT_DATA_DIR "data"
@@ -83,34 +82,15 @@ int rk_cli_coloc_arg(struct rk_cli_coloc *c, int argc, char **argv, int *i)
 	return 1;
 }
 
-/* The cluster of --cluster (a file when one exists at that path, else a spec). */
-static int read_cluster(const char *arg, struct rk_cluster *cl)
-{
-	struct stat st;
-	struct rk_error err;
-	int rc;
-	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
-		char *text;
-		size_t len;
-		rc = rk_cli_read_file(arg, &text, &len, &err);
-		if (!rc) {
-			rc = rk_cluster_parse(cl, text, arg, &err);
-			free(text);
-		}
-	} else {
-		rc = rk_cluster_parse(cl, arg, "--cluster", &err);
-	}
-	if (rc)
-		fprintf(stderr, "rubick sim: %s\n", err.msg);
-	return rc;
-}
-
 int rk_cli_coloc_load(struct rk_cli_coloc *c, const char *cluster_arg, struct rk_perf_env *env)
 {
 	if (c->contention) {
 		struct rk_cluster cl = {0};
-		if (read_cluster(cluster_arg, &cl))
+		struct rk_error err;
+		if (rk_cli_cluster_read(cluster_arg, &cl, &err)) {
+			fprintf(stderr, "rubick sim: %s\n", err.msg);
 			return RK_EXIT_FAILURE;
+		}
 		double net = INFINITY;
 		for (int i = 0; i < cl.n_nodes; i++)
 			if (cl.nodes[i].up && cl.nodes[i].net_gbps < net)

@@ -1,4 +1,7 @@
-/* Shared CLI helpers: whole-file reads and loading the model zoo from a directory. */
+/*
+ * Shared CLI helpers: whole-file reads, --cluster arguments and loading the
+ * model zoo from a directory.
+ */
 #include "cli/util.h"
 
 #include <dirent.h>
@@ -54,6 +57,21 @@ out:
 	*text = buf;
 	*len = used;
 	return 0;
+}
+
+int rk_cli_cluster_read(const char *arg, struct rk_cluster *cl, struct rk_error *err)
+{
+	struct stat st;
+	if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode))
+		return rk_cluster_parse(cl, arg, "--cluster", err);
+	char *text;
+	size_t len;
+	int rc = rk_cli_read_file(arg, &text, &len, err);
+	if (!rc) {
+		rc = rk_cluster_parse(cl, text, arg, err);
+		free(text);
+	}
+	return rc;
 }
 
 const char *rk_cli_zoo_dir(const char *flag_value)

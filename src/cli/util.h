@@ -1,12 +1,13 @@
 /*
- * Helpers the `rubick` subcommands share: reading whole files and finding and
- * loading the model zoo. Only the CLI and drivers do I/O; these turn files into
+ * Helpers the `rubick` subcommands share: reading whole files, reading a
+ * --cluster argument, and finding and loading the model zoo. Only the CLI and drivers do I/O; these turn files into
  * the text buffers the library parses. Errors come back as RK_E* codes with a
  * message naming the file or flag.
  */
 #ifndef RUBICK_CLI_UTIL_H
 #define RUBICK_CLI_UTIL_H
 
+#include "rubick/cluster.h"
 #include "rubick/error.h"
 #include "rubick/zoo.h"
 
@@ -21,6 +22,14 @@
  * RK_EIO ("PATH: strerror") or RK_ENOMEM; *text untouched on failure.
  */
 int rk_cli_read_file(const char *path, char **text, size_t *len, struct rk_error *err);
+
+/*
+ * Parse a --cluster argument into `cl`: the file at `arg` when a regular file
+ * exists there (messages name the file), else `arg` itself as a spec (messages
+ * name "--cluster"). 0, or the RK_E* code of rk_cli_read_file/rk_cluster_parse
+ * with `err` filled.
+ */
+int rk_cli_cluster_read(const char *arg, struct rk_cluster *cl, struct rk_error *err);
 
 /*
  * The zoo directory: `flag_value` (from --zoo DIR) if not NULL, else the
