@@ -57,30 +57,16 @@ static int parse_range(const char *v, long *lo, long *hi)
 
 static int parse(int argc, char **argv, struct args *a)
 {
+	static const char *const valued[] = {"--model", "--zoo", "--global-batch", "--gpus",
+					     "--node-gpus", "--cpus-per-gpu", NULL};
 	*a = (struct args){.lo = 1, .hi = 64, .node = 8, .cpus = 8};
 	for (int i = 1; i < argc; i++) {
-		const char *f = argv[i];
-		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-			usage(stdout);
-			return -1;
-		}
-		if (!strcmp(f, "--json")) {
-			a->json = 1;
-			continue;
-		}
-		int known = !strcmp(f, "--model") || !strcmp(f, "--zoo") ||
-			    !strcmp(f, "--global-batch") || !strcmp(f, "--gpus") ||
-			    !strcmp(f, "--node-gpus") || !strcmp(f, "--cpus-per-gpu");
-		if (!known) {
-			fprintf(stderr, "rubick curve: unknown option '%s' (see --help)\n", f);
-			return RK_EXIT_USAGE;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick curve: %s: missing value\n", f);
-			return RK_EXIT_USAGE;
-		}
-		const char *v = argv[++i];
-		int rc = 0;
+		const char *f = argv[i], *v;
+		int rc = rk_wb_flag("curve", usage, valued, argc, argv, &i, &a->json, &v);
+		if (rc)
+			return rc;
+		if (!v)
+			continue; /* --json */
 		if (!strcmp(f, "--model"))
 			a->model = v;
 		else if (!strcmp(f, "--zoo"))

@@ -52,31 +52,17 @@ struct args {
 
 static int parse(int argc, char **argv, struct args *a)
 {
+	static const char *const valued[] = {"--model", "--placement", "--zoo", "--global-batch",
+					     "--cpus-per-gpu", "--gpu-mem-mb", "--host-mem-mb",
+					     NULL};
 	*a = (struct args){.batch = 0, .cpus = 8, .gpu_mem = 81920, .host_mem = 1600L * 1024};
 	for (int i = 1; i < argc; i++) {
-		const char *f = argv[i];
-		if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-			usage(stdout);
-			return -1;
-		}
-		if (!strcmp(f, "--json")) {
-			a->json = 1;
-			continue;
-		}
-		int known = !strcmp(f, "--model") || !strcmp(f, "--placement") ||
-			    !strcmp(f, "--zoo") || !strcmp(f, "--global-batch") ||
-			    !strcmp(f, "--cpus-per-gpu") || !strcmp(f, "--gpu-mem-mb") ||
-			    !strcmp(f, "--host-mem-mb");
-		if (!known) {
-			fprintf(stderr, "rubick plan: unknown option '%s' (see --help)\n", f);
-			return RK_EXIT_USAGE;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick plan: %s: missing value\n", f);
-			return RK_EXIT_USAGE;
-		}
-		const char *v = argv[++i];
-		int rc = 0;
+		const char *f = argv[i], *v;
+		int rc = rk_wb_flag("plan", usage, valued, argc, argv, &i, &a->json, &v);
+		if (rc)
+			return rc;
+		if (!v)
+			continue; /* --json */
 		if (!strcmp(f, "--model"))
 			a->model = v;
 		else if (!strcmp(f, "--placement"))

@@ -1,8 +1,8 @@
 /*
  * Helpers the `rubick` subcommands share: reading whole files, reading a
- * --cluster argument, and finding and loading the model zoo. Only the CLI and drivers do I/O; these turn files into
- * the text buffers the library parses. Errors come back as RK_E* codes with a
- * message naming the file or flag.
+ * --cluster argument, and finding and loading the model zoo. Only the CLI and
+ * drivers do I/O; these turn files into the text buffers the library parses.
+ * Errors come back as RK_E* codes with a message naming the file or flag.
  */
 #ifndef RUBICK_CLI_UTIL_H
 #define RUBICK_CLI_UTIL_H

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long hi, long *out)
 {
@@ -20,6 +21,34 @@ int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long 
 		return RK_EXIT_USAGE;
 	}
 	*out = v;
+	return 0;
+}
+
+int rk_wb_flag(const char *cmd, void (*usage)(FILE *), const char *const *valued, int argc,
+	       char **argv, int *i, int *json, const char **val)
+{
+	const char *f = argv[*i];
+	*val = NULL;
+	if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+		usage(stdout);
+		return -1;
+	}
+	if (!strcmp(f, "--json")) {
+		*json = 1;
+		return 0;
+	}
+	const char *const *k = valued;
+	while (*k && strcmp(f, *k))
+		k++;
+	if (!*k) {
+		fprintf(stderr, "rubick %s: unknown option '%s' (see --help)\n", cmd, f);
+		return RK_EXIT_USAGE;
+	}
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "rubick %s: %s: missing value\n", cmd, f);
+		return RK_EXIT_USAGE;
+	}
+	*val = argv[++*i];
 	return 0;
 }
 

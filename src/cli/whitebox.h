@@ -11,12 +11,25 @@
 #include "rubick/perf.h"
 #include "rubick/zoo.h"
 
+#include <stdio.h>
+
 /*
  * Parse the decimal integer `val` of `flag` into *out, lo..hi. On error prints
  * "rubick CMD: FLAG: 'VAL' must be an integer in LO..HI" and returns
  * RK_EXIT_USAGE; 0 on success.
  */
 int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long hi, long *out);
+
+/*
+ * The flag handling every white-box command shares, for argv[*i]: --help or -h
+ * prints usage(stdout) and returns -1; --json sets *json and returns 0 with
+ * *val NULL; a flag named in `valued` (NULL-terminated) takes the next
+ * argument (advancing *i) and returns 0 with *val set. Anything else returns
+ * RK_EXIT_USAGE after printing "rubick CMD: unknown option 'F' (see --help)"
+ * or "rubick CMD: F: missing value".
+ */
+int rk_wb_flag(const char *cmd, void (*usage)(FILE *), const char *const *valued, int argc,
+	       char **argv, int *i, int *json, const char **val /* OUT */);
 
 /* Load the zoo (--zoo DIR, RUBICK_ZOO, compiled-in default) into `zoo`
  * (initialised here). 0, or RK_EXIT_FAILURE after printing why. */
