@@ -29,6 +29,7 @@
 #include "rubick/placement.h"
 #include "sjf_queue.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,10 +55,9 @@ struct scratch {
 	int *free_cpus, *node_free; /* per node */
 	int64_t *free_mem;
 	double *e_rem, *mem_gpu;    /* per job, as in struct round */
-	int *gpus, *side, *run, *seen;
+	int *gpus, *side, *seen;
 	int64_t *gpu_mem;
-	struct rk_sjfq_item *q, *qb;
-	struct rk_sjfq_bucket *bk;
+	struct rk_job **job;
 	struct cand *cands, *part;
 	struct rk_alloc *kept;
 	const struct rk_alloc **held;
@@ -68,6 +68,7 @@ struct bsbf_state {
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
 	int window;     /* pending jobs per round that may try sharing (SJF order) */
 	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
+	struct rk_sjfq queue;     /* waiting jobs, kept across rounds */
 	struct scratch w;
 	struct sb_entry sb[SB_CACHE];
 	int sb_next;    /* round-robin replacement */
@@ -127,9 +128,16 @@ struct cand {
 
 #define SIDE_UNSET (-1000) /* struct round.side not interned yet (errors are > it) */
 
-/* Per round scratch, indexed by snapshot position. */
+/*
+ * Per round scratch, indexed by the round's own job numbers: the jobs holding
+ * resources first, in snapshot order (with a change feed: by submit time then
+ * id, the simulator's snapshot order), then each waiting job as the round
+ * takes it from the queue. Ties between equally good partners go to the
+ * smaller number, as they went to the earlier snapshot position.
+ */
 struct round {
 	const struct rk_sched_input *in;
+	struct rk_job **job; /* by round number */
 	struct rk_gpu_occ occ;
 	int *free_cpus;
 	int64_t *free_mem;
@@ -153,6 +161,14 @@ struct round {
 	int *seen;            /* scratch of scan(), all 0 between calls */
 };
 
+static double remaining_s(const struct rk_job *j)
+{
+	if (j->est_duration_s <= 0 || j->iters_total <= 0)
+		return INFINITY;
+	double left = 1.0 - j->iters_done / j->iters_total;
+	return j->est_duration_s * (left > 0 ? left : 0);
+}
+
 static int bsbf_create_common(void **state, const char *options, struct rk_error *err, int ffs)
 {
 	struct bsbf_state *s = calloc(1, sizeof(*s));
@@ -161,6 +177,7 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 	s->ffs = ffs;
 	s->window = 32;
 	rk_xi_pairs_init(&s->pairs);
+	rk_sjfq_init(&s->queue, remaining_s);
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", options ? options : "");
 	for (char *p = buf; *p;) {
@@ -205,17 +222,10 @@ static void bsbf_destroy(void *state)
 	struct bsbf_state *s = state;
 	if (s) {
 		rk_xi_pairs_fini(&s->pairs);
+		rk_sjfq_fini(&s->queue);
 		scratch_fini(&s->w);
 	}
 	free(s);
-}
-
-static double remaining_s(const struct rk_job *j)
-{
-	if (j->est_duration_s <= 0 || j->iters_total <= 0)
-		return INFINITY;
-	double left = 1.0 - j->iters_done / j->iters_total;
-	return j->est_duration_s * (left > 0 ? left : 0);
 }
 
 static const char *type_of(const struct rk_job *j)
@@ -272,7 +282,7 @@ static void scan(struct round *r)
 				r->node_free[n]++;
 				continue;
 			}
-			if (cnt != 1 || in->jobs[h0]->state == RK_JOB_PENDING)
+			if (cnt != 1 || r->job[h0]->state == RK_JOB_PENDING)
 				continue;
 			r->n_single++;
 			if (r->seen[h0])
@@ -296,7 +306,7 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 		  const struct rk_plan *plan, struct rk_decisions *out)
 {
 	const struct rk_cluster *c = r->in->cluster;
-	struct rk_job *a = r->in->jobs[ai];
+	struct rk_job *a = r->job[ai];
 	struct rk_place_req req;
 	rk_place_req_from_job(a, &req);
 	struct rk_alloc *al = r->tmp;
@@ -343,7 +353,7 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 static int start_free(struct round *r, int ai, struct rk_decisions *out)
 {
 	const struct rk_cluster *c = r->in->cluster;
-	struct rk_job *a = r->in->jobs[ai];
+	struct rk_job *a = r->job[ai];
 	int g = a->req_gpus, nn = c->n_nodes;
 	int *want = calloc((size_t)nn, sizeof(*want));
 	uint64_t *none = calloc((size_t)nn, sizeof(*none));
@@ -396,7 +406,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 {
 	const struct rk_sched_input *in = r->in;
 	const struct rk_cluster *c = in->cluster;
-	struct rk_job *a = in->jobs[ai];
+	struct rk_job *a = r->job[ai];
 	if (a->req_plan.tp != 1 || a->req_plan.pp != 1)
 		return 0;
 	int g = a->req_gpus, nc = r->n_part;
@@ -411,7 +421,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	int side_a = -1, m = 0;
 	for (int i = 0; i < nc; i++) {
 		int b = cands[i].who;
-		const struct rk_job *jb = in->jobs[b];
+		const struct rk_job *jb = r->job[b];
 		if (!isfinite(r->mem_gpu[b]))
 			continue;
 		struct rk_error e;
@@ -483,7 +493,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		}
 	struct rk_plan plan = a->req_plan;
 	for (int i = 0; i < m && got < g; i++) {
-		const struct rk_job *jb = in->jobs[cands[i].who];
+		const struct rk_job *jb = r->job[cands[i].who];
 		for (int s = 0; s < jb->alloc.n && got < g; s++) {
 			int n = jb->alloc.shares[s].node;
 			for (int k = 0; k < c->nodes[n].gpus && got < g; k++) {
@@ -543,10 +553,7 @@ static int scratch_grow(struct bsbf_state *st, int n, int nn)
 	GROW(gpus);
 	GROW(side);
 	GROW(gpu_mem);
-	GROW(run);
-	GROW(q);
-	GROW(qb);
-	GROW(bk);
+	GROW(job);
 	GROW(cands);
 	GROW(part);
 	GROW(seen);
@@ -571,10 +578,7 @@ static void scratch_fini(struct scratch *w)
 	free(w->gpus);
 	free(w->side);
 	free(w->gpu_mem);
-	free(w->run);
-	free(w->q);
-	free(w->qb);
-	free(w->bk);
+	free(w->job);
 	free(w->cands);
 	free(w->part);
 	free(w->seen);
@@ -587,14 +591,14 @@ static int take_running(struct bsbf_state *st, struct round *r, int i, struct rk
 {
 	const struct rk_sched_input *in = r->in;
 	const struct rk_cluster *c = in->cluster;
-	const struct rk_job *j = in->jobs[i];
+	const struct rk_job *j = r->job[i];
 	int named = 1; /* every share names its GPUs: use it as it is, no copy */
 	for (int s = 0; s < j->alloc.n; s++)
 		named &= j->alloc.shares[s].gpu_mask != 0;
 	int rc = 0;
 	if (named) {
 		r->held[i] = &j->alloc;
-		rc = rk_gpu_occ_add(&r->occ, &in->jobs[i]->alloc, i, 0, err); /* writes nothing */
+		rc = rk_gpu_occ_add(&r->occ, &r->job[i]->alloc, i, 0, err); /* writes nothing */
 	} else {
 		r->held[i] = &r->kept[i];
 		rc = rk_alloc_copy(&r->kept[i], &j->alloc);
@@ -617,6 +621,14 @@ static int take_running(struct bsbf_state *st, struct round *r, int i, struct rk
 	return 0;
 }
 
+static int by_arrival(const void *p, const void *q)
+{
+	const struct rk_job *x = *(struct rk_job *const *)p, *y = *(struct rk_job *const *)q;
+	if (x->submit_ms != y->submit_ms)
+		return x->submit_ms < y->submit_ms ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
@@ -629,12 +641,14 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 		struct rk_alloc a;
 	} tmp = {{0}};
 	r.tmp = &tmp.a;
-	int rc = 0, occ_ok = 0, nrun = 0;
-	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1) || rk_gpu_occ_init(&r.occ, c)) {
+	int rc = 0, occ_ok = 0, nh = 0;
+	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1) || rk_gpu_occ_init(&r.occ, c) ||
+	    rk_sjfq_sync(&st->queue, in)) {
 		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
 		goto out;
 	}
 	occ_ok = 1;
+	r.job = w->job;
 	r.free_cpus = w->free_cpus;
 	r.free_mem = w->free_mem;
 	r.node_free = w->node_free;
@@ -651,41 +665,38 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	for (int i = 0; i < nn; i++) {
 		r.free_cpus[i] = c->nodes[i].up ? c->nodes[i].cpus : 0;
 		r.free_mem[i] = c->nodes[i].up ? c->nodes[i].mem_mb : 0;
-		if (!c->nodes[i].up) /* a down node's GPUs are nobody's to take */
-			for (int g = 0; g < c->nodes[i].gpus; g++)
-				r.occ.who[r.occ.first[i] + g][0] = r.occ.who[r.occ.first[i] + g][1] = n;
-	}
-	int nq = 0, min_g = 1 << 30;
-	for (int i = 0; i < n; i++) {
-		const struct rk_job *j = in->jobs[i];
-		r.e_rem[i] = remaining_s(j);
-		r.mem_gpu[i] = INFINITY;
-		if (j->alloc.n == 0) {
-			if (j->state == RK_JOB_PENDING) {
-				struct rk_sjfq_item it = {r.e_rem[i], j->submit_ms, j->id, i, j->req_gpus};
-				w->q[nq++] = it;
-				if (j->req_gpus < min_g)
-					min_g = j->req_gpus;
-			}
-			continue;
+		/* A down node's GPUs are nobody's to take: two holders no job is. */
+		for (int g = 0; !c->nodes[i].up && g < c->nodes[i].gpus; g++) {
+			int *who = r.occ.who[r.occ.first[i] + g];
+			who[0] = who[1] = INT_MAX;
 		}
-		w->run[nrun++] = i;
+	}
+	/* Holders: the change feed lists them; otherwise the snapshot does. */
+	if (in->incremental) {
+		for (int k = 0; k < in->n_holders && nh < n; k++)
+			r.job[nh++] = in->holders[k];
+		qsort(r.job, (size_t)nh, sizeof(*r.job), by_arrival);
+	} else {
+		for (int i = 0; i < n; i++)
+			if (in->jobs[i]->alloc.n > 0)
+				r.job[nh++] = in->jobs[i];
+	}
+	for (int i = 0; i < nh; i++) {
+		r.e_rem[i] = remaining_s(r.job[i]);
 		rc = take_running(st, &r, i, err);
 		if (rc) {
 			rc = rk_error_prefix(err, "job %lld (%s) holds more than its GPUs allow",
-					     (long long)j->id, j->name);
+					     (long long)r.job[i]->id, r.job[i]->name);
 			goto out;
 		}
 	}
 	/*
-	 * SJF order, lazily: per request size a heap popped only while a job
-	 * could still act (sjf_queue.h), not a sort of the whole queue.
+	 * SJF order from the kept queue, walked only while a job could still
+	 * act (sjf_queue.h), not a sort of the whole queue.
 	 */
 	scan(&r);
-	int tried = 0;
-	struct rk_sjfq queue = {.v = w->qb, .bk = w->bk};
-	rk_sjfq_build(&queue, w->q, nq, r.n_free + (in->gpu_sharing ? r.n_single : 0));
-	for (; rc >= 0;) {
+	int tried = 0, nl = nh, min_g = rk_sjfq_min_gpus(&st->queue);
+	for (; rc >= 0 && nl < n;) {
 		if (r.n_free < min_g && (!in->gpu_sharing || tried >= st->window))
 			break;
 		/*
@@ -696,16 +707,20 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 		 * the sizes that still can.
 		 */
 		int cap = r.n_free + (in->gpu_sharing && tried < st->window ? r.n_single : 0);
-		int top_i = rk_sjfq_pop(&queue, cap);
-		if (top_i < 0)
+		struct rk_job *top = rk_sjfq_next(&st->queue, cap);
+		if (!top)
 			break;
-		int g = in->jobs[top_i]->req_gpus;
+		int ai = nl++;
+		r.job[ai] = top;
+		r.e_rem[ai] = remaining_s(top);
+		r.mem_gpu[ai] = INFINITY;
+		r.gpus[ai] = 0;
 		rc = 0;
-		if (g <= r.n_free)
-			rc = start_free(&r, top_i, out);
+		if (top->req_gpus <= r.n_free)
+			rc = start_free(&r, ai, out);
 		if (rc == 0 && in->gpu_sharing && tried < st->window) {
 			tried++; /* bounds the per-round cost of the pair tests */
-			rc = start_shared(st, &r, top_i, out, w->cands);
+			rc = start_shared(st, &r, ai, out, w->cands);
 		}
 		if (rc > 0)
 			scan(&r); /* a start is the only change to the GPUs */
@@ -715,10 +730,12 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	else
 		rc = 0;
 out:
+	if (rc)
+		st->queue.synced = 0; /* the driver's feed moves on: start afresh next round */
 	if (occ_ok)
 		rk_gpu_occ_fini(&r.occ);
-	for (int k = 0; k < nrun; k++)
-		rk_alloc_fini(&w->kept[w->run[k]]);
+	for (int k = 0; k < nh; k++)
+		rk_alloc_fini(&w->kept[k]);
 	rk_alloc_fini(&tmp.a);
 	return rc;
 }

@@ -1,46 +1,171 @@
 /*
- * The size-bucketed SJF queue of SJF-BSBF / SJF-FFS (sjf_queue.h). Popping
- * the first job of at most `cap` GPUs from one heap per size gives the same
- * sequence as popping one heap of every job and skipping the larger ones,
- * as long as `cap` never grows during a round (a start only takes GPUs).
+ * The waiting queue of SJF-BSBF / SJF-FFS, kept across rounds (sjf_queue.h).
+ * Removal leaves a tombstone (the array stays sorted, a removal costs a
+ * binary search) and a size's array is compacted when half of it is dead;
+ * a job's place is found by its id, since its key may have moved on since it
+ * was queued (a job that started has made progress).
  */
 #include "sjf_queue.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-static int by_order(const struct rk_sjfq_item *x, const struct rk_sjfq_item *y)
+struct rk_sjfq_rec {
+	int64_t id;
+	int used, gpus;
+	double e_s;
+	int64_t submit_ms;
+};
+
+void rk_sjfq_init(struct rk_sjfq *q, double (*key)(const struct rk_job *))
 {
-	if (x->e_s != y->e_s)
-		return x->e_s < y->e_s ? -1 : 1;
-	if (x->submit_ms != y->submit_ms)
-		return x->submit_ms < y->submit_ms ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
+	memset(q, 0, sizeof(*q));
+	q->key = key;
 }
 
-static void sift_down(struct rk_sjfq_item *h, int n, int i)
+void rk_sjfq_fini(struct rk_sjfq *q)
 {
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && by_order(&h[l], &h[m]) < 0)
-			m = l;
-		if (r < n && by_order(&h[r], &h[m]) < 0)
-			m = r;
-		if (m == i)
-			return;
-		struct rk_sjfq_item t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+	if (!q)
+		return;
+	for (int k = 0; k < q->n_sz; k++)
+		free(q->sz[k].v);
+	free(q->sz);
+	free(q->tab);
+	rk_sjfq_init(q, q->key);
+}
+
+static int waiting(const struct rk_job *j)
+{
+	return j->alloc.n == 0 && j->state == RK_JOB_PENDING;
+}
+
+static int ent_cmp(double e1, int64_t s1, int64_t i1, double e2, int64_t s2, int64_t i2)
+{
+	if (e1 != e2)
+		return e1 < e2 ? -1 : 1;
+	if (s1 != s2)
+		return s1 < s2 ? -1 : 1;
+	return (i1 > i2) - (i1 < i2);
+}
+
+static int by_ent(const void *p, const void *r)
+{
+	const struct rk_sjfq_ent *x = p, *y = r;
+	return ent_cmp(x->e_s, x->submit_ms, x->id, y->e_s, y->submit_ms, y->id);
+}
+
+/* ---- where each queued job is (open addressing on its id) --------------------- */
+
+static size_t id_slot(int64_t id, int bits)
+{
+	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
+static struct rk_sjfq_rec *tab_find(const struct rk_sjfq *q, int64_t id)
+{
+	if (!q->tab)
+		return NULL;
+	size_t mask = ((size_t)1 << q->bits) - 1;
+	for (size_t h = id_slot(id, q->bits);; h = (h + 1) & mask) {
+		if (!q->tab[h].used)
+			return NULL;
+		if (q->tab[h].id == id)
+			return &q->tab[h];
 	}
 }
 
-/* Position of size g in bk[0..nb) (sizes ascending), or where it would go. */
-static int bucket_find(const struct rk_sjfq_bucket *bk, int nb, int g)
+static int tab_put(struct rk_sjfq *q, const struct rk_sjfq_rec *r)
 {
-	int lo = 0, hi = nb;
+	if (!q->tab || 2 * (q->n_tab + 1) > (1 << q->bits)) {
+		int bits = q->tab ? q->bits + 1 : 10;
+		struct rk_sjfq_rec *t = calloc((size_t)1 << bits, sizeof(*t)), *old = q->tab;
+		if (!t)
+			return RK_ENOMEM;
+		int oldn = q->tab ? 1 << q->bits : 0;
+		q->tab = t;
+		q->bits = bits;
+		q->n_tab = 0;
+		for (int i = 0; i < oldn; i++)
+			if (old[i].used)
+				tab_put(q, &old[i]); /* cannot grow again: half empty */
+		free(old);
+	}
+	size_t mask = ((size_t)1 << q->bits) - 1, h = id_slot(r->id, q->bits);
+	while (q->tab[h].used)
+		h = (h + 1) & mask;
+	q->tab[h] = *r;
+	q->tab[h].used = 1;
+	q->n_tab++;
+	return 0;
+}
+
+/* Backward-shift deletion: no tombstones in the table itself. */
+static void tab_del(struct rk_sjfq *q, struct rk_sjfq_rec *r)
+{
+	size_t mask = ((size_t)1 << q->bits) - 1, i = (size_t)(r - q->tab), j = i;
+	q->tab[i].used = 0;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!q->tab[j].used)
+			break;
+		size_t home = id_slot(q->tab[j].id, q->bits);
+		int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!stays) {
+			q->tab[i] = q->tab[j];
+			q->tab[j].used = 0;
+			i = j;
+		}
+	}
+	q->n_tab--;
+}
+
+/* ---- the sorted arrays ---------------------------------------------------------- */
+
+/* The array of request size g; created (sizes kept ascending) when `make`. */
+static struct rk_sjfq_size *size_of(struct rk_sjfq *q, int g, int make)
+{
+	int k = 0;
+	while (k < q->n_sz && q->sz[k].gpus < g)
+		k++;
+	if (k < q->n_sz && q->sz[k].gpus == g)
+		return &q->sz[k];
+	if (!make)
+		return NULL;
+	if (q->n_sz == q->cap_sz) {
+		int ncap = q->cap_sz ? 2 * q->cap_sz : 8;
+		struct rk_sjfq_size *v = realloc(q->sz, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		q->sz = v;
+		q->cap_sz = ncap;
+	}
+	memmove(&q->sz[k + 1], &q->sz[k], (size_t)(q->n_sz - k) * sizeof(*q->sz));
+	q->sz[k] = (struct rk_sjfq_size){.gpus = g};
+	q->n_sz++;
+	return &q->sz[k];
+}
+
+static int size_reserve(struct rk_sjfq_size *s)
+{
+	if (s->n < s->cap)
+		return 0;
+	int ncap = s->cap ? 2 * s->cap : 64;
+	struct rk_sjfq_ent *v = realloc(s->v, (size_t)ncap * sizeof(*v));
+	if (!v)
+		return RK_ENOMEM;
+	s->v = v;
+	s->cap = ncap;
+	return 0;
+}
+
+/* First entry of s not before (e, submit, id). */
+static int lower_bound(const struct rk_sjfq_size *s, double e, int64_t submit, int64_t id)
+{
+	int lo = 0, hi = s->n;
 	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (bk[mid].gpus < g)
+		int mid = lo + (hi - lo) / 2;
+		const struct rk_sjfq_ent *x = &s->v[mid];
+		if (ent_cmp(x->e_s, x->submit_ms, x->id, e, submit, id) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -48,52 +173,106 @@ static int bucket_find(const struct rk_sjfq_bucket *bk, int nb, int g)
 	return lo;
 }
 
-void rk_sjfq_build(struct rk_sjfq *q, const struct rk_sjfq_item *items, int n, int cap)
+static int insert(struct rk_sjfq *q, struct rk_job *j)
 {
-	struct rk_sjfq_bucket *bk = q->bk;
-	int nb = 0;
-	for (int k = 0; k < n; k++) { /* distinct sizes (a handful) and their counts */
-		int g = items[k].gpus;
-		if (g > cap)
-			continue;
-		int b = bucket_find(bk, nb, g);
-		if (b < nb && bk[b].gpus == g) {
-			bk[b].n++;
-			continue;
-		}
-		memmove(&bk[b + 1], &bk[b], (size_t)(nb - b) * sizeof(*bk));
-		bk[b] = (struct rk_sjfq_bucket){.gpus = g, .n = 1};
-		nb++;
-	}
-	for (int b = 0, lo = 0; b < nb; b++) {
-		bk[b].lo = lo;
-		lo += bk[b].n;
-		bk[b].n = 0;
-	}
-	for (int k = 0; k < n; k++) {
-		if (items[k].gpus > cap)
-			continue;
-		struct rk_sjfq_bucket *b = &bk[bucket_find(bk, nb, items[k].gpus)];
-		q->v[b->lo + b->n++] = items[k];
-	}
-	for (int b = 0; b < nb; b++)
-		for (int k = bk[b].n / 2 - 1; k >= 0; k--)
-			sift_down(q->v + bk[b].lo, bk[b].n, k);
-	q->nb = nb;
+	struct rk_sjfq_rec r = {.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
+				.submit_ms = j->submit_ms};
+	struct rk_sjfq_size *s = size_of(q, r.gpus, 1);
+	if (!s || size_reserve(s) || tab_put(q, &r))
+		return RK_ENOMEM;
+	int i = lower_bound(s, r.e_s, r.submit_ms, r.id);
+	memmove(&s->v[i + 1], &s->v[i], (size_t)(s->n - i) * sizeof(*s->v));
+	s->v[i] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.id, j};
+	s->n++;
+	return 0;
 }
 
-int rk_sjfq_pop(struct rk_sjfq *q, int cap)
+static void compact(struct rk_sjfq_size *s)
 {
-	struct rk_sjfq_bucket *bk = q->bk;
-	int best = -1;
-	for (int b = 0; b < q->nb && bk[b].gpus <= cap; b++)
-		if (bk[b].n > 0 && (best < 0 || by_order(&q->v[bk[b].lo], &q->v[bk[best].lo]) < 0))
-			best = b;
-	if (best < 0)
-		return -1;
-	struct rk_sjfq_item *h = q->v + bk[best].lo;
-	int who = h[0].i;
-	h[0] = h[--bk[best].n];
-	sift_down(h, bk[best].n, 0);
-	return who;
+	int m = 0;
+	for (int i = 0; i < s->n; i++)
+		if (s->v[i].job)
+			s->v[m++] = s->v[i];
+	s->n = m;
+	s->dead = 0;
+}
+
+static void remove_id(struct rk_sjfq *q, int64_t id)
+{
+	struct rk_sjfq_rec *r = tab_find(q, id);
+	if (!r)
+		return;
+	struct rk_sjfq_size *s = size_of(q, r->gpus, 0);
+	if (s) {
+		int i = lower_bound(s, r->e_s, r->submit_ms, id);
+		while (i < s->n && !s->v[i].job) /* tombstones of the same key (requeued) */
+			i++;
+		if (i < s->n && s->v[i].id == id) {
+			s->v[i].job = NULL;
+			if (2 * ++s->dead > s->n)
+				compact(s);
+		}
+	}
+	tab_del(q, r);
+}
+
+int rk_sjfq_sync(struct rk_sjfq *q, const struct rk_sched_input *in)
+{
+	int rc = 0;
+	if (!in->incremental || !q->synced) {
+		for (int k = 0; k < q->n_sz; k++)
+			q->sz[k].n = q->sz[k].dead = 0;
+		if (q->tab)
+			memset(q->tab, 0, ((size_t)1 << q->bits) * sizeof(*q->tab));
+		q->n_tab = 0;
+		/* Append, then sort each size once: inserting one by one is quadratic. */
+		for (int i = 0; i < in->n_jobs && !rc; i++) {
+			struct rk_job *j = in->jobs[i];
+			if (!waiting(j))
+				continue;
+			struct rk_sjfq_rec r = {.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
+						.submit_ms = j->submit_ms};
+			struct rk_sjfq_size *s = size_of(q, r.gpus, 1);
+			if (!s || size_reserve(s) || tab_put(q, &r)) {
+				rc = RK_ENOMEM;
+				break;
+			}
+			s->v[s->n++] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.id, j};
+		}
+		for (int k = 0; k < q->n_sz; k++)
+			qsort(q->sz[k].v, (size_t)q->sz[k].n, sizeof(*q->sz[k].v), by_ent);
+	} else {
+		for (int i = 0; i < in->n_changed && !rc; i++) {
+			struct rk_job *j = in->changed[i];
+			remove_id(q, j->id);
+			if (waiting(j))
+				rc = insert(q, j);
+		}
+	}
+	q->synced = in->incremental && rc == 0;
+	for (int k = 0; k < q->n_sz; k++)
+		q->sz[k].cur = 0;
+	return rc;
+}
+
+int rk_sjfq_min_gpus(const struct rk_sjfq *q)
+{
+	for (int k = 0; k < q->n_sz; k++)
+		if (q->sz[k].n > q->sz[k].dead)
+			return q->sz[k].gpus;
+	return 1 << 30;
+}
+
+struct rk_job *rk_sjfq_next(struct rk_sjfq *q, int cap)
+{
+	struct rk_sjfq_size *best = NULL;
+	for (int k = 0; k < q->n_sz && q->sz[k].gpus <= cap; k++) {
+		struct rk_sjfq_size *s = &q->sz[k];
+		while (s->cur < s->n && !s->v[s->cur].job)
+			s->cur++;
+		if (s->cur < s->n &&
+		    (!best || by_ent(&s->v[s->cur], &best->v[best->cur]) < 0))
+			best = s;
+	}
+	return best ? best->v[best->cur++].job : NULL;
 }
