@@ -10,6 +10,7 @@
  * Exit status 1 when over budget.
  */
 #include "rubick/mckp.h"
+#include "bench_util.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,19 +22,6 @@
 #define MCKP_BUDGET_MS 50.0
 #define N_JOBS 500
 #define SPARE 512
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -64,14 +52,14 @@ int main(int argc, char **argv)
 		return 2;
 	double best = 0;
 	for (int r = 0; r < reps; r++) {
-		double t0 = now_ms();
+		double t0 = bench_cpu_ms();
 		if (rk_mckp_solve(items, N_JOBS, SPARE, ch, &best, NULL)) {
 			fprintf(stderr, "bench_aryl: solve failed\n");
 			return 2;
 		}
-		t[r] = now_ms() - t0;
+		t[r] = bench_cpu_ms() - t0;
 	}
-	qsort(t, (size_t)reps, sizeof *t, cmp_double);
+	qsort(t, (size_t)reps, sizeof *t, bench_cmp_double);
 	int used = 0;
 	for (int i = 0; i < N_JOBS; i++)
 		used += ch[i];

@@ -19,6 +19,7 @@
 #include "rubick/sim.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +28,6 @@
 
 #define BUDGET_MS 1000.0
 #define JOBS 5000
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -114,15 +102,15 @@ int main(int argc, char **argv)
 		memset(&res, 0, sizeof(res));
 		for (int r = 0; r < reps; r++) {
 			rk_sim_result_fini(&res);
-			double t0 = cpu_ms();
+			double t0 = bench_cpu_ms();
 			if (rk_sim_run(&cl, jobs, n, rk_policy_find(pols[p]), &cfg, &res, &err)) {
 				fprintf(stderr, "bench_coloc: %s: %s\n", pols[p], err.msg);
 				bad = 1;
 				goto out;
 			}
-			t[r] = cpu_ms() - t0;
+			t[r] = bench_cpu_ms() - t0;
 		}
-		qsort(t, (size_t)reps, sizeof(t[0]), cmp_double);
+		qsort(t, (size_t)reps, sizeof(t[0]), bench_cmp_double);
 		int done = 0;
 		for (int i = 0; i < res.n_outcomes; i++)
 			done += res.outcomes[i].completed;

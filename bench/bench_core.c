@@ -19,6 +19,7 @@
 #include "rubick/memory.h"
 #include "rubick/perf.h"
 #include "rubick/plan.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,36 +29,6 @@
 #define PREDICT_BUDGET_US 1.0
 #define CURVE_BUDGET_MS 2.0
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static volatile double sink;
-
-/* Reference: 1000 dependent multiply-adds (ns). */
-static double reference_ns(void)
-{
-	double t0 = now_ns(), x = 1.0;
-	for (int i = 0; i < 1000; i++)
-		x = x * 0.999999 + 1e-9;
-	sink = x;
-	return now_ns() - t0;
-}
 
 static struct rk_model model(const char *name, int layers, int hidden, int heads, int seq,
 			     int vocab, double params, int batch, double fwd_ms, int allow_3d)
@@ -108,8 +79,8 @@ int main(int argc, char **argv)
 		return 1;
 
 	for (int r = 0; r < reps; r++)
-		t[r] = reference_ns();
-	double ref = median(t, reps);
+		t[r] = bench_reference_ns();
+	double ref = bench_median(t, reps);
 	printf("reference: 1000 multiply-adds %.0f ns (median of %d)\n\n", ref, reps);
 	printf("%-9s %-8s %14s %10s %10s  %s\n", "section", "model", "median", "x ref", "budget",
 	       "verdict");
@@ -124,15 +95,15 @@ int main(int argc, char **argv)
 		if (m->global_batch % 32) /* DP cannot split: take the first feasible plan */
 			p = (struct rk_plan){1, 8, 4, 1, m->global_batch, 0, 0, 0};
 		for (int r = 0; r < reps; r++) {
-			double t0 = now_ns(), ms = 0, acc = 0;
+			double t0 = bench_mono_ns(), ms = 0, acc = 0;
 			for (int i = 0; i < 1000; i++) {
 				rk_perf_predict(m, &k, &env, &p, &pl, 8, &ms);
 				acc += ms;
 			}
-			sink = acc;
-			t[r] = (now_ns() - t0) / 1000;
+			bench_sink = acc;
+			t[r] = (bench_mono_ns() - t0) / 1000;
 		}
-		double pred_ns = median(t, reps);
+		double pred_ns = bench_median(t, reps);
 		int bad = pred_ns / 1000 > PREDICT_BUDGET_US;
 		over += bad;
 		printf("%-9s %-8s %11.1f ns %10.2f %7.0f ns  %s\n", "predict", m->name, pred_ns,
@@ -141,15 +112,15 @@ int main(int argc, char **argv)
 		/* memory: one estimate. */
 		for (int r = 0; r < reps; r++) {
 			struct rk_mem_usage u;
-			double t0 = now_ns(), acc = 0;
+			double t0 = bench_mono_ns(), acc = 0;
 			for (int i = 0; i < 1000; i++) {
 				rk_memory_estimate(m, &p, &u, NULL);
 				acc += u.gpu_mb;
 			}
-			sink = acc;
-			t[r] = (now_ns() - t0) / 1000;
+			bench_sink = acc;
+			t[r] = (bench_mono_ns() - t0) / 1000;
 		}
-		double mem_ns = median(t, reps);
+		double mem_ns = bench_median(t, reps);
 		printf("%-9s %-8s %11.1f ns %10.2f %10s  %s\n", "memory", m->name, mem_ns,
 		       mem_ns / ref, "-", "-");
 
@@ -157,12 +128,12 @@ int main(int argc, char **argv)
 		struct rk_plan buf[4096];
 		size_t n = 0;
 		for (int r = 0; r < reps; r++) {
-			double t0 = now_ns();
+			double t0 = bench_mono_ns();
 			rk_plan_enumerate(m, m->global_batch, &pl, 81920, RK_MEM_UNLIMITED, buf, 4096,
 					  &n, NULL);
-			t[r] = now_ns() - t0;
+			t[r] = bench_mono_ns() - t0;
 		}
-		double en_ns = median(t, reps);
+		double en_ns = bench_median(t, reps);
 		printf("%-9s %-8s %11.1f us %10.2f %10s  %zu plans on 8888\n", "enumerate", m->name,
 		       en_ns / 1000, en_ns / ref, "-", n);
 
@@ -173,17 +144,17 @@ int main(int argc, char **argv)
 		for (int r = 0; r < reps; r++) {
 			struct rk_curve c;
 			struct rk_error err;
-			double t0 = now_ns();
+			double t0 = bench_mono_ns();
 			if (rk_curve_build(m, &k, &env, m->global_batch, &o, &c, &err)) {
 				fprintf(stderr, "bench_core: %s\n", err.msg);
 				free(t);
 				return 1;
 			}
-			t[r] = now_ns() - t0;
+			t[r] = bench_mono_ns() - t0;
 			preds = c.n_predictions;
 			rk_curve_fini(&c);
 		}
-		double cv_ns = median(t, reps);
+		double cv_ns = bench_median(t, reps);
 		bad = cv_ns / 1e6 > CURVE_BUDGET_MS;
 		over += bad;
 		printf("%-9s %-8s %11.3f ms %10.0f %7.1f ms  %s (%ld predictions)\n", "curve",

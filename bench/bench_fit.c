@@ -14,6 +14,7 @@
  */
 #include "rubick/fit.h"
 #include "rubick/perf.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,36 +24,6 @@
 #define FIT_BUDGET_MS 20.0
 #define PREDICT_BUDGET_US 1.0
 #define MI (1024.0 * 1024.0)
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static volatile double sink;
-
-static double reference_ns(void)
-{
-	double t0 = now_ns(), x = 1.0;
-	for (int i = 0; i < 1000; i++)
-		x = x * 0.999999 + 1e-9;
-	sink = x;
-	return now_ns() - t0;
-}
 
 static int make_samples(const struct rk_model *m, const struct rk_perf_params *k,
 			const struct rk_perf_env *env, struct rk_perf_sample *s)
@@ -115,29 +86,29 @@ int main(int argc, char **argv)
 	struct rk_error err;
 
 	for (int i = 0; i < reps; i++) {
-		ref[i] = reference_ns();
-		double t0 = now_ns();
+		ref[i] = bench_reference_ns();
+		double t0 = bench_mono_ns();
 		if (rk_perf_fit(&m, &env, s, n, NULL, &r, &err) < 0) {
 			fprintf(stderr, "bench_fit: %s\n", err.msg);
 			return 1;
 		}
-		t[i] = now_ns() - t0;
+		t[i] = bench_mono_ns() - t0;
 	}
-	double ref_ns = median(ref, reps);
-	double fit_ms = median(t, reps) / 1e6;
+	double ref_ns = bench_median(ref, reps);
+	double fit_ms = bench_median(t, reps) / 1e6;
 	printf("reference (1000 multiply-adds): %.0f ns\n", ref_ns);
 	printf("fit      %d samples, cold: %8.3f ms  (budget %.0f ms: %s; %.0fx reference)\n", n,
 	       fit_ms, FIT_BUDGET_MS, fit_ms <= FIT_BUDGET_MS ? "ok" : "OVER",
 	       fit_ms * 1e6 / ref_ns);
 
 	for (int i = 0; i < reps; i++) {
-		double t0 = now_ns();
+		double t0 = bench_mono_ns();
 		struct rk_perf_fit_result w;
 		if (rk_perf_fit(&m, &env, s, n, &r.k, &w, &err) < 0)
 			return 1;
-		t[i] = now_ns() - t0;
+		t[i] = bench_mono_ns() - t0;
 	}
-	printf("refit    %d samples, warm: %8.3f ms\n", n, median(t, reps) / 1e6);
+	printf("refit    %d samples, warm: %8.3f ms\n", n, bench_median(t, reps) / 1e6);
 
 	struct rk_plan dp = {.dp = 16, .tp = 1, .pp = 1, .mb = 2, .ga = 1, .zero = 2};
 	struct rk_placement p2 = {.n_nodes = 2, .gpus = {8, 8}};
@@ -146,15 +117,15 @@ int main(int argc, char **argv)
 	for (int which = 0; which < 2; which++) {
 		for (int i = 0; i < reps; i++) {
 			double acc = 0, it;
-			double t0 = now_ns();
+			double t0 = bench_mono_ns();
 			for (int j = 0; j < inner; j++) {
 				rk_perf_predict(&m, &r.k, &env, which ? &p3 : &dp, &p2, 1, &it);
 				acc += it;
 			}
-			t[i] = (now_ns() - t0) / inner;
-			sink = acc;
+			t[i] = (bench_mono_ns() - t0) / inner;
+			bench_sink = acc;
 		}
-		double us = median(t, reps) / 1e3;
+		double us = bench_median(t, reps) / 1e3;
 		printf("predict  %s on 88: %8.3f us  (budget %.0f us: %s; %.2fx reference)\n",
 		       which ? "3D pp2,tp4,dp2" : "ZeRO-DP dp16  ", us, PREDICT_BUDGET_US,
 		       us <= PREDICT_BUDGET_US ? "ok" : "OVER", us * 1e3 / ref_ns);

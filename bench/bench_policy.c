@@ -23,6 +23,7 @@
 #include "rubick/perf.h"
 #include "rubick/policy.h"
 #include "rubick/zoo.h"
+#include "bench_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -116,12 +117,6 @@ static void apply(struct rk_job **jobs, int n, const struct rk_decisions *d, int
 		}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /*
  * One policy instance: the first round (which fills caches such as Rubick's
  * curves) timed alone, then the median of `reps` more rounds on the same
@@ -157,7 +152,7 @@ static int time_round(const struct rk_policy_ops *ops, const struct rk_sched_inp
 	}
 	ops->destroy(st);
 	*first_ms = t[0];
-	qsort(t + 1, (size_t)reps, sizeof(t[0]), cmp_double);
+	qsort(t + 1, (size_t)reps, sizeof(t[0]), bench_cmp_double);
 	*median_ms = t[1 + reps / 2];
 	return 0;
 }

@@ -20,25 +20,13 @@
 #include "rubick/sim.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static double cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* a loaded machine does not inflate it */
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 struct env {
 	struct rk_zoo zoo;
@@ -92,25 +80,25 @@ static int run_case(struct env *e, const char *dir, const struct bcase *c)
 	memset(&res, 0, sizeof(res));
 	for (int r = 0; r < reps; r++) {
 		rk_sim_result_fini(&res);
-		double t0 = cpu_ms();
+		double t0 = bench_cpu_ms();
 		if (rk_sim_run(&cl, jobs, n, rk_policy_find(c->policy), &cfg, &res, &err))
 			goto out;
-		t[r] = cpu_ms() - t0;
+		t[r] = bench_cpu_ms() - t0;
 		if (t[r] > 1000)
 			reps = r + 1; /* long runs: once is enough */
 		/* Reference: sort the submit times 100 times. */
 		double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(*v));
-		t0 = cpu_ms();
+		t0 = bench_cpu_ms();
 		for (int k = 0; k < 100 && v; k++) {
 			for (int i = 0; i < n; i++)
 				v[i] = (double)jobs[(i * 7919 + k) % n].submit_ms;
-			qsort(v, (size_t)n, sizeof(*v), cmp_double);
+			qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
 		}
-		ref[r] = cpu_ms() - t0;
+		ref[r] = bench_cpu_ms() - t0;
 		free(v);
 	}
-	qsort(t, (size_t)reps, sizeof(t[0]), cmp_double);
-	qsort(ref, (size_t)reps, sizeof(ref[0]), cmp_double);
+	qsort(t, (size_t)reps, sizeof(t[0]), bench_cmp_double);
+	qsort(ref, (size_t)reps, sizeof(ref[0]), bench_cmp_double);
 	double med = t[reps / 2], mref = ref[reps / 2];
 	int done = 0;
 	for (int i = 0; i < res.n_outcomes; i++)

@@ -11,6 +11,7 @@
  * Exit status 1 when philly.csv is over budget or a trace fails to parse.
  */
 #include "rubick/trace.h"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,19 +19,6 @@
 #include <time.h>
 
 #define PHILLY_BUDGET_MS 250.0
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: a loaded machine does not inflate it */
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -71,17 +59,17 @@ static double bench_file(const char *path, int reps, double *ref_ms, size_t *job
 	}
 	double *r = t + reps;
 	for (int i = 0; i < reps; i++) {
-		double t0 = now_ms();
+		double t0 = bench_cpu_ms();
 		size_t lines = 0;
 		for (const char *p = text; (p = memchr(p, '\n', len - (size_t)(p - text))); p++)
 			lines++;
 		sink = lines;
-		r[i] = now_ms() - t0;
+		r[i] = bench_cpu_ms() - t0;
 		struct rk_trace tr;
 		struct rk_error err;
-		t0 = now_ms();
+		t0 = bench_cpu_ms();
 		int rc = rk_trace_parse(text, len, path, "auto", NULL, &tr, &err);
-		t[i] = now_ms() - t0;
+		t[i] = bench_cpu_ms() - t0;
 		if (rc != 0) {
 			fprintf(stderr, "bench_trace: %s\n", err.msg);
 			free(t);
@@ -91,8 +79,8 @@ static double bench_file(const char *path, int reps, double *ref_ms, size_t *job
 		*jobs = tr.n;
 		rk_trace_fini(&tr);
 	}
-	qsort(t, (size_t)reps, sizeof(*t), cmp_double);
-	qsort(r, (size_t)reps, sizeof(*r), cmp_double);
+	qsort(t, (size_t)reps, sizeof(*t), bench_cmp_double);
+	qsort(r, (size_t)reps, sizeof(*r), bench_cmp_double);
 	double med = t[reps / 2];
 	*ref_ms = r[reps / 2];
 	free(t);
