@@ -91,6 +91,26 @@ int rk_csv_next(struct rk_csv *c, int skip_comments, const char *name, struct rk
 	return 0;
 }
 
+int rk_csv_header(const struct rk_csv *c, const char *name, const char *const *names, int n,
+		  int *idx, const char *hint, struct rk_error *err)
+{
+	for (int k = 0; k < n; k++)
+		idx[k] = -1;
+	for (int i = 0; i < c->n; i++) {
+		int k = 0;
+		while (k < n && strcmp(c->field[i], names[k]))
+			k++;
+		if (k == n)
+			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: unknown column '%s'%s", name,
+					    c->line, c->col[i], c->field[i], hint);
+		if (idx[k] >= 0)
+			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: duplicate column '%s'", name,
+					    c->line, c->col[i], c->field[i]);
+		idx[k] = i;
+	}
+	return 0;
+}
+
 int rk_csv_double(const struct rk_csv *c, int i, const char *name, const char *what, double *out,
 		  struct rk_error *err)
 {

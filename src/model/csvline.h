@@ -35,6 +35,16 @@ void rk_csv_init(struct rk_csv *c, const char *text, size_t len, char sep);
  */
 int rk_csv_next(struct rk_csv *c, int skip_comments, const char *name, struct rk_error *err);
 
+/*
+ * Map the header line last read to columns: OUT idx[k] (n entries) is the
+ * field index of names[k], or -1 when the header lacks it (callers decide which
+ * columns are required). An unknown name is an error "name:line:col: unknown
+ * column 'X'" followed by `hint` (may be "", e.g. " (expected a, b)"); a
+ * repeated one "name:line:col: duplicate column 'X'".
+ */
+int rk_csv_header(const struct rk_csv *c, const char *name, const char *const *names, int n,
+		  int *idx, const char *hint, struct rk_error *err);
+
 /* Parse field i as a finite double >= 0. */
 int rk_csv_double(const struct rk_csv *c, int i, const char *name, const char *what, double *out,
 		  struct rk_error *err);

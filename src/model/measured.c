@@ -60,23 +60,12 @@ static int parse_placement(const struct rk_csv *c, int i, const char *name,
 static int parse_header(const struct rk_csv *c, const char *name, int idx[C_N],
 			struct rk_error *err)
 {
-	for (int k = 0; k < C_N; k++)
-		idx[k] = -1;
-	for (int i = 0; i < c->n; i++) {
-		int k = 0;
-		while (k < C_N && strcmp(c->field[i], col_names[k]))
-			k++;
-		if (k == C_N)
-			return rk_error_set(err, RK_EINVAL,
-					    "%s:%d:%d: unknown column '%s' (expected exec_plan, "
-					    "placement, iter_time, and optionally forward, "
-					    "overlap_sync, optimize, cpu_threads)",
-					    name, c->line, c->col[i], c->field[i]);
-		if (idx[k] >= 0)
-			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: duplicate column '%s'", name,
-					    c->line, c->col[i], c->field[i]);
-		idx[k] = i;
-	}
+	int rc = rk_csv_header(c, name, col_names, C_N, idx,
+			       " (expected exec_plan, placement, iter_time, and optionally "
+			       "forward, overlap_sync, optimize, cpu_threads)",
+			       err);
+	if (rc < 0)
+		return rc;
 	for (int k = C_PLAN; k <= C_ITER; k++)
 		if (idx[k] < 0)
 			return rk_error_set(err, RK_EINVAL, "%s:%d:1: missing column '%s'", name,

@@ -48,20 +48,9 @@ static const char *const dat_names[D_NDAT] = {
 static int header(const struct rk_csv *c, const char *name, const char *const *names, int n,
 		  int *idx, struct rk_error *err)
 {
-	for (int k = 0; k < n; k++)
-		idx[k] = -1;
-	for (int i = 0; i < c->n; i++) {
-		int k = 0;
-		while (k < n && strcmp(c->field[i], names[k]))
-			k++;
-		if (k == n)
-			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: unknown column '%s'", name,
-					    c->line, c->col[i], c->field[i]);
-		if (idx[k] >= 0)
-			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: duplicate column '%s'", name,
-					    c->line, c->col[i], c->field[i]);
-		idx[k] = i;
-	}
+	int rc = rk_csv_header(c, name, names, n, idx, "", err);
+	if (rc < 0)
+		return rc;
 	for (int k = 0; k < n; k++)
 		if (idx[k] < 0)
 			return rk_error_set(err, RK_EINVAL, "%s:%d:1: missing column '%s'", name,

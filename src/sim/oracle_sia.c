@@ -77,20 +77,9 @@ const struct sia_profile *oracle_sia_find(const struct rk_oracle *o, const char 
 static int parse_header(const struct rk_csv *c, enum rk_sia_kind kind, const char *name,
 			int idx[S_N], struct rk_error *err)
 {
-	for (int k = 0; k < S_N; k++)
-		idx[k] = -1;
-	for (int i = 0; i < c->n; i++) {
-		int k = 0;
-		while (k < S_N && strcmp(c->field[i], scol_names[k]))
-			k++;
-		if (k == S_N)
-			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: unknown column '%s'", name,
-					    c->line, c->col[i], c->field[i]);
-		if (idx[k] >= 0)
-			return rk_error_set(err, RK_EINVAL, "%s:%d:%d: duplicate column '%s'", name,
-					    c->line, c->col[i], c->field[i]);
-		idx[k] = i;
-	}
+	int rc = rk_csv_header(c, name, scol_names, S_N, idx, "", err);
+	if (rc < 0)
+		return rc;
 	static const int need_place[] = {S_PLACEMENT, S_BSZ, S_STEP, S_SYNC};
 	static const int need_scale[] = {S_NODES, S_REPLICAS, S_BSZ, S_STEP, S_SYNC};
 	const int *need = kind == RK_SIA_PLACEMENTS ? need_place : need_scale;
