@@ -19,35 +19,17 @@
 
 #include <cmocka.h>
 
+#include "model_fixture.h"
+
+/* LLaMA-2-7B with a plausible forward time, and BERT-large as in data/zoo. */
 static struct rk_model llama7(void)
 {
-	struct rk_model m = {0};
-	snprintf(m.name, sizeof(m.name), "llama7");
-	m.layers = 32;
-	m.hidden = 4096;
-	m.heads = 32;
-	m.seq_len = 2048;
-	m.vocab = 32000;
-	m.params = 6.738e9;
-	m.global_batch = 8;
-	m.fwd_ms = 1000;
-	m.allow_3d = 1;
-	return m;
+	return fx_llama7(1000);
 }
 
 static struct rk_model bert(void)
 {
-	struct rk_model m = {0};
-	snprintf(m.name, sizeof(m.name), "bert");
-	m.layers = 24;
-	m.hidden = 1024;
-	m.heads = 16;
-	m.seq_len = 512;
-	m.vocab = 30522;
-	m.params = 336.3e6;
-	m.global_batch = 32;
-	m.fwd_ms = 225;
-	return m;
+	return fx_model("bert", 24, 1024, 16, 512, 30522, 336.3e6, 32, 225, 0);
 }
 
 /* Physically plausible parameters (p-norm form), not fitted to anything. */

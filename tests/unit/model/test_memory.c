@@ -17,24 +17,11 @@
 
 #include <cmocka.h>
 
+#include "model_fixture.h"
+
 #define MIB (1024.0 * 1024.0)
 /* An A800 80 GB as nvidia-smi reports it. */
 #define A800_MB 81920
-
-static struct rk_model tiny(void)
-{
-	struct rk_model m = {0};
-	snprintf(m.name, sizeof(m.name), "tiny");
-	m.layers = 4;
-	m.hidden = 64;
-	m.heads = 4;
-	m.seq_len = 32;
-	m.vocab = 100;
-	m.params = 1e6;
-	m.global_batch = 8;
-	m.allow_3d = 1;
-	return m;
-}
 
 static struct rk_plan plan(int dp, int tp, int pp, int mb, int ga, int gc, int zero, int off)
 {
@@ -45,7 +32,7 @@ static struct rk_plan plan(int dp, int tp, int pp, int mb, int ga, int gc, int z
 static void test_plain_dp_formula(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	struct rk_plan p = plan(1, 1, 1, 2, 4, 0, 0, 0);
 	struct rk_mem_usage u;
 	assert_int_equal(rk_memory_estimate(&m, &p, &u, NULL), 0);
@@ -65,7 +52,7 @@ static void test_plain_dp_formula(void **state)
 static void test_zero_stages_partition(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	struct rk_mem_usage z[4];
 	for (int s = 0; s < 4; s++) {
 		struct rk_plan p = plan(4, 1, 1, 1, 2, 0, s, 0);
@@ -85,7 +72,7 @@ static void test_zero_stages_partition(void **state)
 static void test_offload_moves_states_to_host(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	m.params = 7e9;
 	struct rk_plan p = plan(2, 1, 1, 1, 4, 0, 2, 1);
 	struct rk_mem_usage u;
@@ -114,7 +101,7 @@ static void test_offload_moves_states_to_host(void **state)
 static void test_checkpointing_tp_pp(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	m.vocab = 0;
 	struct rk_mem_usage full, gc, tp2, pp2, pp2ga1;
 	struct rk_plan p = plan(1, 1, 1, 4, 1, 0, 0, 0);
@@ -148,7 +135,7 @@ static void test_pipeline_stage_holds_embedding(void **state)
 {
 	(void)state;
 	/* 8 layers, vocab 1000 x hidden 64 = 64,000 embedding parameters. */
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	m.layers = 8;
 	m.vocab = 1000;
 	m.params = 1e6;
@@ -181,7 +168,7 @@ static void test_pipeline_stage_holds_embedding(void **state)
 static void test_memory_grows_with_micro_batch(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	double last = 0;
 	for (int mb = 1; mb <= 64; mb *= 2) {
 		struct rk_plan p = plan(1, 1, 1, mb, 1, 0, 0, 0);
@@ -196,7 +183,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	struct rk_error err;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	struct rk_plan p = plan(1, 1, 1, 1, 1, 0, 0, 0);
 	struct rk_mem_usage u;
 	assert_int_equal(rk_memory_estimate(NULL, &p, &u, &err), RK_EINVAL);

@@ -17,36 +17,7 @@
 
 #include <cmocka.h>
 
-static struct rk_model tiny(void)
-{
-	struct rk_model m = {0};
-	snprintf(m.name, sizeof(m.name), "tiny");
-	m.layers = 4;
-	m.hidden = 64;
-	m.heads = 4;
-	m.seq_len = 32;
-	m.vocab = 100;
-	m.params = 1e6;
-	m.global_batch = 8;
-	m.allow_3d = 1;
-	return m;
-}
-
-/* LLaMA-2-7B as data/zoo/llama7.model describes it. */
-static struct rk_model llama7(void)
-{
-	struct rk_model m = {0};
-	snprintf(m.name, sizeof(m.name), "llama7");
-	m.layers = 32;
-	m.hidden = 4096;
-	m.heads = 32;
-	m.seq_len = 2048;
-	m.vocab = 32000;
-	m.params = 6.738e9;
-	m.global_batch = 8;
-	m.allow_3d = 1;
-	return m;
-}
+#include "model_fixture.h"
 
 static void test_round_trip(void **state)
 {
@@ -186,7 +157,7 @@ static void test_validate(void **state)
 static void test_from_artifact(void **state)
 {
 	(void)state;
-	struct rk_model m = llama7();
+	struct rk_model m = fx_llama7(0);
 	struct rk_placement pl;
 	struct rk_plan p;
 	struct rk_error err;
@@ -210,7 +181,7 @@ static void test_from_artifact(void **state)
 	assert_non_null(strstr(err.msg, "does not divide"));
 
 	/* DP family: the largest micro-batch that fits. */
-	struct rk_model t = tiny();
+	struct rk_model t = fx_tiny();
 	assert_int_equal(rk_placement_parse("2", "t", &pl, NULL), 0);
 	assert_int_equal(rk_plan_from_artifact("ga", "t", &t, 8, &pl, 81920, &p, &err), 0);
 	assert_int_equal(p.dp, 2);
@@ -337,7 +308,7 @@ static void check_against_brute(const struct rk_model *m, int B, const char *pla
 static void test_enumerate_matches_brute_force(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	check_against_brute(&m, 8, "4");
 	check_against_brute(&m, 8, "22");
 	check_against_brute(&m, 12, "33");
@@ -346,7 +317,7 @@ static void test_enumerate_matches_brute_force(void **state)
 	check_against_brute(&m, 6, "5"); /* 5 does not divide 6: no DP family */
 	m.allow_3d = 0;
 	check_against_brute(&m, 8, "4");
-	m = tiny();
+	m = fx_tiny();
 	m.heads = 3; /* tp must divide heads: only tp = 1 or 3 */
 	m.layers = 6;
 	check_against_brute(&m, 12, "6");
@@ -355,7 +326,7 @@ static void test_enumerate_matches_brute_force(void **state)
 static void test_enumerate_hand_count(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	struct rk_placement pl = {1, {4}};
 	struct rk_plan v[128];
 	size_t n;
@@ -390,7 +361,7 @@ static void test_enumerate_hand_count(void **state)
 static void test_enumerate_memory_filter(void **state)
 {
 	(void)state;
-	struct rk_model m = llama7();
+	struct rk_model m = fx_llama7(0);
 	struct rk_placement pl = {1, {1}};
 	struct rk_plan v[256];
 	size_t n;
@@ -429,7 +400,7 @@ static void test_enumerate_memory_filter(void **state)
 static void test_enumerate_errors(void **state)
 {
 	(void)state;
-	struct rk_model m = tiny();
+	struct rk_model m = fx_tiny();
 	struct rk_placement pl = {1, {4}};
 	struct rk_plan v[8];
 	size_t n;
