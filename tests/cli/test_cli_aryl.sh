@@ -5,22 +5,8 @@
 # Usage: test_cli_aryl.sh PATH/TO/rubick   (RK_DATA_DIR gives the zoo)
 set -uo pipefail
 R=$1
-export RUBICK_ZOO=${RK_DATA_DIR:?}/zoo
-fails=0
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-out=$d/out err=$d/err
-
-check() { # NAME EXPECTED-RC STDERR-PHRASE -- ARGS...
-	local name=$1 want=$2 phrase=$3
-	shift 4
-	"$R" "$@" >"$out" 2>"$err"
-	local rc=$?
-	if [ "$rc" -ne "$want" ] || { [ -n "$phrase" ] && ! grep -qF -- "$phrase" "$err"; }; then
-		echo "FAIL $name: rc $rc (want $want), stderr: $(cat "$err")"
-		fails=$((fails + 1))
-	fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+d=$work
 
 cat >"$d/trace.csv" <<'T'
 timestamp,duration,num_gpus,gpu_time,cluster

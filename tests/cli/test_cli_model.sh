@@ -5,22 +5,9 @@
 # Usage: test_cli_model.sh PATH/TO/rubick   (RK_DATA_DIR: zoo, RK_SHARED_DIR: traces)
 set -uo pipefail
 R=$1
-export RUBICK_ZOO=${RK_DATA_DIR:?}/zoo
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 T=${RK_SHARED_DIR:?}/traces/rubick
-fails=0
-out=$(mktemp) err=$(mktemp) tmp=$(mktemp -d)
-trap 'rm -rf "$out" "$err" "$tmp"' EXIT
-
-check() { # NAME EXPECTED-RC STDERR-PHRASE -- ARGS...
-	local name=$1 want=$2 phrase=$3
-	shift 4
-	"$R" "$@" >"$out" 2>"$err"
-	local rc=$?
-	if [ "$rc" -ne "$want" ] || { [ -n "$phrase" ] && ! grep -qF -- "$phrase" "$err"; }; then
-		echo "FAIL $name: rc $rc (want $want), stderr: $(cat "$err")"
-		fails=$((fails + 1))
-	fi
-}
+tmp=$work
 
 M=$T/placements/bert/placements.csv
 P=$T/perf_model_profile/bert

@@ -4,21 +4,7 @@
 # Usage: test_cli_plan.sh PATH/TO/rubick   (RK_DATA_DIR gives the zoo)
 set -uo pipefail
 R=$1
-export RUBICK_ZOO=${RK_DATA_DIR:?}/zoo
-fails=0
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-
-check() { # NAME EXPECTED-RC STDERR-PHRASE -- ARGS...
-	local name=$1 want=$2 phrase=$3
-	shift 4
-	"$R" "$@" >"$out" 2>"$err"
-	local rc=$?
-	if [ "$rc" -ne "$want" ] || { [ -n "$phrase" ] && ! grep -qF -- "$phrase" "$err"; }; then
-		echo "FAIL $name: rc $rc (want $want), stderr: $(cat "$err")"
-		fails=$((fails + 1))
-	fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ---- errors ---------------------------------------------------------------
 check plan-no-model 2 "--model is required" -- plan --placement 8

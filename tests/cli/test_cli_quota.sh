@@ -6,11 +6,8 @@
 # Usage: test_cli_quota.sh PATH/TO/rubick   (RK_DATA_DIR gives the zoo)
 set -uo pipefail
 R=$1
-export RUBICK_ZOO=${RK_DATA_DIR:?}/zoo
-fails=0
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+d=$work
 
 # a: 4 held by a1, a2 asks 8 more (12 > 8: rejected), a3 best effort (not
 # counted), a4 asks 4 (4 + 4 <= 8); b has no quota; a5 arrives after a1 and a4
