@@ -154,6 +154,18 @@ static void compute_scales(const struct rk_measured *t, const struct rk_plan *pl
  * a class the model cannot describe (the ViT trap) are compared at their
  * class's level instead of dragging the shared parameters.
  */
+/* Add `x` with its times divided by its class's scale (phases only when measured). */
+static int add_scaled(struct rk_perf_samples *set, struct rk_perf_sample x, double sc,
+		      struct rk_error *err)
+{
+	x.iter_ms /= sc;
+	if (x.sync_ms > 0)
+		x.sync_ms /= sc;
+	if (x.opt_ms > 0)
+		x.opt_ms /= sc;
+	return rk_perf_samples_add(set, &x, err);
+}
+
 int rk_validate_train_refit(const struct rk_measured *t, const struct rk_plan *plans,
 		       const unsigned char *is_train, const struct rk_profile *prof,
 		       const char *mpath,
@@ -177,12 +189,7 @@ int rk_validate_train_refit(const struct rk_measured *t, const struct rk_plan *p
 		for (int i = 0; i < prof->n; i++) {
 			struct rk_perf_sample x = prof->samples[i];
 			double sc = scale[rk_validate_placement_class(&x.plan, &x.placement)];
-			x.iter_ms /= sc;
-			if (x.sync_ms > 0)
-				x.sync_ms /= sc;
-			if (x.opt_ms > 0)
-				x.opt_ms /= sc;
-			if ((rc = rk_perf_samples_add(&set, &x, err)) < 0)
+			if ((rc = add_scaled(&set, x, sc, err)) < 0)
 				goto fail;
 		}
 		for (int i = 0; i < t->n_rows; i++) {
@@ -196,12 +203,7 @@ int rk_validate_train_refit(const struct rk_measured *t, const struct rk_plan *p
 			if (have_profile)
 				x.fwd_ms = -1;
 			double sc = scale[rk_validate_placement_class(&plans[i], &t->rows[i].placement)];
-			x.iter_ms /= sc;
-			if (x.sync_ms > 0)
-				x.sync_ms /= sc;
-			if (x.opt_ms > 0)
-				x.opt_ms /= sc;
-			if ((rc = rk_perf_samples_add(&set, &x, err)) < 0)
+			if ((rc = add_scaled(&set, x, sc, err)) < 0)
 				goto fail;
 		}
 		struct rk_model m = *tgt;
