@@ -17,21 +17,7 @@
 #include "rubick/oracle.h"
 #include "rubick/perf.h"
 
-static char *slurp(const char *env, const char *rel, size_t *len)
-{
-	const char *root = getenv(env);
-	assert_non_null(root);
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	char *buf = malloc(1 << 20);
-	assert_non_null(buf);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
+#include "data_file.h"
 
 static void add_table(struct rk_oracle *o, const char *folder, const char *model, int batch)
 {

@@ -23,21 +23,7 @@
 #include "rubick/perf.h"
 #include "rubick/zoo.h"
 
-static char *slurp(const char *rel, size_t *len)
-{
-	const char *root = getenv("RK_DATA_DIR");
-	assert_non_null(root);
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	char *buf = malloc(1 << 20);
-	assert_non_null(buf);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
+#include "data_file.h"
 
 /* The text without its line `skip` (1-based). */
 static char *drop_line(const char *text, size_t len, int skip, size_t *out_len)
@@ -104,7 +90,7 @@ static void load_model(const char *name, struct rk_model *m)
 	char rel[128];
 	snprintf(rel, sizeof(rel), "zoo/%s.model", name);
 	size_t len;
-	char *text = slurp(rel, &len);
+	char *text = slurp("RK_DATA_DIR", rel, &len);
 	struct rk_error err;
 	int rc = rk_model_parse(text, len, rel, m, &err);
 	if (rc)
@@ -128,7 +114,7 @@ static void run_loo(int with_model)
 		char rel[256];
 		snprintf(rel, sizeof(rel), "measured/rubick/%s/placements.csv", tables[t].folder);
 		size_t len;
-		char *text = slurp(rel, &len);
+		char *text = slurp("RK_DATA_DIR", rel, &len);
 		struct rk_measured m;
 		assert_int_equal(rk_measured_parse(text, len, rel, &m, NULL), 0);
 		for (int r = 0; r < m.n_rows; r++) {
@@ -243,7 +229,7 @@ static void interp_is_bracketed(void **state)
 {
 	(void)state;
 	size_t len;
-	char *text = slurp("measured/rubick/vit/placements.csv", &len);
+	char *text = slurp("RK_DATA_DIR", "measured/rubick/vit/placements.csv", &len);
 	struct rk_oracle *o;
 	struct rk_error err;
 	assert_int_equal(rk_oracle_create_measured(&o, NULL, RK_ORACLE_FALLBACK_NONE, NULL), 0);
