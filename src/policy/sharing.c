@@ -344,10 +344,26 @@ double rk_xi_lookup_memo_h(struct rk_xi_memo *m, const struct rk_xi_table *t,
 	h = (h ^ (uint64_t)(unsigned)sf_a * 0xbf58476d1ce4e5b9ULL) * 0x100000001b3ULL;
 	h = (h ^ (uint64_t)(unsigned)sf_b) * 0x94d049bb133111ebULL;
 	h ^= fnv(0xcbf29ce484222325ULL, gpu_type); /* GPU type names are a few letters */
-	struct rk_xi_memo_slot *s = &m->slot[(h >> 17) % RK_XI_MEMO_SLOTS];
-	if (s->used && s->key == h && s->sf_a == sf_a && s->sf_b == sf_b &&
-	    !strcmp(s->a, a) && !strcmp(s->b, b) && !strcmp(s->gpu_type, gpu_type))
-		return s->xi;
+	/*
+	 * Four ways per set: keys that share a set (a trace's few dozen job
+	 * types x GPU counts fill a good part of the table) no longer evict each
+	 * other on every alternate question. An empty way is taken first, else
+	 * one chosen by the hash, so runs stay deterministic.
+	 */
+	struct rk_xi_memo_slot *set = &m->slot[((h >> 17) % (RK_XI_MEMO_SLOTS / 4)) * 4], *s = NULL;
+	for (int k = 0; k < 4; k++) {
+		struct rk_xi_memo_slot *x = &set[k];
+		if (!x->used) {
+			if (!s)
+				s = x;
+			continue;
+		}
+		if (x->key == h && x->sf_a == sf_a && x->sf_b == sf_b && !strcmp(x->a, a) &&
+		    !strcmp(x->b, b) && !strcmp(x->gpu_type, gpu_type))
+			return x->xi;
+	}
+	if (!s)
+		s = &set[(h >> 45) & 3];
 	double xi = rk_xi_lookup(t, gpu_type, a, sf_a, b, sf_b, NULL);
 	if (strlen(gpu_type) < RK_XI_GPU_MAX && strlen(a) < RK_XI_TYPE_MAX &&
 	    strlen(b) < RK_XI_TYPE_MAX) {

@@ -121,8 +121,9 @@ static const struct sb_entry *sb_get(struct bsbf_state *st, const struct rk_job 
 }
 
 struct cand {
-	int who;          /* job index in the snapshot */
+	int who;          /* the round's job number */
 	double key;       /* sort key: -benefit, T_con or first GPU position */
+	int64_t tie[2];   /* then the snapshot order: (0, position) or (submit, id) */
 	struct rk_plan plan;
 };
 
@@ -130,10 +131,9 @@ struct cand {
 
 /*
  * Per round scratch, indexed by the round's own job numbers: the jobs holding
- * resources first, in snapshot order (with a change feed: by submit time then
- * id, the simulator's snapshot order), then each waiting job as the round
- * takes it from the queue. Ties between equally good partners go to the
- * smaller number, as they went to the earlier snapshot position.
+ * resources first, then each waiting job as the round takes it from the
+ * queue. Ties between equally good partners go to the earlier snapshot
+ * position (struct cand.tie), whatever the numbering.
  */
 struct round {
 	const struct rk_sched_input *in;
@@ -288,8 +288,14 @@ static void scan(struct round *r)
 			if (r->seen[h0])
 				continue;
 			r->seen[h0] = 1;
-			r->part[r->n_part++] =
-				(struct cand){.who = h0, .key = (double)(r->occ.first[n] + k)};
+			/* Ties go to the earlier snapshot position: with a change feed,
+			 * the simulator's order, submit time then id (trace order). */
+			const struct rk_job *j = r->job[h0];
+			int feed = in->incremental;
+			r->part[r->n_part++] = (struct cand){
+				.who = h0,
+				.key = (double)(r->occ.first[n] + k),
+				.tie = {feed ? j->submit_ms : 0, feed ? j->id : h0}};
 		}
 		r->n_free += r->node_free[n];
 	}
@@ -397,7 +403,9 @@ static int by_key(const void *p, const void *q)
 	const struct cand *x = p, *y = q;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
-	return (x->who > y->who) - (x->who < y->who);
+	if (x->tie[0] != y->tie[0])
+		return x->tie[0] < y->tie[0] ? -1 : 1;
+	return (x->tie[1] > y->tie[1]) - (x->tie[1] < y->tie[1]);
 }
 
 /* Try to start `a` sharing GPUs with running jobs (§3.4 lines 7-12). */
@@ -432,7 +440,8 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		if (no == 0)
 			continue;
 		if (st->ffs) {
-			cands[m++] = (struct cand){.who = b, .key = cands[i].key, .plan = opts[0].plan};
+			cands[m] = cands[i];
+			cands[m++].plan = opts[0].plan;
 			continue;
 		}
 		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
@@ -467,9 +476,9 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		}
 		if (best_k < 0 || !best.share)
 			continue;
-		cands[m++] = (struct cand){.who = b,
-					   .key = st->order_tcon ? best.t_con_s : -best.benefit_s,
-					   .plan = opts[best_k].plan};
+		cands[m] = cands[i];
+		cands[m].key = st->order_tcon ? best.t_con_s : -best.benefit_s;
+		cands[m++].plan = opts[best_k].plan;
 	}
 	if (!st->ffs)
 		qsort(cands, (size_t)m, sizeof(*cands), by_key);
@@ -621,14 +630,6 @@ static int take_running(struct bsbf_state *st, struct round *r, int i, struct rk
 	return 0;
 }
 
-static int by_arrival(const void *p, const void *q)
-{
-	const struct rk_job *x = *(struct rk_job *const *)p, *y = *(struct rk_job *const *)q;
-	if (x->submit_ms != y->submit_ms)
-		return x->submit_ms < y->submit_ms ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
@@ -671,11 +672,10 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 			who[0] = who[1] = INT_MAX;
 		}
 	}
-	/* Holders: the change feed lists them; otherwise the snapshot does. */
+	/* Holders: the change feed lists them (any order); otherwise the snapshot. */
 	if (in->incremental) {
 		for (int k = 0; k < in->n_holders && nh < n; k++)
 			r.job[nh++] = in->holders[k];
-		qsort(r.job, (size_t)nh, sizeof(*r.job), by_arrival);
 	} else {
 		for (int i = 0; i < n; i++)
 			if (in->jobs[i]->alloc.n > 0)
