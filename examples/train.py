@@ -3,7 +3,9 @@
 docs/slurm.md): a small transformer language model on a generated corpus.
 
 It reads its plan (RUBICK_PLAN_FILE, else RUBICK_PLAN, else --plan): dp = data-parallel
-processes on this machine (torch.distributed, gloo), mb = micro-batch, ga = gradient
+processes (torch.distributed, gloo; on one machine, or across the nodes of a multi-node
+allocation from MASTER_ADDR/MASTER_PORT, WORLD_SIZE, RUBICK_RANK_BASE and
+LOCAL_WORLD_SIZE, which rubickd's Slurm engine sets per node), mb = micro-batch, ga = gradient
 accumulation steps, gc = gradient checkpointing, zero = 1 for ZeRO-1
 (ZeroRedundancyOptimizer). The global batch dp*mb*ga is fixed by the job
 (RUBICK_GLOBAL_BATCH); every step consumes the same samples in the same order whatever
@@ -50,9 +52,12 @@ def parse_plan(text, where):
             raise SystemExit("%s: plan item '%s': not an integer" % (where, item))
         if plan[key] < 0 or (key in ("dp", "mb", "ga", "tp", "pp") and plan[key] < 1):
             raise SystemExit("%s: plan item '%s': out of range" % (where, item))
-    if plan["tp"] != 1 or plan["pp"] != 1:
-        raise SystemExit("%s: tp=%d pp=%d: this job only does data parallelism (tp=pp=1)"
-                         % (where, plan["tp"], plan["pp"]))
+    if plan["tp"] != 1 or plan["pp"] > 2:
+        raise SystemExit("%s: tp=%d pp=%d: this job does data and 2-stage pipeline parallelism"
+                         " only (tp=1, pp<=2)" % (where, plan["tp"], plan["pp"]))
+    if plan["pp"] > 1 and plan["zero"]:
+        raise SystemExit("%s: zero=%d with pp=%d: ZeRO is for data parallelism only here"
+                         % (where, plan["zero"], plan["pp"]))
     return plan
 
 
@@ -118,20 +123,121 @@ def report(url, job, token, body):
         print("report failed: %s" % e, file=sys.stderr, flush=True)
 
 
+class Pipeline:
+    """Stage `stage` of `pp` of TinyLM (algorithms: GPipe): contiguous blocks per stage, the
+    embedding on the first, the head on the last. Every rank holds the whole model (same seed,
+    same checkpoint) but computes, updates and checkpoints only its stage's parameters. Within
+    a stage the dp replicas average their gradients (group `group`); activations go forward
+    and their gradients backward by send/recv to the same replica of the next/previous stage."""
+
+    def __init__(self, model, stage, pp, dp, rank, group):
+        n = len(model.blocks)
+        cut = [n * s // pp for s in range(pp + 1)]
+        self.model, self.stage, self.pp, self.dp, self.rank, self.group = model, stage, pp, dp, rank, group
+        self.blocks = list(model.blocks)[cut[stage]:cut[stage + 1]]
+        self.first, self.last = stage == 0, stage == pp - 1
+
+        def owner(name):
+            if name.startswith(("emb.", "pos")):
+                return 0
+            if name.startswith("head."):
+                return pp - 1
+            i = int(name.split(".")[1])
+            return max(s for s in range(pp) if cut[s] <= i)
+        # the stage of each parameter, in the optimizer's (model.parameters()) order
+        self.owner = [owner(name) for name, _ in model.named_parameters()]
+        self.mine = [p for p, o in zip(model.parameters(), self.owner) if o == stage]
+
+    def forward(self, h):
+        m = self.model
+        if self.first:
+            h = m.emb(h) + m.pos
+        for b in self.blocks:
+            h = checkpoint(b, h, m.mask, use_reentrant=False) if m.gc else b(h, m.mask)
+        return m.head(h) if self.last else h
+
+    def step(self, batches, dp, G):
+        """One iteration, GPipe schedule: all micro-batches forward, then all backward.
+        Returns the summed per-sample losses (last stage; 0 elsewhere)."""
+        prev, nxt = self.rank - self.dp, self.rank + self.dp
+        d = self.model.emb.embedding_dim
+        total, pending, saved = torch.zeros(1), [], []
+        for sl in batches:
+            if self.first:
+                inp = sl[:, :-1]
+            else:
+                inp = torch.empty(sl.shape[0], SEQ, d)
+                dist.recv(inp, prev)
+                inp.requires_grad_()
+            out = self.forward(inp)
+            if self.last:
+                per = F.cross_entropy(out.reshape(-1, VOCAB), sl[:, 1:].reshape(-1),
+                                      reduction="none").view(sl.shape[0], SEQ).mean(1).sum()
+                total += per.detach().to(total.dtype)
+                (per * dp / G).backward()  # the same scaling as the data-parallel plan
+                if not self.first:
+                    pending.append(dist.isend(inp.grad.contiguous(), prev))
+            else:
+                send = out.detach().contiguous()
+                pending.append(dist.isend(send, nxt))
+                saved.append((inp, out, send))
+        for inp, out, _ in saved:  # backward in the same order as the next stage sends
+            g = torch.empty_like(out)
+            dist.recv(g, nxt)
+            out.backward(g)
+            if not self.first:
+                pending.append(dist.isend(inp.grad.contiguous(), prev))
+        for w in pending:
+            w.wait()
+        if self.dp > 1:  # what DDP does for the data-parallel plan: average over replicas
+            for p in self.mine:
+                if p.grad is not None:
+                    dist.all_reduce(p.grad, group=self.group)
+                    p.grad /= self.dp
+        return total
+
+    def save_part(self, opt, path):
+        """This stage's part of the checkpoint (its replica 0 writes it)."""
+        torch.save({"model": self.model.state_dict(), "opt": opt.state_dict()}, path)
+
+    def merge(self, parts):
+        """The full checkpoint from the stages' parts: each parameter and its optimizer state
+        from the stage that owns it, so that any plan can resume from it."""
+        names = [n for n, _ in self.model.named_parameters()]
+        model = dict(parts[0]["model"])
+        opt = {"param_groups": parts[0]["opt"]["param_groups"], "state": {}}
+        for i, (name, o) in enumerate(zip(names, self.owner)):
+            model[name] = parts[o]["model"][name]
+            if i in parts[o]["opt"]["state"]:
+                opt["state"][i] = parts[o]["opt"]["state"][i]
+        return model, opt
+
+
 def worker(rank, a, plan, stop_flag):
-    torch.set_num_threads(max(1, a.threads // plan["dp"]))
-    dp = plan["dp"]
-    dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % a.port, rank=rank, world_size=dp)
+    torch.set_num_threads(max(1, a.threads // a.local))
+    dp, pp = plan["dp"], plan["pp"]
+    world = dp * pp
+    dist.init_process_group("gloo", init_method=a.init, rank=rank, world_size=world)
+    if a.nnodes > 1:
+        print("rank %d/%d on node %s" % (rank, world, a.node), flush=True)
     torch.manual_seed(0)
     if a.dtype == "float64":
         torch.set_default_dtype(torch.float64)
     model = TinyLM(gc=bool(plan["gc"]))
-    ddp = nn.parallel.DistributedDataParallel(model) if dp > 1 else model
+    # rank = stage * dp + replica: a stage's replicas are consecutive ranks
+    stage, rep = divmod(rank, dp)
+    pipe = None
+    if pp > 1:
+        groups = [dist.new_group(list(range(s * dp, (s + 1) * dp))) if dp > 1 else None for s in range(pp)]
+        pipe = Pipeline(model, stage, pp, dp, rank, groups[stage])
+    ddp = nn.parallel.DistributedDataParallel(model) if dp > 1 and pp == 1 else model
     opt_kw = dict(lr=a.lr, weight_decay=0.01)
     if plan["zero"] and dp > 1:
         from torch.distributed.optim import ZeroRedundancyOptimizer
         opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, **opt_kw)
     else:
+        # every parameter, also under pp: parameters without a gradient (other stages') are
+        # skipped by AdamW, and the state indexes stay the full model's (see Pipeline.merge)
         opt = torch.optim.AdamW(model.parameters(), **opt_kw)
     ck_path = os.path.join(a.ckpt_dir, "ckpt.pt")
     step = 0
@@ -146,36 +252,39 @@ def worker(rank, a, plan, stop_flag):
     if mb * ga * dp != G:
         raise SystemExit("plan mb=%d ga=%d dp=%d does not make the global batch %d" % (mb, ga, dp, G))
     if rank == 0:
-        print("run %s resumes at %d with dp=%d mb=%d ga=%d gc=%d zero=%d" % (
-            a.run, step, dp, mb, ga, plan["gc"], plan["zero"]), flush=True)
+        print("run %s resumes at %d with dp=%d pp=%d mb=%d ga=%d gc=%d zero=%d" % (
+            a.run, step, dp, pp, mb, ga, plan["gc"], plan["zero"]), flush=True)
     log = open(os.path.join(a.ckpt_dir, "loss.log"), "a") if rank == 0 else None
     t_last, steps_since = time.time(), 0
     stop = torch.zeros(1)
     while step < a.iters:
         idx = batch_indices(step, G)
-        mine = idx[rank * mb * ga:(rank + 1) * mb * ga]
+        mine = idx[rep * mb * ga:(rep + 1) * mb * ga]
         opt.zero_grad(set_to_none=True)
-        total = torch.zeros(1)
-        for m in range(ga):
-            sl = data[mine[m * mb:(m + 1) * mb]]
-            logits = ddp(sl[:, :-1])
-            # sum of per-sample mean token losses, scaled so that DDP's average over dp
-            # ranks yields the mean over the global batch
-            per = F.cross_entropy(logits.reshape(-1, VOCAB), sl[:, 1:].reshape(-1),
-                                  reduction="none").view(mb, SEQ).mean(1).sum()
-            total += per.detach().to(total.dtype)
-            loss = per * dp / G
-            if dp > 1 and m < ga - 1:
-                with ddp.no_sync():
+        if pipe:
+            total = pipe.step([data[mine[m * mb:(m + 1) * mb]] for m in range(ga)], dp, G)
+        else:
+            total = torch.zeros(1)
+            for m in range(ga):
+                sl = data[mine[m * mb:(m + 1) * mb]]
+                logits = ddp(sl[:, :-1])
+                # sum of per-sample mean token losses, scaled so that DDP's average over dp
+                # ranks yields the mean over the global batch
+                per = F.cross_entropy(logits.reshape(-1, VOCAB), sl[:, 1:].reshape(-1),
+                                      reduction="none").view(mb, SEQ).mean(1).sum()
+                total += per.detach().to(total.dtype)
+                loss = per * dp / G
+                if dp > 1 and m < ga - 1:
+                    with ddp.no_sync():
+                        loss.backward()
+                else:
                     loss.backward()
-            else:
-                loss.backward()
         opt.step()
         step += 1
-        if dp > 1:
-            dist.all_reduce(total)
+        if world > 1:
+            dist.all_reduce(total)  # under pp only the last stage's ranks hold losses
         if log:
-            log.write("%d %.9g %s %d %d\n" % (step, total.item() / G, a.run, dp, ga))
+            log.write("%d %.9g %s %d %d %d\n" % (step, total.item() / G, a.run, dp, ga, pp))
             log.flush()
         steps_since += 1
         if rank == 0 and (step % a.report_every == 0 or step == a.iters):
@@ -185,20 +294,33 @@ def worker(rank, a, plan, stop_flag):
             t_last, steps_since = now, 0
         # every rank stops after the same step: rank 0's view of the flag, broadcast
         stop[0] = 1.0 if (stop_flag.value or (a.stop_after and step == a.stop_after)) else 0.0
-        if dp > 1:
+        if world > 1:
             dist.broadcast(stop, 0)
         if stop[0] > 0 and step < a.iters:
             if plan["zero"] and dp > 1:
                 opt.consolidate_state_dict(to=0)
+            part = lambda s: os.path.join(a.ckpt_dir, "stage-%d.pt" % s)  # noqa: E731
+            if pipe and rep == 0:
+                pipe.save_part(opt, part(stage))
+            if pipe:
+                dist.barrier()  # every stage's part is written
             if rank == 0:
+                if pipe:
+                    parts = [torch.load(part(s)) for s in range(pp)]
+                    state = dict(zip(("model", "opt"), pipe.merge(parts)))
+                else:
+                    state = {"model": model.state_dict(), "opt": opt.state_dict()}
+                state["step"] = step
                 tmp = ck_path + ".tmp"
-                torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, tmp)
+                torch.save(state, tmp)
                 os.replace(tmp, ck_path)
+                for s in range(pp if pipe else 0):
+                    os.unlink(part(s))
                 print("checkpointed at %d" % step, flush=True)
             dist.barrier()
             dist.destroy_process_group()
             sys.stdout.flush()
-            os._exit(EXIT_CHECKPOINTED) if dp > 1 else sys.exit(EXIT_CHECKPOINTED)
+            os._exit(EXIT_CHECKPOINTED) if a.local > 1 else sys.exit(EXIT_CHECKPOINTED)
     if rank == 0:
         print("finished %d iterations" % step, flush=True)
     dist.destroy_process_group()
@@ -233,9 +355,22 @@ def main():
     a.url, a.job, a.token = env.get("RUBICK_URL"), env.get("RUBICK_JOB_ID"), env.get("RUBICK_JOB_TOKEN", "")
     a.run = env.get("RUBICK_RUN", "1")
     os.makedirs(a.ckpt_dir, exist_ok=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
+    # Several nodes (rubickd's Slurm engine starts this once per node, docs/slurm.md): the
+    # ranks RUBICK_RANK_BASE .. + LOCAL_WORLD_SIZE - 1 of WORLD_SIZE run here and meet at
+    # MASTER_ADDR:MASTER_PORT (node 0). One node: all dp ranks here, on a free local port.
+    a.nnodes = int(env.get("RUBICK_NNODES", "1") or 1)
+    if a.nnodes > 1:
+        world, base, a.local = (int(env[k]) for k in ("WORLD_SIZE", "RUBICK_RANK_BASE", "LOCAL_WORLD_SIZE"))
+        a.init = "tcp://%s:%s" % (env["MASTER_ADDR"], env["MASTER_PORT"])
+        a.node = "%s %s" % (env.get("NODE_RANK", "?"), env.get("SLURMD_NODENAME", socket.gethostname()))
+        if world != plan["dp"] * plan["pp"]:
+            raise SystemExit("%s: dp*pp=%d, but the allocation runs %d ranks (WORLD_SIZE)"
+                             % (where, plan["dp"] * plan["pp"], world))
+    else:
+        base, a.local = 0, plan["dp"] * plan["pp"]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            a.init = "tcp://127.0.0.1:%d" % s.getsockname()[1]
     # fork, not spawn: the workers inherit the imported torch instead of importing it again
     ctx_mp = mp.get_context("fork")
     stop_flag = ctx_mp.Value("i", 0)
@@ -243,15 +378,15 @@ def main():
     def on_signal(signum, frame):
         stop_flag.value = 1
 
-    if plan["dp"] == 1:  # one process: no launcher in between
+    if a.local == 1:  # one process here: no launcher in between
         signal.signal(signal.SIGUSR1, on_signal)
         signal.signal(signal.SIGTERM, on_signal)
-        worker(0, a, plan, stop_flag)
+        worker(base, a, plan, stop_flag)
         return
     # workers ignore the signals: the launcher turns them into a flag all ranks agree on
     signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    procs = [ctx_mp.Process(target=worker, args=(r, a, plan, stop_flag)) for r in range(plan["dp"])]
+    procs = [ctx_mp.Process(target=worker, args=(base + r, a, plan, stop_flag)) for r in range(a.local)]
     for p in procs:
         p.start()
     signal.signal(signal.SIGUSR1, on_signal)

@@ -68,6 +68,7 @@ struct seng {
 	char *state_dir;
 	int grace_ms;
 	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
+	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
 	int n_nodes;
 	time_t nodes_update; /* last_update of the last node list read by capacity() */
@@ -102,7 +103,8 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 	e->nodes = calloc(cnt, sizeof(*e->nodes));
 	e->node_cpus = calloc(cnt, sizeof(*e->node_cpus));
 	e->node_gpus = calloc(cnt, sizeof(*e->node_gpus));
-	if (!e->nodes || !e->node_cpus || !e->node_gpus) {
+	e->addrs = calloc(cnt, sizeof(*e->addrs));
+	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs) {
 		slurm_free_node_info_msg(nm);
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
@@ -116,7 +118,9 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
 		}
 		e->nodes[e->n_nodes] = strdup(nm->node_array[i].name);
-		if (!e->nodes[e->n_nodes]) {
+		const char *addr = nm->node_array[i].node_addr;
+		e->addrs[e->n_nodes] = strdup(addr && *addr ? addr : nm->node_array[i].name);
+		if (!e->nodes[e->n_nodes] || !e->addrs[e->n_nodes]) {
 			slurm_free_node_info_msg(nm);
 			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 		}
@@ -132,9 +136,12 @@ static void seng_destroy(void *state)
 	if (!e)
 		return;
 	/* Slurm jobs keep running: a restarted daemon adopts them. */
-	for (int i = 0; i < e->n_nodes; i++)
+	for (int i = 0; i < e->n_nodes; i++) {
 		free(e->nodes[i]);
+		free(e->addrs ? e->addrs[i] : NULL);
+	}
 	free(e->nodes);
+	free(e->addrs);
 	free(e->node_cpus);
 	free(e->node_gpus);
 	if (e->jobs)
@@ -278,6 +285,7 @@ static int jobs_refresh(struct seng *e, int force)
 struct place {
 	char nodes[2048];
 	uint32_t n_nodes, cpus_per_node, gpus_total, gpus_per_node; /* per node 0 if uneven */
+	struct rkd_sl_ranks ranks; /* the same nodes, for the rendezvous (env.sh) */
 };
 
 static int place_parse(const struct seng *e, const char *alloc, struct place *p,
@@ -307,6 +315,11 @@ static int place_parse(const struct seng *e, const char *alloc, struct place *p,
 			return rk_error_set(err, RK_ERANGE, "slurm: allocation '%s': too many nodes",
 					    alloc);
 		len += (size_t)n;
+		if (p->ranks.n == RKD_SL_MAX_NODES)
+			return rk_error_set(err, RK_ERANGE, "slurm: allocation '%s': too many nodes",
+					    alloc);
+		p->ranks.name[p->ranks.n] = e->nodes[node];
+		p->ranks.gpus[p->ranks.n++] = gpus;
 		if (p->n_nodes && (uint32_t)gpus != p->gpus_per_node)
 			uneven = 1;
 		p->gpus_per_node = (uint32_t)gpus;
@@ -326,7 +339,24 @@ static int place_parse(const struct seng *e, const char *alloc, struct place *p,
 		p->gpus_per_node = 0;
 	if (!p->cpus_per_node)
 		p->cpus_per_node = 1;
+	for (int i = 0; i < e->n_nodes; i++)
+		if (e->nodes[i] == p->ranks.name[0])
+			p->ranks.master_addr = e->addrs[i];
 	return 0;
+}
+
+/*
+ * MASTER_PORT of a run: below the ephemeral range (32768+, where a listener
+ * on port 0 may sit), different for every job and run of this rubickd, and
+ * offset by a hash of its state folder so that two rubickd sharing nodes (the
+ * tests' emulated clusters on one machine) are unlikely to pick the same one.
+ */
+static int master_port(const struct seng *e, int64_t job, int run)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (const char *c = e->state_dir; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	return 10000 + (int)((h + (uint64_t)job * 8 + (uint64_t)run) % 20000);
 }
 
 /* Set nodes, sizes, GPUs, plan and begin time in one update (gotcha 1). */
@@ -390,8 +420,10 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	int ret = place_parse(e, ln->alloc_text, &p, err);
 	if (ret)
 		return ret;
-	if (rkd_sl_write_env(ln, job_dir, p.nodes))
-		return rk_error_set(err, RK_EIO, "%s/env.sh: cannot write: %s", job_dir,
+	p.ranks.master_port = master_port(e, ln->job_id, ln->run);
+	if (rkd_sl_write_env(ln, job_dir, &p.ranks) ||
+	    rkd_sl_write_node_script(job_dir, ln->command))
+		return rk_error_set(err, RK_EIO, "%s/env.sh, node.sh: cannot write: %s", job_dir,
 				    strerror(errno));
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
 	uint32_t sid = 0;

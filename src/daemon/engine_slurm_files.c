@@ -93,11 +93,64 @@ static int sh_quote(char *buf, size_t cap, size_t *len, const char *s)
 	return 0;
 }
 
-/* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
-int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir, const char *nodelist)
+/* Append printf output to buf (cap bytes, *len used). */
+static int put(char *buf, size_t cap, size_t *len, const char *f, ...)
+	__attribute__((format(printf, 4, 5)));
+static int put(char *buf, size_t cap, size_t *len, const char *f, ...)
 {
-	char num[6][32], buf[16384], path[4200];
-	size_t len = 0;
+	va_list ap;
+	va_start(ap, f);
+	int n = vsnprintf(buf + *len, cap - *len, f, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *len)
+		return RK_ERANGE;
+	*len += (size_t)n;
+	return 0;
+}
+
+/*
+ * The rendezvous part of env.sh (torchrun's variables): MASTER_ADDR/PORT and
+ * WORLD_SIZE for all nodes, and per node, chosen by SLURMD_NODENAME (which
+ * slurmstepd sets for every task: each node's srun task sources env.sh
+ * again), NODE_RANK (= GROUP_RANK), LOCAL_WORLD_SIZE and RUBICK_RANK_BASE,
+ * the global rank of the node's first process.
+ */
+static int put_ranks(char *buf, size_t cap, size_t *len, const struct rkd_sl_ranks *rk)
+{
+	int world = 0, ret = 0;
+	for (int i = 0; i < rk->n; i++)
+		world += rk->gpus[i] > 0 ? rk->gpus[i] : 1; /* a GPU-less node still runs one rank */
+	ret = put(buf, cap, len, "export RUBICK_NNODES=%d WORLD_SIZE=%d MASTER_PORT=%d\n"
+		  "export MASTER_ADDR=", rk->n, world, rk->master_port) ||
+	      sh_quote(buf, cap, len, rk->master_addr ? rk->master_addr : "127.0.0.1") ||
+	      put(buf, cap, len, "\nRUBICK_NODE_GPUS=");
+	for (int i = 0; i < rk->n && !ret; i++)
+		ret = put(buf, cap, len, "%s%d", i ? "," : "", rk->gpus[i]);
+	ret = ret || put(buf, cap, len, "\ncase \"${SLURMD_NODENAME:-}\" in\n");
+	for (int i = 0, base = 0; i < rk->n && !ret; i++) {
+		int local = rk->gpus[i] > 0 ? rk->gpus[i] : 1;
+		ret = sh_quote(buf, cap, len, rk->name[i]) ||
+		      put(buf, cap, len, ") NODE_RANK=%d RUBICK_RANK_BASE=%d LOCAL_WORLD_SIZE=%d ;;\n",
+			  i, base, local);
+		base += local;
+	}
+	/* Not one of the run's nodes (no Slurm task): the first node's share. */
+	ret = ret || put(buf, cap, len, "*) NODE_RANK=0 RUBICK_RANK_BASE=0 LOCAL_WORLD_SIZE=%d ;;\n"
+			 "esac\nexport RUBICK_NODE_GPUS NODE_RANK RUBICK_RANK_BASE LOCAL_WORLD_SIZE"
+			 " GROUP_RANK=\"$NODE_RANK\"\n",
+			 rk->n && rk->gpus[0] > 0 ? rk->gpus[0] : 1);
+	return ret ? RK_ERANGE : 0;
+}
+
+/* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
+int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
+		     const struct rkd_sl_ranks *rk)
+{
+	char num[6][32], buf[32768], path[4200], nodelist[2048] = "";
+	size_t len = 0, nl = 0;
+	for (int i = 0; i < rk->n; i++)
+		if (put(nodelist, sizeof(nodelist), &nl, "%s%s", i ? "," : "", rk->name[i]))
+			return RK_ERANGE;
 	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
 	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
 	snprintf(num[2], sizeof(num[2]), "%.0f", ln->iters_total);
@@ -117,16 +170,13 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir, const cha
 		{"RUBICK_SLURM_NODES", nodelist},
 	};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-		int n = snprintf(buf + len, sizeof(buf) - len, "export %s=", kv[i][0]);
-		if (n < 0 || (size_t)n >= sizeof(buf) - len)
+		if (put(buf, sizeof(buf), &len, "export %s=", kv[i][0]) ||
+		    sh_quote(buf, sizeof(buf), &len, kv[i][1] ? kv[i][1] : "") ||
+		    put(buf, sizeof(buf), &len, "\n"))
 			return RK_ERANGE;
-		len += (size_t)n;
-		if (sh_quote(buf, sizeof(buf), &len, kv[i][1] ? kv[i][1] : "") ||
-		    len + 2 >= sizeof(buf))
-			return RK_ERANGE;
-		buf[len++] = '\n';
-		buf[len] = '\0';
 	}
+	if (put_ranks(buf, sizeof(buf), &len, rk))
+		return RK_ERANGE;
 	char plan_line[512];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
 	if (rkd_sl_fmt(path, sizeof(path), "%s/env.sh", job_dir) || rkd_sl_mkdir_p(ckpt) ||
@@ -136,26 +186,56 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir, const cha
 }
 
 /*
- * The batch script: source env.sh, then the local engine's wrapper (forward
- * SIGUSR1/SIGTERM to the job's main process only, keep its exit status).
+ * The local engine's wrapper: forward SIGUSR1/SIGTERM to the child $c only
+ * (a trap interrupts `wait`, status > 128: wait again while it lives) and
+ * exit with its status.
+ */
+static const char trap_part[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
+				"trap 'kill -TERM $c 2>/dev/null' TERM\n";
+static const char wait_part[] = "c=$!\n"
+				"while :; do\n"
+				"  wait $c; s=$?\n"
+				"  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
+				"  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
+				"  exit $s\n"
+				"done\n";
+
+/*
+ * Several nodes: srun starts node.sh once per node of the allocation (one task
+ * each, in rubick's node order) and forwards USR1/TERM to every task; its exit
+ * status is the highest of the tasks' (75 when all checkpointed). --overlap:
+ * the step must not wait for CPUs the batch shell's own step holds.
  */
 char *rkd_sl_make_script(const char *job_dir, const char *command)
 {
-	static const char pre[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
-				  "trap 'kill -TERM $c 2>/dev/null' TERM\n";
-	static const char post[] = " &\nc=$!\n"
-				   "while :; do\n"
-				   "  wait $c; s=$?\n"
-				   "  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
-				   "  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
-				   "  exit $s\n"
-				   "done\n";
-	size_t cap = strlen(job_dir) + strlen(command) + sizeof(pre) + sizeof(post) + 128;
+	size_t cap = 3 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
+		     sizeof(wait_part) + 512;
 	char *s = malloc(cap);
 	if (s)
-		snprintf(s, cap, "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s{ %s\n}%s", job_dir, pre,
-			 command, post);
+		snprintf(s, cap,
+			 "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s"
+			 "if [ \"${RUBICK_NNODES:-1}\" -gt 1 ]; then\n"
+			 "srun --nodes=\"$RUBICK_NNODES\" --ntasks=\"$RUBICK_NNODES\""
+			 " --ntasks-per-node=1 --nodelist=\"$RUBICK_SLURM_NODES\" --overlap"
+			 " --export=ALL /bin/sh '%s/node.sh' &\nelse\n{ %s\n} &\nfi\n%s",
+			 job_dir, trap_part, job_dir, command, wait_part);
 	return s;
+}
+
+int rkd_sl_write_node_script(const char *job_dir, const char *command)
+{
+	size_t cap = 2 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
+		     sizeof(wait_part) + 256;
+	char *s = malloc(cap), path[4200];
+	if (!s || rkd_sl_fmt(path, sizeof(path), "%s/node.sh", job_dir)) {
+		free(s);
+		return -1;
+	}
+	snprintf(s, cap, "#!/bin/sh\n# one node's share of a multi-node run (srun, one task a node)\n"
+		 ". '%s/env.sh' || exit 70\n%s{ %s\n} &\n%s", job_dir, trap_part, command, wait_part);
+	int ret = rkd_sl_write_file(path, s);
+	free(s);
+	return ret;
 }
 
 int rkd_sl_is_ours(const char *entry)

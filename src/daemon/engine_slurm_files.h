@@ -19,10 +19,32 @@ int rkd_sl_mkdir_p(const char *path);
 /* Atomic (temp file + rename): the job may read it at any moment. */
 int rkd_sl_write_file(const char *path, const char *text);
 int rkd_sl_read_file(const char *path, char *buf, size_t cap);
-/* JOB_DIR/env.sh and JOB_DIR/plan for launch `ln` on Slurm nodes `nodelist`. */
-int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir, const char *nodelist);
-/* The batch script: source env.sh, run the command, forward USR1/TERM (malloc'ed). */
+#define RKD_SL_MAX_NODES 256
+
+/*
+ * The nodes of a run in allocation order, for the torch.distributed
+ * rendezvous in env.sh: one rank per GPU, node i holding ranks
+ * sum(gpus[0..i-1]) .. + gpus[i] - 1, rank 0 on node 0 (MASTER_ADDR).
+ */
+struct rkd_sl_ranks {
+	int n;
+	const char *name[RKD_SL_MAX_NODES]; /* Slurm node names */
+	int gpus[RKD_SL_MAX_NODES];
+	const char *master_addr;            /* node 0's address */
+	int master_port;
+};
+
+/* JOB_DIR/env.sh and JOB_DIR/plan for launch `ln` on the nodes `rk`. */
+int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
+		     const struct rkd_sl_ranks *rk);
+/*
+ * The batch script (malloc'ed): source env.sh, forward USR1/TERM to the child
+ * and keep its exit status. The child is the command itself on one node, or
+ * `srun` of JOB_DIR/node.sh, one task per node, on several (env.sh says which).
+ */
 char *rkd_sl_make_script(const char *job_dir, const char *command);
+/* JOB_DIR/node.sh: one node's share of a multi-node run (env.sh again, the command). */
+int rkd_sl_write_node_script(const char *job_dir, const char *command);
 /* Whether an environment entry is one rubick sets per run (not inherited). */
 int rkd_sl_is_ours(const char *entry);
 

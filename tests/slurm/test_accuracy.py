@@ -1,7 +1,8 @@
 """The accuracy claim measured (issue 8): examples/train.py reconfigured twice (dp=2 ->
 dp=1 with 4-step accumulation and gradient checkpointing -> dp=4 with accumulation 2
 and ZeRO-1), with the same global batch of 8, follows the never-reconfigured dp=1 run
-step for step. Tolerance: relative difference of the loss at every step <= 1e-4; the
+step for step; so does a run moved between data and 2-stage pipeline parallelism
+(dp=2 -> pp=2 with 4 micro-batches -> dp=2 x pp=2 with checkpointing -> dp=4, ZeRO-1). Tolerance: relative difference of the loss at every step <= 1e-4; the
 only difference between the runs is float32 summation order (measured ~1e-7)."""
 import os
 import subprocess
@@ -32,7 +33,7 @@ def losses(ckpt):
     steps = [int(r[0]) for r in rows]
     if steps != list(range(1, STEPS + 1)):
         raise AssertionError("%s: steps lost or repeated: %s" % (ckpt, steps))
-    return [float(r[1]) for r in rows], [(int(r[3]), int(r[4])) for r in rows]
+    return [float(r[1]) for r in rows], [(int(r[3]), int(r[4]), int(r[5])) for r in rows]
 
 
 def main():
@@ -47,15 +48,27 @@ def main():
     assert "resumes at 4" in out, out
     out = run(reconf, "dp=4,mb=1,ga=2,zero=1", 0, 0)
     assert "resumes at 8" in out, out
+    pipe = os.path.join(tmp, "pipe")
+    run(pipe, "dp=2,mb=4,ga=1", 3, 75)
+    out = run(pipe, "dp=1,pp=2,mb=2,ga=4", 6, 75)
+    assert "resumes at 3 with dp=1 pp=2" in out, out
+    out = run(pipe, "dp=2,pp=2,mb=1,ga=4,gc=1", 9, 75)
+    assert "resumes at 6 with dp=2 pp=2" in out, out
+    run(pipe, "dp=4,mb=1,ga=2,zero=1", 0, 0)
     a, _ = losses(base)
     b, plans = losses(reconf)
-    assert plans == [(2, 1)] * 4 + [(1, 4)] * 4 + [(4, 2)] * 4, plans
+    c, plans_pp = losses(pipe)
+    assert plans == [(2, 1, 1)] * 4 + [(1, 4, 1)] * 4 + [(4, 2, 1)] * 4, plans
+    assert plans_pp == [(2, 1, 1)] * 3 + [(1, 4, 2)] * 3 + [(2, 4, 2)] * 3 + [(4, 2, 1)] * 3, plans_pp
     worst = max(abs(x - y) / abs(x) for x, y in zip(a, b))
-    for s, (x, y) in enumerate(zip(a, b), 1):
-        print("step %2d  loss %.7f  reconfigured %.7f" % (s, x, y))
-    print("max relative loss difference %.2e (tolerance %.0e); loss %.3f -> %.3f" % (worst, RTOL, a[0], a[-1]))
+    worst_pp = max(abs(x - y) / abs(x) for x, y in zip(a, c))
+    for s, (x, y, z) in enumerate(zip(a, b, c), 1):
+        print("step %2d  loss %.7f  reconfigured %.7f  through pp %.7f" % (s, x, y, z))
+    print("max relative loss difference %.2e, through pp %.2e (tolerance %.0e); loss %.3f -> %.3f"
+          % (worst, worst_pp, RTOL, a[0], a[-1]))
     assert a[-1] < a[0], "the model does not learn: %s" % a
     assert worst <= RTOL, "reconfigured run diverges from the baseline"
+    assert worst_pp <= RTOL, "run through pipeline plans diverges from the baseline"
     return 0
 
 

@@ -159,6 +159,78 @@ def pytorch_reconfig(d, lat):
     print("torch: dp %s, loss %.4f -> %.4f, max rel diff %.1e; fit %s" % (dps, a[0], a[-1], worst, fit))
 
 
+def torch_baseline(d, gb, iters, name):
+    """examples/train.py in one process, outside Slurm: the loss every plan must follow."""
+    base = os.path.join(d.dir, name)
+    r = subprocess.run(["/usr/bin/python3", TRAIN, "--plan", "dp=1,mb=%d,ga=1" % gb, "--global-batch", str(gb),
+                        "--iters", str(iters), "--ckpt-dir", base, "--threads", "1"],
+                       env={k: v for k, v in os.environ.items() if not k.startswith("RUBICK_")},
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, r.stderr)
+    return [float(l.split()[1]) for l in open(os.path.join(base, "loss.log")) if l.strip()]
+
+
+def pytorch_multinode(d, lat):
+    """A job placed on 2 nodes x 2 GPUs runs 4 gloo ranks, 2 on each node (srun, one task a
+    node, rendezvous from the allocation); reconfigured mid-run to a 2-stage pipeline plan on
+    8 GPUs of one node (the checkpoint signal reaches every node through srun), its loss
+    follows a 1-process run."""
+    blockers = []
+    for g in (8, 8, 6, 6):  # leaves 2 GPUs free on each of two nodes only
+        st, j = d.call("POST", "/v1/jobs", {"name": "block%d" % len(blockers), "model": "bert",
+                                           "iterations": 1000, "gpus": g, "global_batch": 48,
+                                           "command": "sleep 600"})
+        check(st == 201, j)
+        blockers.append(j["id"])
+    for b in blockers:
+        d.wait_state(b, ["running"], timeout=60)
+    iters = 20
+    st, j = d.call("POST", "/v1/jobs", {"name": "torch-2x2", "model": "bert", "iterations": iters, "gpus": 4,
+                                       "command": "/usr/bin/python3 %s --threads 1 --report-every 2" % TRAIN})
+    check(st == 201, j)
+    jid = j["id"]
+    j = d.wait_state(jid, ["running", "done", "failed"], timeout=60)
+    shares = j["alloc"]
+    check(sorted(s["gpus"] for s in shares) == [2, 2], "not placed 2 x 2: %s" % shares)
+    names = node_names()
+    chosen = [names[s["node"]] for s in shares]
+    loss_log = os.path.join(job_dir(d, jid), "ckpt", "loss.log")
+    wait_lines(loss_log, 6, timeout=180)
+    d.call("DELETE", "/v1/jobs/%d" % blockers[0])  # frees a whole node
+    d.wait_state(blockers[0], ["cancelled"], timeout=60)
+    gb = j["spec"]["global_batch"]
+    pp_plan = "dp=4,tp=1,pp=2,mb=%d,ga=2,gc=0,zero=0,offload=0" % (gb // 8)
+    st, r = d.call("PUT", "/v1/jobs/%d" % jid, {"gpus": 8, "plan": pp_plan})
+    check(st == 200, r)
+    j = d.wait_state(jid, ["done", "failed"], timeout=300)
+    joblog = open(os.path.join(job_dir(d, jid), "log")).read()
+    check(j["state"] == "done" and "checkpointed at" in joblog, (j, joblog))
+    for b in blockers[1:]:
+        d.call("DELETE", "/v1/jobs/%d" % b)
+    ranks = {}
+    for line in joblog.splitlines():
+        w = line.split()
+        if len(w) == 6 and w[0] == "rank" and w[2:4] == ["on", "node"]:
+            ranks[int(w[1].split("/")[0])] = (int(w[4]), w[5])
+    check(sorted(ranks) == [0, 1, 2, 3], "ranks: %s\n%s" % (ranks, joblog))
+    per_node = {}
+    for r, (nr, host) in ranks.items():
+        per_node.setdefault((nr, host), []).append(r)
+    check(sorted(per_node) == [(0, chosen[0]), (1, chosen[1])] and
+          all(len(v) == 2 for v in per_node.values()), "ranks per node: %s, nodes %s" % (per_node, chosen))
+    rows = [l.split() for l in open(loss_log) if l.strip()]
+    check([int(r[0]) for r in rows] == list(range(1, iters + 1)), "steps lost or repeated: %s" % rows)
+    plans = [(int(r[3]), int(r[5])) for r in rows]  # (dp, pp)
+    check(plans[0] == (4, 1) and plans[-1] == (4, 2) and plans == sorted(plans), "dp, pp: %s" % plans)
+    a = torch_baseline(d, gb, iters, "torch-base-2x2")
+    worst = max(abs(x - float(y[1])) / abs(x) for x, y in zip(a, rows))
+    lat["torch 2x2 nodes max relative loss difference"] = worst
+    check(worst <= RTOL, "2-node loss diverges from 1 process: %s vs %s" % (a, rows))
+    for b in blockers:
+        d.wait_state(b, ["cancelled"], timeout=60)
+    print("torch 2 nodes x 2: ranks %s, max rel diff %.1e" % (per_node, worst))
+
+
 def restart_mid_job(d, lat):
     st, j = d.call("POST", "/v1/jobs", {"name": "adopt", "model": "bert", "iterations": 150,
                                        "gpus": 2, "command": "sh " + JOB_SH})
@@ -257,6 +329,8 @@ def main():
         else:
             pytorch_reconfig(d, lat)
             print("pytorch reconfiguration ok")
+            pytorch_multinode(d, lat)
+            print("pytorch on 2 nodes ok")
         restart_mid_job(d, lat)
         print("restart mid-job ok")
         node_down(d)
