@@ -63,7 +63,8 @@ int rubick_quota_of(const struct rubick_state *st, const struct rk_sched_input *
 
 int rubick_cache_create(struct rubick_cache **out);
 void rubick_cache_destroy(struct rubick_cache *c);
-/* Drop every view when the cache is full; call between rounds only. */
+/* Drop every view when the cache is full, or only the request baselines when
+ * those fill it; call between rounds only. */
 void rubick_cache_trim(struct rubick_cache *c);
 
 /*
@@ -78,5 +79,16 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 		    const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
 		    int64_t host_mem_mb, int max_gpus, const struct rubick_view **out,
 		    struct rk_error *err);
+
+/*
+ * Throughput (samples/s) of `job`'s request: its requested plan on its
+ * requested GPUs laid out consolidated on nodes of `node_gpus`, with its
+ * requested threads per GPU (rk_baseline_tput_sps) - the normalisation and
+ * guaranteed baseline of §1.7. 0 when the model cannot price it. Remembered
+ * in the cache by (model, parameters, batch, request, node size), as views
+ * are: a round asks it of every active job.
+ */
+double rubick_view_baseline(struct rubick_cache *c, const struct rk_job *job,
+			    const struct rk_perf_env *env, int node_gpus);
 
 #endif

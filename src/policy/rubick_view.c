@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Past this many views the cache starts over at the next round (refits leave stale entries). */
+/* Past this many views the cache starts over at the next round (refits leave
+ * stale entries); past this many request baselines those alone are dropped. */
 #define RUBICK_CACHE_MAX 4096
 
 struct view_key {
@@ -30,11 +31,15 @@ struct view_key {
 	int64_t gpu_mem_mb, host_mem_mb;
 };
 
+/* Mode of the key of a request's baseline throughput (rubick_view_baseline): no view. */
+#define KEY_BASELINE (-1)
+
 struct entry {
 	uint64_t hash;
 	struct view_key key;
 	int rc; /* the build's result: views that failed are remembered too */
 	struct rubick_view view;
+	double base_sps; /* KEY_BASELINE entries: the throughput, 0 = none */
 };
 
 /*
@@ -45,9 +50,12 @@ struct entry {
 struct rubick_cache {
 	struct entry **v; /* entries never move: views handed out stay valid */
 	int n, cap;
+	int n_base;       /* of the n, request baselines (KEY_BASELINE) */
 	int *slot;        /* n_slot (a power of two) indexes into v, -1 = empty */
 	int n_slot;
 };
+
+static int slot_find(const struct rubick_cache *c, uint64_t h, const struct view_key *k);
 
 int rubick_cache_create(struct rubick_cache **out)
 {
@@ -64,28 +72,39 @@ static void view_fini(struct rubick_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static void cache_clear(struct rubick_cache *c)
+/* Free every entry, or only the baselines (views then keep their addresses). */
+static void cache_clear(struct rubick_cache *c, int baselines_only)
 {
+	int m = 0;
 	for (int i = 0; i < c->n; i++) {
+		if (baselines_only && c->v[i]->key.mode != KEY_BASELINE) {
+			c->v[m++] = c->v[i];
+			continue;
+		}
 		view_fini(&c->v[i]->view);
 		free(c->v[i]);
 	}
-	c->n = 0;
+	c->n = m;
+	c->n_base = 0;
 	for (int i = 0; i < c->n_slot; i++)
 		c->slot[i] = -1;
+	for (int e = 0; e < c->n; e++)
+		c->slot[slot_find(c, c->v[e]->hash, &c->v[e]->key)] = e;
 }
 
 void rubick_cache_trim(struct rubick_cache *c)
 {
-	if (c->n >= RUBICK_CACHE_MAX)
-		cache_clear(c);
+	if (c->n - c->n_base >= RUBICK_CACHE_MAX)
+		cache_clear(c, 0);
+	else if (c->n_base >= RUBICK_CACHE_MAX)
+		cache_clear(c, 1);
 }
 
 void rubick_cache_destroy(struct rubick_cache *c)
 {
 	if (!c)
 		return;
-	cache_clear(c);
+	cache_clear(c, 0);
 	free(c->v);
 	free(c->slot);
 	free(c);
@@ -253,6 +272,57 @@ static int from_user_plan(struct rubick_view *v, const struct view_key *k,
 	return best ? RK_OK : RK_EINFEASIBLE;
 }
 
+/* The entry of key `k` (hash h), or NULL. */
+static struct entry *entry_find(const struct rubick_cache *c, uint64_t h, const struct view_key *k)
+{
+	if (!c->n_slot)
+		return NULL;
+	int e = c->slot[slot_find(c, h, k)];
+	return e >= 0 ? c->v[e] : NULL;
+}
+
+/* Take `e` (hash and key set) into the cache; cache_reserve came first. */
+static void entry_add(struct rubick_cache *c, struct entry *e)
+{
+	c->slot[slot_find(c, e->hash, &e->key)] = c->n;
+	c->v[c->n++] = e;
+}
+
+double rubick_view_baseline(struct rubick_cache *c, const struct rk_job *job,
+			    const struct rk_perf_env *env, int node_gpus)
+{
+	int q = job->req_gpus > 0 ? job->req_gpus : 1;
+	int cpg = job->req_cpus > 0 ? (job->req_cpus + q - 1) / q : 1;
+	struct view_key k;
+	memset(&k, 0, sizeof(k)); /* padding too: the key is hashed and compared bytewise */
+	k.mode = KEY_BASELINE;
+	memcpy(k.model, job->model->name, sizeof(k.model));
+	k.global_batch = job->global_batch;
+	k.perf = job->model->perf;
+	k.req_plan = job->req_plan;
+	k.req_gpus = q;
+	k.req_cpg = cpg;
+	k.node_gpus = node_gpus;
+	uint64_t h = key_hash(&k, sizeof(k));
+	const struct entry *hit = entry_find(c, h, &k);
+	if (hit)
+		return hit->base_sps;
+	struct rk_placement pl;
+	double t = 0;
+	if (rk_placement_consolidated(q, node_gpus, &pl, NULL) == 0)
+		rk_baseline_tput_sps(job, &job->req_plan, &pl, cpg, env, &t);
+	/* Out of memory: not remembered, the next round computes it again. */
+	struct entry *e = cache_reserve(c) ? NULL : calloc(1, sizeof(*e));
+	if (e) {
+		e->hash = h;
+		e->key = k;
+		e->base_sps = t;
+		entry_add(c, e);
+		c->n_base++;
+	}
+	return t;
+}
+
 int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
 		    const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
 		    int64_t host_mem_mb, int max_gpus, const struct rubick_view **out,
@@ -277,9 +347,8 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 	k.gpu_mem_mb = gpu_mem_mb;
 	k.host_mem_mb = host_mem_mb;
 	uint64_t h = key_hash(&k, sizeof(k));
-	int at = c->n_slot ? slot_find(c, h, &k) : -1;
-	if (at >= 0 && c->slot[at] >= 0) {
-		const struct entry *hit = c->v[c->slot[at]];
+	const struct entry *hit = entry_find(c, h, &k);
+	if (hit) {
 		if (hit->rc)
 			return rk_error_set(err, hit->rc, "model '%s' cannot be planned",
 					    job->model->name);
@@ -306,8 +375,7 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 		return rk_error_set(err, rc, "rubick: out of memory for curves");
 	}
 	e->rc = rc;
-	c->slot[slot_find(c, h, &k)] = c->n;
-	c->v[c->n++] = e;
+	entry_add(c, e);
 	if (rc)
 		return rk_error_set(err, rc, "model '%s' cannot be planned", job->model->name);
 	*out = &e->view;

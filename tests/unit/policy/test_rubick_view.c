@@ -3,9 +3,11 @@
  * once per key and handed back, unmoved, on every later lookup, however many
  * keys the cache holds (its hash table grows past 64 and 128 entries here);
  * a refit (new parameters) is a new key; trim keeps views below the cap.
+ * The request's baseline throughput is cached beside the views.
  */
 #include "baseline_fixture.h"
 
+#include "policy/baseline.h"
 #include "policy/rubick_internal.h"
 
 #define N_KEYS 300
@@ -80,11 +82,81 @@ static void failures_are_cached(void **state)
 	fx_fini(&f);
 }
 
+/* The request's baseline: rk_baseline_tput_sps on the consolidated placement, remembered. */
+static void baseline_is_the_request_on_consolidated_nodes(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 4, 0);
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	struct rk_placement pl = {.n_nodes = 1, .gpus = {4}};
+	double want = 0;
+	assert_int_equal(rk_baseline_tput_sps(&f.jobs[0], &f.jobs[0].req_plan, &pl, 8, &f.env, &want),
+			 RK_OK);
+	assert_true(want > 0);
+	for (int i = 0; i < 2; i++) /* built, then from the cache */
+		assert_true(rubick_view_baseline(c, &f.jobs[0], &f.env, 8) == want);
+	/* Nodes of 2 GPUs: the same request spans two of them, a different price. */
+	struct rk_placement two = {.n_nodes = 2, .gpus = {2, 2}};
+	double want2 = 0;
+	assert_int_equal(rk_baseline_tput_sps(&f.jobs[0], &f.jobs[0].req_plan, &two, 8, &f.env,
+					      &want2), RK_OK);
+	assert_true(rubick_view_baseline(c, &f.jobs[0], &f.env, 2) == want2);
+	/* A refit is a new key, not the old figure. */
+	f.model.perf.k_const *= 2;
+	double refit = rubick_view_baseline(c, &f.jobs[0], &f.env, 8);
+	assert_true(refit > 0 && refit < want);
+	f.model.perf.k_const /= 2;
+	assert_true(rubick_view_baseline(c, &f.jobs[0], &f.env, 8) == want);
+	/* A request the model cannot place (65 nodes of 1 GPU): 0, remembered too. */
+	f.jobs[0].req_gpus = 65;
+	f.jobs[0].req_plan = fx_dp_plan(65, 65, 0);
+	f.jobs[0].global_batch = 65;
+	for (int i = 0; i < 2; i++)
+		assert_true(rubick_view_baseline(c, &f.jobs[0], &f.env, 1) == 0);
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
+/* Baselines filling the cache are dropped alone: views keep their addresses. */
+static void trim_drops_baselines_alone(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 1, 0);
+	f.jobs[0].global_batch = 1;
+	f.jobs[0].req_plan = fx_dp_plan(1, 1, 0);
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	const struct rubick_view *v = get(c, &f, 4);
+	double first = rubick_view_baseline(c, &f.jobs[0], &f.env, 8);
+	for (int b = 2; b <= 4096; b++) { /* 4096 distinct requests: batches 1..4096 */
+		f.jobs[0].global_batch = b;
+		f.jobs[0].req_plan = fx_dp_plan(b, 1, 0);
+		rubick_view_baseline(c, &f.jobs[0], &f.env, 8);
+	}
+	f.jobs[0].global_batch = 1;
+	f.jobs[0].req_plan = fx_dp_plan(1, 1, 0);
+	rubick_cache_trim(c);
+	/* Still allocated (MALLOC_PERTURB_ and the sanitizers would see a freed one). */
+	assert_int_equal(v->max_gpus, 4);
+	assert_true(v->tput_sps[4] > 0);
+	assert_ptr_equal(get(c, &f, 4), v);
+	assert_true(rubick_view_baseline(c, &f.jobs[0], &f.env, 8) == first);
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lookups_return_the_built_view),
 		cmocka_unit_test(failures_are_cached),
+		cmocka_unit_test(baseline_is_the_request_on_consolidated_nodes),
+		cmocka_unit_test(trim_drops_baselines_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
