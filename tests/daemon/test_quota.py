@@ -62,7 +62,9 @@ def main():
                          ).fetchone()
         check(row == (-1, 4), "stored quotas: %s" % (row,))
         # a database from before the column: schema version 1, no guaranteed_gpu_quota
+        # and none of the later steps' tables
         db.execute("ALTER TABLE tenants DROP COLUMN guaranteed_gpu_quota")
+        db.execute("DROP TABLE IF EXISTS job_fits")
         db.execute("PRAGMA user_version=1")
         db.commit()
         db.close()
