@@ -71,437 +71,10 @@
 #include "rubick/placement.h"
 #include "rubick/policy.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- allocations --------------------------------------------------------- */
-
-static int64_t mem_per_gpu(const struct rj *r)
-{
-	int q = r->job->req_gpus > 0 ? r->job->req_gpus : 1;
-	return r->job->req_mem_mb > 0 ? (r->job->req_mem_mb + q - 1) / q : RK_SHARE_PROPORTIONAL;
-}
-
-/*
- * Gang-place g GPUs (a useful size) of `r` on `cap` with the plan for g, on
- * the fewest nodes that can hold g (the placement the curve was built for:
- * full nodes, then the rest on one). A job scattered over more nodes than
- * that syncs over the network, which the curve does not price: measured
- * GPT-2 data parallelism on 4 nodes x 1 GPU is 5.8x slower per iteration than
- * on one node x 8. 0 on success.
- */
-static int try_place(const struct round *R, const struct rj *r, int g,
-		     const struct rk_capacity *cap, struct rk_alloc *a)
-{
-	struct rk_plan p = plan_for(r, g);
-	struct rk_place_req req = {.gpus = g, .cpus_per_gpu = cpus_for(r, g),
-				   .mem_mb_per_gpu = mem_per_gpu(r), .gpus_multiple = p.tp};
-	if (rk_place_gang(cap, &req, a))
-		return -1;
-	if (a->n > (g + R->node_gpus - 1) / R->node_gpus) {
-		rk_alloc_fini(a);
-		return -1;
-	}
-	struct rk_placement pl;
-	if (rk_alloc_to_placement(a, &pl) || rk_plan_check_placement(&p, &pl, NULL)) {
-		rk_alloc_fini(a);
-		return -1;
-	}
-	return 0;
-}
-
-static void index_update(struct round *R, const struct rj *r, int add)
-{
-	int me = (int)(r - R->j);
-	for (int s = 0; s < r->now.n; s++) {
-		int k = r->now.shares[s].node, *list = R->on + (size_t)k * R->slots;
-		if (r->now.shares[s].gpus < 1)
-			continue;
-		if (add) {
-			if (R->n_on[k] < R->slots)
-				list[R->n_on[k]++] = me;
-			continue;
-		}
-		for (int i = 0; i < R->n_on[k]; i++)
-			if (list[i] == me) {
-				list[i] = list[--R->n_on[k]];
-				break;
-			}
-	}
-}
-
-/* `r` now holds `a` (ownership moves) with g GPUs, re-planned for them. */
-static void assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
-{
-	index_update(R, r, 0);
-	rk_alloc_fini(&r->now);
-	r->now = *a;
-	rk_alloc_init(a);
-	r->g = g;
-	r->plan = plan_for(r, g);
-	r->node = r->now.n == 1 ? r->now.shares[0].node : -1;
-	r->changed = 1;
-	index_update(R, r, 1);
-}
-
-/*
- * Resize single-node job `r` in place to g GPUs (0 = preempt), re-planned.
- * Threads per GPU follow the curve when the node has them, else the old ratio.
- */
-static int resize(struct round *R, struct rj *r, int g)
-{
-	int node = r->node, old_g = r->g;
-	int old_cpus = rk_alloc_total_cpus(&r->now);
-	int rc = rk_capacity_give(&R->cap, &r->now, NULL);
-	if (rc)
-		return rc;
-	struct rk_alloc a;
-	rk_alloc_init(&a);
-	if (g == 0) {
-		assign(R, r, &a, 0);
-		return RK_OK;
-	}
-	const struct rk_node *nd = &R->in->cluster->nodes[node];
-	int cpg = cpus_for(r, g);
-	if (cpg < 0)
-		cpg = nd->cpus / nd->gpus;
-	int64_t mpg = mem_per_gpu(r);
-	if (mpg < 0)
-		mpg = nd->mem_mb / nd->gpus;
-	rc = rk_alloc_add(&a, node, g, g * cpg, g * mpg);
-	if (!rc && !rk_capacity_fits(&R->cap, &a)) {
-		a.shares[0].cpus = old_g > 0 ? g * (old_cpus / old_g) : 0;
-		if (!rk_capacity_fits(&R->cap, &a))
-			rc = RK_EINFEASIBLE;
-	}
-	if (!rc)
-		rc = rk_capacity_take(&R->cap, &a, NULL);
-	if (rc) {
-		rk_alloc_fini(&a);
-		return rk_capacity_take(&R->cap, &r->now, NULL) ? RK_EINTERNAL : rc;
-	}
-	assign(R, r, &a, g);
-	return RK_OK;
-}
-
-/* ---- shrink phase ------------------------------------------------------------ */
-
-/* May `v` lose GPUs this round (file comment, step 3)? */
-static int shrinkable(const struct round *R, const struct rj *v)
-{
-	return v->was_placed && !v->fresh && v->g > 0 && v->job->state == RK_JOB_RUNNING &&
-	       v->job->restarts < RUBICK_RESTART_LIMIT && !v->starving &&
-	       remaining_s(v, v->g) >= R->st->restart_s;
-}
-
-static int gpus_on(const struct rk_alloc *a, int node)
-{
-	for (int s = 0; s < a->n; s++)
-		if (a->shares[s].node == node)
-			return a->shares[s].gpus;
-	return 0;
-}
-
-/*
- * The allocation of multi-node job `v` without its share on `node`, when the
- * GPUs left are a useful size on the curve and its plan for them lays out on
- * what is left. OUT: *a (caller frees), *ng = GPUs left. 0 on success.
- */
-static int without_node(const struct rj *v, int node, struct rk_alloc *a, int *ng)
-{
-	rk_alloc_init(a);
-	*ng = v->g - gpus_on(&v->now, node);
-	if (*ng < 1 || use_gpus(v, *ng) != *ng)
-		return -1;
-	for (int s = 0; s < v->now.n; s++) {
-		const struct rk_share *sh = &v->now.shares[s];
-		if (sh->node != node && rk_alloc_add(a, sh->node, sh->gpus, sh->cpus, sh->mem_mb)) {
-			rk_alloc_fini(a);
-			return -1;
-		}
-	}
-	struct rk_plan p = plan_for(v, *ng);
-	struct rk_placement pl;
-	if (rk_alloc_to_placement(a, &pl) || rk_plan_check_placement(&p, &pl, NULL)) {
-		rk_alloc_fini(a);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The next step victim `v`, holding g GPUs, can take on `node` for `self`:
- * OUT *ng = GPUs it keeps (0 = preempted), *freed = GPUs freed there.
- * Returns -1 when it cannot give any.
- *  - A single-node job steps down to its next useful size.
- *  - A multi-node job gives up this node once, keeping its others when they
- *    make a useful size its plan lays out on.
- *  - Neither is left below RUBICK_MIN_START_FRACTION of its throughput at the
- *    request, the floor a pending job is started at: below it the job would
- *    crawl, its remaining time would explode and, once at the restart limit,
- *    it would stay that small. It is preempted instead: a best-effort job on
- *    one node, or a multi-node one for a guaranteed or starving newcomer or,
- *    under SRTF order, for a shorter one (its other nodes' GPUs go back to
- *    the queue).
- *  - A guaranteed job keeps its baseline (times RUBICK_SLA_MARGIN).
- */
-static int victim_step(const struct round *R, const struct rj *self, const struct rj *v, int node,
-		       int g, int *ng, int *freed)
-{
-	*freed = 0;
-	if (v->node == node) {
-		*ng = step_down(v, g);
-	} else {
-		if (g != v->g)
-			return -1; /* already off this node in this evaluation */
-		struct rk_alloc rest;
-		*freed = gpus_on(&v->now, node);
-		if (without_node(v, node, &rest, ng) == 0)
-			rk_alloc_fini(&rest);
-		else
-			*ng = 0;
-	}
-	if (*ng > 0 && norm(v, *ng) < RUBICK_MIN_START_FRACTION)
-		*ng = 0;
-	if (v->node == node)
-		*freed = g - *ng;
-	if (v->guaranteed)
-		return *ng > 0 && tput(v, *ng) >= v->sla_sps * RUBICK_SLA_MARGIN ? 0 : -1;
-	if (*ng == 0 && v->node != node &&
-	    !R->st->order_srtf && !(self->guaranteed || self->starving))
-		return -1;
-	return 0;
-}
-
-#define RUBICK_NODE_VICTIMS 64
-
-static void node_max_rem(struct round *R, int node)
-{
-	double m = 0;
-	int g = R->cap.free_gpus[node];
-	const int *list = R->on + (size_t)node * R->slots;
-	for (int li = 0; li < R->n_on[node]; li++) {
-		const struct rj *v = &R->j[list[li]];
-		if (shrinkable(R, v)) {
-			double rem = remaining_s(v, v->g);
-			if (rem > m)
-				m = rem;
-			g += gpus_on(&v->now, node);
-		}
-	}
-	R->max_rem_s[node] = m;
-	R->max_free[node] = g;
-}
-
-/* May some job on `node` yield to `self` at all (SRTF filter)? */
-static int node_may_yield(const struct round *R, const struct rj *self, int node)
-{
-	return self->guaranteed || self->starving || !R->st->order_srtf ||
-	       R->max_rem_s[node] >= self->key_s + R->st->restart_s;
-}
-
-/*
- * Normalised throughput lost to free `x` GPUs on `node` for `self`: victims
- * give up one useful step at a time, the lowest loss per freed GPU first
- * (§1.8.1 lines 10-14). INFINITY when it cannot be done. With `apply`, the
- * victims are resized or preempted for real.
- */
-static double free_on_node(struct round *R, const struct rj *self, int node, int x, int apply,
-			   int *rc)
-{
-	int have = R->cap.free_gpus[node];
-	if (have >= x)
-		return 0;
-	int vi[RUBICK_NODE_VICTIMS], vg[RUBICK_NODE_VICTIMS], nv = 0;
-	const int *list = R->on + (size_t)node * R->slots;
-	for (int li = 0; li < R->n_on[node] && nv < RUBICK_NODE_VICTIMS; li++) {
-		int i = list[li];
-		const struct rj *v = &R->j[i];
-		if (v == self || !shrinkable(R, v) || !gpus_on(&v->now, node))
-			continue;
-		/* Longer jobs yield to shorter ones, never the reverse (the exchange
-		 * argument behind SRTF): a victim must have more than the newcomer's
-		 * remaining time plus a restart left. Guaranteed and starving
-		 * newcomers take what they need. */
-		if (!(self->guaranteed || self->starving) && R->st->order_srtf &&
-		    remaining_s(v, v->g) < self->key_s + R->st->restart_s)
-			continue;
-		vi[nv] = i;
-		vg[nv++] = v->g;
-	}
-	double cost = 0;
-	while (have < x) {
-		int best = -1, best_ng = 0, best_freed = 0;
-		double best_loss = 0, best_per = INFINITY;
-		for (int k = 0; k < nv; k++) {
-			const struct rj *v = &R->j[vi[k]];
-			int g = vg[k], ng, freed;
-			if (g == 0)
-				continue;
-			if (victim_step(R, self, v, node, g, &ng, &freed))
-				continue;
-			/* Rate lost, plus the restart amortised over the victim's remaining
-			 * run: restart_s of its new rate out of remaining_s(ng) (§1.6
-			 * cal_slope charges restarts the same way). */
-			double rem = remaining_s(v, ng);
-			double loss = norm(v, g) - norm(v, ng) +
-				      (ng > 0 && rem > 0 ? norm(v, ng) * R->st->restart_s / rem : 0);
-			if (freed > 0 && loss / freed < best_per) {
-				best = k;
-				best_per = loss / freed;
-				best_loss = loss;
-				best_ng = ng;
-				best_freed = freed;
-			}
-		}
-		if (best < 0)
-			return INFINITY;
-		vg[best] = best_ng;
-		have += best_freed;
-		cost += best_loss;
-	}
-	for (int k = 0; apply && k < nv && !*rc; k++) {
-		struct rj *v = &R->j[vi[k]];
-		if (vg[k] == v->g)
-			continue;
-		if (v->node != node) {
-			/* Multi-node: off this node (vg[k] > 0) or preempted whole. */
-			struct rk_alloc rest;
-			int ng = 0;
-			if (vg[k] > 0 && without_node(v, node, &rest, &ng))
-				*rc = RK_EINTERNAL;
-			if (vg[k] == 0)
-				rk_alloc_init(&rest);
-			if (!*rc)
-				*rc = rk_capacity_give(&R->cap, &v->now, NULL);
-			if (!*rc && vg[k] > 0)
-				*rc = rk_capacity_take(&R->cap, &rest, NULL);
-			if (!*rc)
-				assign(R, v, &rest, ng);
-			else
-				rk_alloc_fini(&rest);
-		} else {
-			*rc = resize(R, v, vg[k]);
-		}
-	}
-	return cost;
-}
-
-/*
- * Nodes to host t GPUs for `self` (full nodes, then the remainder on one
- * more) at the least loss. OUT: want[n] = GPUs to take on node n (0 = not
- * used). Returns the loss, INFINITY when no set of nodes can do it.
- */
-static double choose_nodes(struct round *R, const struct rj *self, int t, int *want)
-{
-	int ng = R->node_gpus, full = t / ng, rest = t % ng, rc = 0;
-	int n_nodes = R->in->cluster->n_nodes;
-	memset(want, 0, (size_t)n_nodes * sizeof(*want));
-	double cost = 0;
-	/* Each node's cost is evaluated once per amount (a full node, the rest). */
-	for (int pass = 0; pass < 2; pass++) {
-		int w = pass == 0 ? ng : rest, picks = pass == 0 ? full : rest > 0;
-		for (int f = 0; f < picks; f++) {
-			int best = -1;
-			double best_c = INFINITY;
-			for (int n = 0; n < n_nodes; n++) {
-				const struct rk_node *nd = &R->in->cluster->nodes[n];
-				if (want[n] || !nd->up || nd->gpus < w || R->max_free[n] < w)
-					continue;
-				if (R->cap.free_gpus[n] < w && !node_may_yield(R, self, n))
-					continue;
-				double c = R->cost_w == w && R->cost_of[n] >= 0
-						   ? R->cost_of[n]
-						   : free_on_node(R, self, n, w, 0, &rc);
-				if (f == 0) {
-					R->cost_of[n] = c;
-					R->cost_w = -1; /* filled below once the pass is complete */
-				}
-				if (c < best_c) {
-					best_c = c;
-					best = n;
-				}
-			}
-			if (f == 0)
-				R->cost_w = w;
-			if (best < 0)
-				return INFINITY;
-			want[best] = w;
-			cost += best_c;
-		}
-		for (int n = 0; n < n_nodes; n++)
-			R->cost_of[n] = -1;
-		R->cost_w = -1;
-	}
-	return cost;
-}
-
-/*
- * Shrink phase for pending job `r` that free resources could not start:
- * the size (between its minimum and its max config, doubling) and nodes with
- * the best gain minus loss; guaranteed and starving jobs take their minimum
- * at the least loss, whatever it is. Returns 1 when `r` was started.
- */
-static int shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc)
-{
-	int must = r->guaranteed || r->starving;
-	if (!must && R->st->order_srtf) {
-		int any = 0;
-		for (int n = 0; n < R->in->cluster->n_nodes && !any; n++)
-			any = node_may_yield(R, r, n);
-		if (!any)
-			return 0; /* every running job is shorter: nobody yields */
-	}
-	int best_t = 0;
-	double best_net = 0;
-	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
-		if (use_gpus(r, t) == t) {
-			double c = choose_nodes(R, r, t, want);
-			double net = must ? INFINITY : norm(r, t) - c;
-			if (isfinite(c) && net > best_net) {
-				best_net = net;
-				best_t = t;
-			}
-		}
-		if (must || t == gmax)
-			break;
-	}
-	if (!best_t)
-		return 0;
-	choose_nodes(R, r, best_t, want);
-	int n_nodes = R->in->cluster->n_nodes;
-	for (int n = 0; n < n_nodes && !*rc; n++)
-		if (want[n])
-			free_on_node(R, r, n, want[n], 1, rc);
-	for (int n = 0; n < n_nodes; n++)
-		node_max_rem(R, n); /* victims changed here and, if preempted whole, elsewhere */
-	if (*rc)
-		return 0;
-	/* Place on the chosen nodes only. */
-	struct rk_capacity only;
-	*rc = rk_capacity_copy(&only, &R->cap);
-	if (*rc)
-		return 0;
-	for (int n = 0; n < n_nodes; n++)
-		if (!want[n]) {
-			only.free_gpus_total -= only.free_gpus[n];
-			only.free_gpus[n] = 0;
-		}
-	struct rk_alloc a;
-	rk_alloc_init(&a);
-	int ok = try_place(R, r, best_t, &only, &a) == 0;
-	rk_capacity_fini(&only);
-	if (ok && !(*rc = rk_capacity_take(&R->cap, &a, NULL))) {
-		assign(R, r, &a, best_t);
-		r->fresh = 1;
-		return 1;
-	}
-	rk_alloc_fini(&a);
-	return 0;
-}
 
 /* ---- pending jobs and the expand phase ----------------------------------------- */
 
@@ -556,18 +129,18 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 			continue;
 		struct rk_alloc a;
 		rk_alloc_init(&a);
-		if (try_place(R, r, g, &R->cap, &a) == 0) {
+		if (rubick_try_place(R, r, g, &R->cap, &a) == 0) {
 			*rc = rk_capacity_take(&R->cap, &a, NULL);
 			if (*rc) {
 				rk_alloc_fini(&a);
 				return 0;
 			}
-			assign(R, r, &a, g);
+			rubick_assign(R, r, &a, g);
 			r->fresh = 1;
 			return 1;
 		}
 	}
-	return shrink_for(R, r, gmin, q >= 0 && gmin <= q - quota_used(R, r->job->tenant) ? gmin : gmax,
+	return rubick_shrink_for(R, r, gmin, q >= 0 && gmin <= q - quota_used(R, r->job->tenant) ? gmin : gmax,
 			  want, rc);
 }
 
@@ -610,7 +183,7 @@ static int expand(struct round *R)
 			if (best < 0)
 				break;
 			struct rj *r = &R->j[best];
-			int rc = resize(R, r, best_g);
+			int rc = rubick_resize(R, r, best_g);
 			if (rc == RK_EINFEASIBLE)
 				break; /* CPUs or memory ran out on this node */
 			if (rc)
@@ -759,7 +332,7 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		goto fail;
 	}
 	for (int i = 0; i < R.n; i++)
-		index_update(&R, &R.j[i], 1);
+		rubick_index_update(&R, &R.j[i], 1);
 	R.max_rem_s = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_rem_s));
 	R.max_free = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_free));
 	R.cost_of = malloc(((size_t)in->cluster->n_nodes + 1) * sizeof(*R.cost_of));
@@ -771,7 +344,7 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		goto fail;
 	}
 	for (int k = 0; k < in->cluster->n_nodes; k++)
-		node_max_rem(&R, k);
+		rubick_node_max_rem(&R, k);
 	for (int i = 0; i < R.n && !rc; i++)
 		if (!R.j[i].was_placed && R.j[i].g == 0)
 			start_pending(&R, &R.j[i], want, &rc);

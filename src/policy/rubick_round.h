@@ -70,6 +70,22 @@ struct round {
 	int cost_w;
 };
 
+/* ---- allocation steps (rubick_alloc.c) and the shrink phase (rubick_shrink.c) ---- */
+
+/* Gang-place g GPUs of `r` on `cap` on the fewest nodes, plan for g. 0 on success. */
+int rubick_try_place(const struct round *R, const struct rj *r, int g,
+		     const struct rk_capacity *cap, struct rk_alloc *a);
+/* Add (add = 1) or remove `r` in the per-node index of GPU holders. */
+void rubick_index_update(struct round *R, const struct rj *r, int add);
+/* `r` now holds `a` (ownership moves) with g GPUs, re-planned for them. */
+void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g);
+/* Resize single-node job `r` in place to g GPUs (0 = preempt), re-planned. */
+int rubick_resize(struct round *R, struct rj *r, int g);
+/* Refresh node `node`'s shrinkable GPUs and longest shrinkable remaining time. */
+void rubick_node_max_rem(struct round *R, int node);
+/* Shrink phase for pending `r` (sizes gmin..gmax); 1 when it was started. */
+int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc);
+
 /* ---- the job's curve ------------------------------------------------------- */
 
 /* Throughput (samples/s) of the job given g GPUs (what it uses of them). */
