@@ -1,6 +1,7 @@
 /*
- * The scheduler thread (see sched.h): message queue, group commit, rounds,
- * engine events and crash recovery.
+ * The scheduler thread (see sched.h): message queue, group commit, the job
+ * table and its stored rows. Rounds are in sched_round.c, engine events
+ * (launches, exits, GPU ids) in sched_engine.c, recovery in sched_init.c.
  *
  * Ordering rule that makes recovery exact: every engine action happens after
  * the transaction recording it has committed. A launch uses a run number that
@@ -11,17 +12,12 @@
 #include "daemon/sched_internal.h"
 
 #include "rubick/plan.h"
-#include "rubick/zoo.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
-
-const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
-						  1000};
 
 /* Engine poll period: how soon an exited run is noticed and a stop escalated. */
 #define POLL_MS 50
@@ -109,7 +105,7 @@ int sched_txn(struct rkd_sched *s)
 	return 0;
 }
 
-static int txn_commit(struct rkd_sched *s)
+int sched_commit(struct rkd_sched *s)
 {
 	if (!s->in_txn)
 		return 0;
@@ -168,7 +164,7 @@ int sched_job_add(struct rkd_sched *s, struct sjob *j)
 }
 
 /* Replace a malloc'd row string. */
-static void row_set(char **field, const char *value)
+void sched_row_set(char **field, const char *value)
 {
 	char *d = strdup(value ? value : "");
 	if (d) {
@@ -184,9 +180,9 @@ void sched_row_sync(struct sjob *j)
 	rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
 	if (j->core.alloc.n > 0)
 		rk_plan_format(&j->core.plan, plan, sizeof(plan));
-	row_set(&j->row.state, rkd_state_name(j->core.state));
-	row_set(&j->row.alloc, alloc);
-	row_set(&j->row.plan, plan);
+	sched_row_set(&j->row.state, rkd_state_name(j->core.state));
+	sched_row_set(&j->row.alloc, alloc);
+	sched_row_set(&j->row.plan, plan);
 	j->row.first_start_ms = j->core.first_start_ms;
 	j->row.last_change_ms = j->core.last_change_ms;
 	j->row.iters_done = j->core.iters_done;
@@ -261,337 +257,6 @@ void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const ch
 		sched_fail(s, &e);
 }
 
-void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now)
-{
-	j->launch_pending = 0;
-	if (!j->live_run)
-		return;
-	/* A cancel overrides a restart; a restart never downgrades a cancel. */
-	if (j->stop == STOP_NONE || why == STOP_CANCEL)
-		j->stop = why;
-	s->engine->stop(s->engine_state, j->core.id, j->live_run, why != STOP_CANCEL, now);
-	sched_dirty(s, j);
-}
-
-/* ---- GPU ids ---------------------------------------------------------------- */
-
-/*
- * Live runs hold virtual GPU ids (global: node N's GPU g is gpu_base[N] + g).
- * A GPU has at most two holders: policies that share GPUs (rk_share.gpu_mask,
- * policy.h) put two jobs on one; every other share takes GPUs nobody holds.
- */
-#define MAX_HOLDERS 2
-
-/* Count the global ids in `text` as held (take = 1) or released. */
-void sched_ids_mark(struct rkd_sched *s, const char *text, int take)
-{
-	const char *p = text;
-	while (*p) {
-		char *end;
-		long g = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		if (g >= 0 && g < s->n_gpus) {
-			if (take && s->gpu_holders[g] < 255)
-				s->gpu_holders[g]++;
-			else if (!take && s->gpu_holders[g] > 0)
-				s->gpu_holders[g]--;
-		}
-		p = *end == ',' ? end + 1 : end;
-	}
-}
-
-static int ids_append(char *buf, size_t cap, size_t *len, int id)
-{
-	int n = snprintf(buf + *len, cap - *len, "%s%d", *len ? "," : "", id);
-	if (n < 0 || (size_t)n >= cap - *len)
-		return RK_ERANGE;
-	*len += (size_t)n;
-	return 0;
-}
-
-/*
- * The ids for `a`: a share's gpu_mask when the policy named GPUs (each with
- * room for one more holder), else the lowest GPUs nobody holds. 0 and the
- * list in buf, or RK_EINFEASIBLE while a draining run still holds some.
- */
-static int ids_pick(struct rkd_sched *s, const struct rk_alloc *a, char *buf, size_t cap)
-{
-	size_t len = 0;
-	buf[0] = '\0';
-	for (int i = 0; i < a->n; i++) {
-		const struct rk_share *sh = &a->shares[i];
-		if (sh->node < 0 || sh->node >= s->cluster.n_nodes)
-			return RK_EINVAL;
-		int base = s->gpu_base[sh->node], got = 0;
-		for (int g = 0; g < s->cluster.nodes[sh->node].gpus && got < sh->gpus; g++) {
-			int named = sh->gpu_mask && ((sh->gpu_mask >> g) & 1);
-			int ok = sh->gpu_mask ? named && s->gpu_holders[base + g] < MAX_HOLDERS
-					      : s->gpu_holders[base + g] == 0;
-			if (named && !ok)
-				return RK_EINFEASIBLE;
-			if (!ok)
-				continue;
-			if (ids_append(buf, cap, &len, base + g))
-				return RK_ERANGE;
-			got++;
-		}
-		if (got < sh->gpus)
-			return RK_EINFEASIBLE;
-	}
-	return 0;
-}
-
-/* ---- launches and exits ------------------------------------------------------ */
-
-static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st, int64_t now,
-		       const char *reason)
-{
-	j->core.state = st;
-	rk_alloc_fini(&j->core.alloc);
-	j->launch_pending = 0;
-	s->compact_check = 1;
-	j->row.end_ms = now;
-	row_set(&j->row.reason, reason);
-	j->core.last_change_ms = now;
-	sched_dirty(s, j);
-}
-
-/* Launch every job whose run is decided, stored and whose GPUs are free. */
-static void launch_ready(struct rkd_sched *s, int64_t now)
-{
-	if (!s->launch_check)
-		return; /* nothing decided or freed since the last look */
-	s->launch_check = 0;
-	for (int i = 0; i < s->n_jobs; i++) {
-		struct sjob *j = s->jobs[i];
-		if (!j->launch_pending || j->live_run || j->core.state != RK_JOB_RUNNING)
-			continue;
-		char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
-		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids))) {
-			s->launch_check = 1; /* a draining run still holds some: look again */
-			continue;
-		}
-		rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
-		rk_plan_format(&j->core.plan, plan, sizeof(plan));
-		struct rkd_launch ln = {
-			.job_id = j->core.id,
-			.run = j->row.run,
-			.command = j->spec.command ? j->spec.command : j->spec.launch,
-			.plan_text = plan,
-			.alloc_text = alloc,
-			.gpu_ids = ids,
-			.url = s->url,
-			.job_token = j->row.job_token,
-			.global_batch = j->core.global_batch,
-			.iters_total = j->core.iters_total,
-			.gpus = rk_alloc_total_gpus(&j->core.alloc),
-			.cpus = rk_alloc_total_cpus(&j->core.alloc),
-		};
-		struct rk_error e;
-		rk_error_clear(&e);
-		j->launch_pending = 0;
-		if (s->engine->launch(s->engine_state, &ln, &e)) {
-			job_finish(s, j, RK_JOB_FAILED, now, e.msg);
-			sched_event(s, j->core.id, "launch-failed", e.msg);
-			s->round_wanted = 1;
-			continue;
-		}
-		j->live_run = j->row.run;
-		j->stop = STOP_NONE;
-		sched_ids_mark(s, ids, 1);
-		row_set(&j->row.gpu_ids, ids);
-		sched_dirty(s, j);
-		s->launches++;
-		char detail[1200];
-		snprintf(detail, sizeof(detail), "run %d gpus %s plan %s", j->row.run, ids, plan);
-		sched_event(s, j->core.id, "launch", detail);
-	}
-}
-
-/* Next run of a job: number stored now, launched after the commit. */
-void sched_run_next(struct rkd_sched *s, struct sjob *j)
-{
-	j->row.run++;
-	j->launch_pending = 1;
-	s->launch_check = 1;
-	sched_dirty(s, j);
-}
-
-static void exit_describe(int status, char *buf, size_t cap)
-{
-	if (status == RKD_EXIT_LOST)
-		snprintf(buf, cap, "run lost (its supervisor died)");
-	else if (status < 0)
-		snprintf(buf, cap, "killed by signal %d", -status);
-	else
-		snprintf(buf, cap, "exited with status %d", status);
-}
-
-void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
-{
-	struct sjob *j = sched_job_find(s, x->job_id);
-	if (!j || x->run != j->live_run)
-		return; /* not the run we track: nothing holds resources for it */
-	s->exits++;
-	enum stop_kind why = j->stop;
-	j->live_run = 0;
-	j->stop = STOP_NONE;
-	s->launch_check = 1; /* its GPUs are free */
-	s->compact_check = 1;
-	sched_ids_mark(s, j->row.gpu_ids, 0);
-	row_set(&j->row.gpu_ids, "");
-	j->row.exit_status = x->status;
-	sched_dirty(s, j);
-	s->round_wanted = 1;
-	char what[300];
-	exit_describe(x->status, what, sizeof(what));
-	if (x->reason[0]) /* the engine knows more (Slurm's state and reason) */
-		snprintf(what, sizeof(what), "%s", x->reason);
-	sched_event(s, j->core.id, "exit", what);
-	if (sched_state_terminal(j->core.state))
-		return; /* cancelled: the run was only draining */
-	if (x->status == 0) {
-		j->core.iters_done = j->core.iters_total;
-		job_finish(s, j, RK_JOB_DONE, now, "completed");
-		return;
-	}
-	if (why != STOP_NONE || x->status == RKD_EXIT_CHECKPOINTED || x->status == RKD_EXIT_LOST) {
-		/* Stopped on request (or lost): go on with whatever is decided now. */
-		if (j->row.run > x->run)
-			return; /* a newer run is decided and waits for this one's GPUs */
-		if (j->core.state == RK_JOB_RESTARTING || j->core.state == RK_JOB_RUNNING) {
-			if (why == STOP_NONE) { /* the job itself asked to be restarted */
-				j->core.state = RK_JOB_PENDING;
-				rk_alloc_fini(&j->core.alloc);
-				j->core.restarts++;
-				sched_history(s, j, now, what);
-				return;
-			}
-			j->core.state = RK_JOB_RUNNING;
-			sched_run_next(s, j);
-		}
-		return;
-	}
-	job_finish(s, j, RK_JOB_FAILED, now, what);
-}
-
-/* ---- rounds ------------------------------------------------------------------- */
-
-static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_decision *d,
-			   int64_t now)
-{
-	if (d->alloc.n == 0) {
-		if (j->core.state == RK_JOB_PENDING)
-			return;
-		j->core.state = RK_JOB_PENDING;
-		rk_alloc_fini(&j->core.alloc);
-		j->core.restarts++;
-		j->core.last_change_ms = now;
-		s->preemptions++;
-		sched_stop_run(s, j, STOP_PREEMPT, now);
-		sched_history(s, j, now, "preempt");
-		sched_dirty(s, j);
-		return;
-	}
-	int same = j->core.alloc.n > 0 && rk_alloc_equal(&j->core.alloc, &d->alloc) &&
-		   rk_plan_equal(&j->core.plan, &d->plan);
-	if (same && j->core.state != RK_JOB_PENDING)
-		return;
-	struct rk_alloc copy;
-	rk_alloc_init(&copy);
-	if (rk_alloc_copy(&copy, &d->alloc))
-		return;
-	rk_alloc_fini(&j->core.alloc);
-	j->core.alloc = copy;
-	j->core.plan = d->plan;
-	j->core.last_change_ms = now;
-	sched_dirty(s, j);
-	if (j->core.state == RK_JOB_PENDING) {
-		if (j->core.first_start_ms < 0)
-			j->core.first_start_ms = now;
-		j->core.state = RK_JOB_RUNNING;
-		sched_run_next(s, j); /* waits for a draining earlier run, if any */
-		sched_history(s, j, now, "start");
-		return;
-	}
-	j->core.restarts++;
-	s->reconfigs++;
-	sched_history(s, j, now, "reconfigure");
-	if (j->live_run) {
-		j->core.state = RK_JOB_RESTARTING;
-		sched_stop_run(s, j, STOP_RESTART, now);
-	}
-	/* not live yet: the pending launch simply uses the new target */
-}
-
-static void lat_record(struct rkd_sched *s, double ms)
-{
-	int b = 0;
-	while (b < N_LAT_BUCKETS && ms > rkd_lat_bounds_ms[b])
-		b++;
-	s->lat_count[b]++;
-	s->lat_sum_ms += ms;
-	s->last_round_ms = ms;
-}
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
-{
-	double t0 = mono_ms();
-	struct rk_job **active = malloc((size_t)(s->n_jobs ? s->n_jobs : 1) * sizeof(*active));
-	if (!active)
-		return rk_error_set(err, RK_ENOMEM, "round: out of memory");
-	int n = 0;
-	for (int i = 0; i < s->n_jobs; i++)
-		if (!sched_state_terminal(s->jobs[i]->core.state))
-			active[n++] = &s->jobs[i]->core;
-	struct rk_sched_input in = {
-		.now_ms = now,
-		.cluster = &s->cluster,
-		.jobs = (struct rk_job *const *)active,
-		.n_jobs = n,
-		.env = &s->env,
-		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
-		.quotas = s->quotas,
-		.n_quotas = s->n_quotas,
-	};
-	rk_decisions_clear(&s->dec);
-	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
-	if (!ret)
-		ret = rk_decisions_validate(&in, &s->dec, s->policy->name, err);
-	if (ret) {
-		s->policy_errors++;
-		sched_event(s, 0, "policy-error", err->msg);
-	} else {
-		for (int i = 0; i < s->dec.n; i++) {
-			struct sjob *j = sched_job_find(s, s->dec.v[i].job_id);
-			if (j)
-				apply_decision(s, j, &s->dec.v[i], now);
-		}
-	}
-	free(active);
-	s->rounds++;
-	lat_record(s, mono_ms() - t0);
-	return ret;
-}
-
-int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err)
-{
-	int ret = round_run(s, rkd_now_ms(), err);
-	sched_flush(s);
-	txn_commit(s);
-	if (latency_ms)
-		*latency_ms = s->last_round_ms;
-	return ret;
-}
-
 /* ---- the thread ---------------------------------------------------------------- */
 
 /* Forget terminal jobs whose runs are gone: they live on in the store only. */
@@ -637,25 +302,11 @@ void rkd_sched_handle_now(struct rkd_sched *s, struct rkd_msg *m)
 	m->body = NULL;
 	sched_handle(s, m, rkd_now_ms());
 	sched_flush(s);
-	txn_commit(s);
+	sched_commit(s);
 	if (s->failed)
 		fail_msg(m, &s->fail_err);
 }
 
-/* GPU-seconds of service (Tiresias' attained service), brought up to date once a second. */
-static void accrue(struct rkd_sched *s, int64_t now, int64_t *last)
-{
-	if (now - *last < 1000)
-		return;
-	double dt_s = (double)(now - *last) / 1e3;
-	*last = now;
-	if (dt_s <= 0)
-		return;
-	for (int i = 0; i < s->n_jobs; i++)
-		if (s->jobs[i]->live_run)
-			s->jobs[i]->core.attained_gpu_s +=
-				dt_s * rk_alloc_total_gpus(&s->jobs[i]->core.alloc);
-}
 
 void *sched_thread_main(void *arg)
 {
@@ -703,9 +354,9 @@ void *sched_thread_main(void *arg)
 				s->round_wanted = 1;
 				atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 			}
-			accrue(s, now, &last_accrue);
+			sched_accrue(s, now, &last_accrue);
 			sched_flush(s);
-			txn_commit(s);
+			sched_commit(s);
 		}
 		if (s->failed)
 			for (struct rkd_msg *m = batch; m; m = m->next)
@@ -720,9 +371,9 @@ void *sched_thread_main(void *arg)
 			rk_error_clear(&e);
 			s->round_wanted = 0;
 			s->next_round_ms = now + s->round_interval_ms;
-			round_run(s, now, &e); /* the transaction opens after the policy decided */
+			sched_round_run(s, now, &e); /* the transaction opens after the policy decided */
 			sched_flush(s);
-			txn_commit(s);
+			sched_commit(s);
 		}
 		if (s->failed) {
 			if (stop)
@@ -730,10 +381,10 @@ void *sched_thread_main(void *arg)
 			continue;
 		}
 		/* Engine actions only after their records are durable (see top). */
-		launch_ready(s, now);
+		sched_launch_ready(s, now);
 		/* commit the launches now: the write lock is never held while we wait */
 		sched_flush(s);
-		txn_commit(s);
+		sched_commit(s);
 		jobs_compact(s);
 		if (stop)
 			break;
@@ -784,7 +435,7 @@ int rkd_sched_start(struct rkd_sched *s, struct rk_error *err)
 {
 	/* Recovery's writes commit on this thread: store_mu is released where it was taken. */
 	sched_flush(s);
-	if (txn_commit(s) || s->failed)
+	if (sched_commit(s) || s->failed)
 		return rk_error_set(err, RK_EIO, "%s", s->fail_err.msg);
 	int ret = sched_submit_start(s, err);
 	if (ret)

@@ -1,6 +1,7 @@
 /*
- * Private state of the scheduler thread, shared by sched.c (thread, rounds,
- * engine events, recovery) and sched_msgs.c (request handlers). Nothing here
+ * Private state of the scheduler thread, shared by sched.c (thread, job
+ * table, rows), sched_round.c (rounds), sched_engine.c (engine events),
+ * sched_init.c (recovery) and sched_msgs.c (request handlers). Nothing here
  * is touched by any other thread.
  */
 #ifndef RUBICKD_SCHED_INTERNAL_H
@@ -115,23 +116,35 @@ extern const double rkd_lat_bounds_ms[N_LAT_BUCKETS];
 int64_t rkd_now_ms(void);
 struct sjob *sched_job_find(struct rkd_sched *s, int64_t id);
 int sched_txn(struct rkd_sched *s);                       /* begin if not yet */
+int sched_commit(struct rkd_sched *s);                    /* commit if open */
+void sched_row_set(char **field, const char *value);      /* replace a malloc'd row string */
 void sched_row_sync(struct sjob *j);                      /* row <- core */
 int sched_job_write(struct rkd_sched *s, struct sjob *j); /* row <- core, update */
 void sched_history(struct rkd_sched *s, struct sjob *j, int64_t now, const char *reason);
 void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const char *detail);
 void sched_fail(struct rkd_sched *s, const struct rk_error *e);
-void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now);
 int sched_job_add(struct rkd_sched *s, struct sjob *j);
 void sjob_free(struct sjob *j);
 const char *rkd_state_name(enum rk_job_state st);
 int rkd_state_parse(const char *name, enum rk_job_state *out);
 int sched_state_terminal(enum rk_job_state st);
-void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
-void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
-void sched_run_next(struct rkd_sched *s, struct sjob *j);
 void sched_dirty(struct rkd_sched *s, struct sjob *j);   /* queue j's row for writing */
 void sched_flush(struct rkd_sched *s);                   /* write every queued row */
 void *sched_thread_main(void *arg);
+
+/* sched_engine.c */
+void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now);
+void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
+void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
+void sched_run_next(struct rkd_sched *s, struct sjob *j);
+/* Launch every job whose run is decided, stored and whose GPUs are free. */
+void sched_launch_ready(struct rkd_sched *s, int64_t now);
+/* Attained GPU-seconds of running jobs, brought up to date at most once a second. */
+void sched_accrue(struct rkd_sched *s, int64_t now, int64_t *last);
+
+/* sched_round.c */
+/* One round: policy, validation, decisions applied (rows queued, not committed). */
+int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err);
 
 /* sched_submit.c */
 /*

@@ -1,0 +1,129 @@
+/*
+ * Scheduling rounds of the scheduler thread: the snapshot of active jobs
+ * handed to the policy, validating its decisions and applying them to the
+ * jobs (starts, preemptions, reconfigurations), and the round-latency
+ * histogram /metrics reports.
+ */
+#include "daemon/sched_internal.h"
+
+#include "rubick/plan.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
+						  1000};
+
+static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_decision *d,
+			   int64_t now)
+{
+	if (d->alloc.n == 0) {
+		if (j->core.state == RK_JOB_PENDING)
+			return;
+		j->core.state = RK_JOB_PENDING;
+		rk_alloc_fini(&j->core.alloc);
+		j->core.restarts++;
+		j->core.last_change_ms = now;
+		s->preemptions++;
+		sched_stop_run(s, j, STOP_PREEMPT, now);
+		sched_history(s, j, now, "preempt");
+		sched_dirty(s, j);
+		return;
+	}
+	int same = j->core.alloc.n > 0 && rk_alloc_equal(&j->core.alloc, &d->alloc) &&
+		   rk_plan_equal(&j->core.plan, &d->plan);
+	if (same && j->core.state != RK_JOB_PENDING)
+		return;
+	struct rk_alloc copy;
+	rk_alloc_init(&copy);
+	if (rk_alloc_copy(&copy, &d->alloc))
+		return;
+	rk_alloc_fini(&j->core.alloc);
+	j->core.alloc = copy;
+	j->core.plan = d->plan;
+	j->core.last_change_ms = now;
+	sched_dirty(s, j);
+	if (j->core.state == RK_JOB_PENDING) {
+		if (j->core.first_start_ms < 0)
+			j->core.first_start_ms = now;
+		j->core.state = RK_JOB_RUNNING;
+		sched_run_next(s, j); /* waits for a draining earlier run, if any */
+		sched_history(s, j, now, "start");
+		return;
+	}
+	j->core.restarts++;
+	s->reconfigs++;
+	sched_history(s, j, now, "reconfigure");
+	if (j->live_run) {
+		j->core.state = RK_JOB_RESTARTING;
+		sched_stop_run(s, j, STOP_RESTART, now);
+	}
+	/* not live yet: the pending launch simply uses the new target */
+}
+
+static void lat_record(struct rkd_sched *s, double ms)
+{
+	int b = 0;
+	while (b < N_LAT_BUCKETS && ms > rkd_lat_bounds_ms[b])
+		b++;
+	s->lat_count[b]++;
+	s->lat_sum_ms += ms;
+	s->last_round_ms = ms;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
+{
+	double t0 = mono_ms();
+	struct rk_job **active = malloc((size_t)(s->n_jobs ? s->n_jobs : 1) * sizeof(*active));
+	if (!active)
+		return rk_error_set(err, RK_ENOMEM, "round: out of memory");
+	int n = 0;
+	for (int i = 0; i < s->n_jobs; i++)
+		if (!sched_state_terminal(s->jobs[i]->core.state))
+			active[n++] = &s->jobs[i]->core;
+	struct rk_sched_input in = {
+		.now_ms = now,
+		.cluster = &s->cluster,
+		.jobs = (struct rk_job *const *)active,
+		.n_jobs = n,
+		.env = &s->env,
+		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
+		.quotas = s->quotas,
+		.n_quotas = s->n_quotas,
+	};
+	rk_decisions_clear(&s->dec);
+	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
+	if (!ret)
+		ret = rk_decisions_validate(&in, &s->dec, s->policy->name, err);
+	if (ret) {
+		s->policy_errors++;
+		sched_event(s, 0, "policy-error", err->msg);
+	} else {
+		for (int i = 0; i < s->dec.n; i++) {
+			struct sjob *j = sched_job_find(s, s->dec.v[i].job_id);
+			if (j)
+				apply_decision(s, j, &s->dec.v[i], now);
+		}
+	}
+	free(active);
+	s->rounds++;
+	lat_record(s, mono_ms() - t0);
+	return ret;
+}
+
+int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err)
+{
+	int ret = sched_round_run(s, rkd_now_ms(), err);
+	sched_flush(s);
+	sched_commit(s);
+	if (latency_ms)
+		*latency_ms = s->last_round_ms;
+	return ret;
+}
