@@ -251,12 +251,8 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 		rubick_view_get(R->st->cache, R->st->mode, job, R->in->env, R->node_gpus,
 				R->gpu_mem_mb, R->host_mem_mb, max_g, &r->view, NULL);
 	/* Normalisation and baseline: the requested plan on the requested GPUs (§1.7). */
-	struct rk_placement pl;
 	int q = job->req_gpus > 0 ? job->req_gpus : 1;
-	int cpg = job->req_cpus > 0 ? (job->req_cpus + q - 1) / q : 1;
-	double t = 0;
-	if (R->in->env && rk_placement_consolidated(q, R->node_gpus, &pl, NULL) == 0)
-		rk_baseline_tput_sps(job, &job->req_plan, &pl, cpg, R->in->env, &t);
+	double t = R->in->env ? rubick_view_baseline(R->st->cache, job, R->in->env, R->node_gpus) : 0;
 	if (!(t > 0) && r->view)
 		t = r->view->tput_sps[q < r->view->max_gpus ? q : r->view->max_gpus];
 	r->orig_sps = t > 0 ? t : 1.0;
