@@ -130,11 +130,12 @@ static int node_may_yield(const struct round *R, const struct rj *self, int node
 /*
  * Normalised throughput lost to free `x` GPUs on `node` for `self`: victims
  * give up one useful step at a time, the lowest loss per freed GPU first
- * (§1.8.1 lines 10-14). INFINITY when it cannot be done. With `apply`, the
+ * (§1.8.1 lines 10-14). INFINITY when it cannot be done, or (pricing only)
+ * when the loss reaches `limit`. With `apply`, the
  * victims are resized or preempted for real.
  */
 static double free_on_node(struct round *R, const struct rj *self, int node, int x, int apply,
-			   int *rc)
+			   int *rc, double limit)
 {
 	int have = R->cap.free_gpus[node];
 	if (have >= x)
@@ -186,6 +187,8 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 		vg[best] = best_ng;
 		have += best_freed;
 		cost += best_loss;
+		if (!apply && cost >= limit)
+			return INFINITY; /* cannot beat what the caller can still accept */
 	}
 	for (int k = 0; apply && k < nv && !*rc; k++) {
 		struct rj *v = &R->j[vi[k]];
@@ -214,18 +217,27 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 	return cost;
 }
 
+static void cost_cache_clear(struct round *R)
+{
+	for (int n = 0; n < R->in->cluster->n_nodes; n++)
+		R->cost_of[n] = -1;
+	R->cost_w = -1;
+}
+
 /*
  * Nodes to host t GPUs for `self` (full nodes, then the remainder on one
  * more) at the least loss. OUT: want[n] = GPUs to take on node n (0 = not
- * used). Returns the loss, INFINITY when no set of nodes can do it.
+ * used). Returns the loss, INFINITY when no set of nodes can do it or the
+ * loss would reach `limit` (pricing stops there).
  */
-static double choose_nodes(struct round *R, const struct rj *self, int t, int *want)
+static double choose_nodes(struct round *R, const struct rj *self, int t, int *want, double limit)
 {
 	int ng = R->node_gpus, full = t / ng, rest = t % ng, rc = 0;
 	int n_nodes = R->in->cluster->n_nodes;
 	memset(want, 0, (size_t)n_nodes * sizeof(*want));
 	double cost = 0;
-	/* Each node's cost is evaluated once per amount (a full node, the rest). */
+	/* Each node's cost is evaluated once per amount (a full node, the rest);
+	 * the cache holds one pass of one call and is cleared on every way out. */
 	for (int pass = 0; pass < 2; pass++) {
 		int w = pass == 0 ? ng : rest, picks = pass == 0 ? full : rest > 0;
 		for (int f = 0; f < picks; f++) {
@@ -237,9 +249,11 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 					continue;
 				if (R->cap.free_gpus[n] < w && !node_may_yield(R, self, n))
 					continue;
+				/* A node priced at INFINITY under a larger limit stays
+				 * over every later, smaller one: the cache stays right. */
 				double c = R->cost_w == w && R->cost_of[n] >= 0
 						   ? R->cost_of[n]
-						   : free_on_node(R, self, n, w, 0, &rc);
+						   : free_on_node(R, self, n, w, 0, &rc, limit - cost);
 				if (f == 0) {
 					R->cost_of[n] = c;
 					R->cost_w = -1; /* filled below once the pass is complete */
@@ -251,14 +265,14 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 			}
 			if (f == 0)
 				R->cost_w = w;
-			if (best < 0)
+			if (best < 0 || cost + best_c >= limit) {
+				cost_cache_clear(R);
 				return INFINITY;
+			}
 			want[best] = w;
 			cost += best_c;
 		}
-		for (int n = 0; n < n_nodes; n++)
-			R->cost_of[n] = -1;
-		R->cost_w = -1;
+		cost_cache_clear(R);
 	}
 	return cost;
 }
@@ -283,7 +297,9 @@ int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
 	double best_net = 0;
 	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
 		if (use_gpus(r, t) == t) {
-			double c = choose_nodes(R, r, t, want);
+			/* Sizes whose loss reaches their gain minus the best net so far
+			 * cannot win: their pricing stops there (same choice, less work). */
+			double c = choose_nodes(R, r, t, want, must ? INFINITY : norm(r, t) - best_net);
 			double net = must ? INFINITY : norm(r, t) - c;
 			if (isfinite(c) && net > best_net) {
 				best_net = net;
@@ -295,11 +311,11 @@ int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
 	}
 	if (!best_t)
 		return 0;
-	choose_nodes(R, r, best_t, want);
+	choose_nodes(R, r, best_t, want, INFINITY);
 	int n_nodes = R->in->cluster->n_nodes;
 	for (int n = 0; n < n_nodes && !*rc; n++)
 		if (want[n])
-			free_on_node(R, r, n, want[n], 1, rc);
+			free_on_node(R, r, n, want[n], 1, rc, INFINITY);
 	for (int n = 0; n < n_nodes; n++)
 		rubick_node_max_rem(R, n); /* victims changed here and, if preempted whole, elsewhere */
 	if (*rc)
