@@ -25,9 +25,30 @@ echo "machine: $(nproc) CPUs, $(uname -r), database on $(df -P "$dir" | awk 'NR=
 pid=$!
 for _ in $(seq 100); do grep -q listening "$dir/out" && break; sleep 0.05; done
 url=$(sed -n 's/.*listening on //p' "$dir/out")
+# Where the daemon's time went: its rounds (/metrics) and CPU seconds, whole and
+# of the scheduler thread (rkd-sched), since it started.
+daemon_cpu() {
+	local hz sched=0 t
+	hz=$(getconf CLK_TCK)
+	for t in /proc/"$pid"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = rkd-sched ] && sched=$(awk '{print $14 + $15}' "$t/stat")
+	done
+	awk -v hz="$hz" -v s="$sched" '{printf "rubickd CPU %.1f s, scheduler thread %.1f s\n", ($14 + $15) / hz, s / hz}' \
+		/proc/"$pid"/stat
+	curl -s "$url/metrics" | grep -E '^rubick_(round_latency_seconds_(sum|count)|rounds_incremental_total|queue_length) ' |
+		tr '\n' ' '
+	echo
+}
 echo "== durable submissions, closed loop, $conns connections, ${seconds}s"
 "$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds"
+daemon_cpu
 echo "== durable submissions, paced at 2000/s, $conns connections, ${seconds}s"
 "$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds" --rate 2000
+daemon_cpu
 echo "== one scheduling round, 1,000 queued jobs"
 "$build/bench/bench_daemon_round" --jobs 1000 --cluster 16x8 fifo sjf tiresias
+if [ -n "${BENCH_DAEMON_LONG:-}" ]; then # rounds over a queue as long as the load runs leave
+	echo "== one scheduling round, 20,000 queued jobs, with and without the change feed"
+	"$build/bench/bench_daemon_round" --jobs 20000 --cluster 16x8 fifo srtf tiresias
+	"$build/bench/bench_daemon_round" --jobs 20000 --cluster 16x8 --full fifo srtf tiresias
+fi

@@ -6,7 +6,10 @@
  * fits (decisions applied and committed), the next ones find a full cluster
  * and 1,000 - placed jobs still queued. Reports median and max per policy.
  *
- * usage: bench_daemon_round [--jobs N] [--cluster SPEC] [--rounds N] [POLICY...]
+ * --full: every round without the change feed (rk_sched_input.incremental = 0),
+ * the daemon's rounds before it fed the policies.
+ *
+ * usage: bench_daemon_round [--jobs N] [--cluster SPEC] [--rounds N] [--full] [POLICY...]
  */
 #include "daemon/engine.h"
 #include "daemon/jobspec.h"
@@ -60,7 +63,7 @@ static int cmp_d(const void *a, const void *b)
 }
 
 static int bench(const char *policy, int n_jobs, const char *spec, int rounds,
-		 const struct rk_zoo *zoo)
+		 const struct rk_zoo *zoo, int full)
 {
 	char dir[] = "/tmp/rubick-bench-XXXXXX";
 	if (!mkdtemp(dir))
@@ -80,7 +83,7 @@ static int bench(const char *policy, int n_jobs, const char *spec, int rounds,
 		.db_path = db, .cluster = &cl, .cluster_spec = spec, .policy = policy,
 		.engine = &rkd_engine_local,
 		.engine_cfg = {.state_dir = state, .self_exe = self, .grace_ms = 1000},
-		.round_interval_ms = 1000, .zoo = zoo,
+		.round_interval_ms = 1000, .zoo = zoo, .full_rounds = full,
 	};
 	struct rkd_sched *s;
 	if (rkd_sched_create(&s, &cfg, &err)) {
@@ -136,9 +139,9 @@ static int bench(const char *policy, int n_jobs, const char *spec, int rounds,
 	}
 	qsort(lat, (size_t)rounds, sizeof(double), cmp_d);
 	qsort(wall, (size_t)rounds, sizeof(double), cmp_d);
-	printf("%-9s %d queued jobs on %s: first round (places jobs) %.3f ms, %.3f ms with its commit;"
+	printf("%-9s%s %d queued jobs on %s: first round (places jobs) %.3f ms, %.3f ms with its commit;"
 	       " later rounds median %.3f ms (%.3f with commit), max %.3f ms  [budget 20 ms]\n",
-	       policy, n_jobs, spec, first, first_wall, lat[rounds / 2], wall[rounds / 2],
+	       policy, full ? " (full)" : "", n_jobs, spec, first, first_wall, lat[rounds / 2], wall[rounds / 2],
 	       wall[rounds - 1]);
 	free(lat);
 	free(wall);
@@ -155,7 +158,7 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "--supervise"))
 		return rkd_supervise_main(argc, argv);
-	int n_jobs = 1000, rounds = 21;
+	int n_jobs = 1000, rounds = 21, full = 0;
 	const char *spec = "16x8";
 	const char *policies[16];
 	int n_pol = 0;
@@ -164,12 +167,14 @@ int main(int argc, char **argv)
 			n_jobs = (int)strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
 			spec = argv[++i];
+		else if (!strcmp(argv[i], "--full"))
+			full = 1; /* rounds without the change feed, as before it */
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = (int)strtol(argv[++i], NULL, 10);
 		else if (argv[i][0] != '-' && n_pol < 16)
 			policies[n_pol++] = argv[i];
 		else {
-			fprintf(stderr, "usage: bench_daemon_round [--jobs N] [--cluster SPEC] [--rounds N] [POLICY...]\n");
+			fprintf(stderr, "usage: bench_daemon_round [--jobs N] [--cluster SPEC] [--rounds N] [--full] [POLICY...]\n");
 			return 2;
 		}
 	}
@@ -188,7 +193,7 @@ int main(int argc, char **argv)
 	}
 	int ret = 0;
 	for (int i = 0; i < n_pol; i++)
-		ret |= bench(policies[i], n_jobs, spec, rounds, &zoo);
+		ret |= bench(policies[i], n_jobs, spec, rounds, &zoo, full);
 	rk_zoo_fini(&zoo);
 	return ret;
 }

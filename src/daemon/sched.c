@@ -22,8 +22,9 @@
 /* Engine poll period: how soon an exited run is noticed and a stop escalated. */
 #define POLL_MS 50
 /*
- * Least time between two rounds triggered by events. A round costs O(queue);
- * under a burst of submissions it would otherwise run after every batch and
+ * Least time between two rounds triggered by events. A round of a policy that
+ * reads the whole snapshot (no change feed) costs O(queue); under a burst of
+ * submissions it would otherwise run after every batch and
  * starve the batches themselves. Placing a job 20 ms later is invisible next
  * to training times of minutes.
  */
@@ -152,6 +153,8 @@ int sched_job_add(struct rkd_sched *s, struct sjob *j)
 		if (!v)
 			return RK_ENOMEM;
 		s->jobs = v;
+		if (sched_feed_reserve(s, ncap))
+			return RK_ENOMEM;
 		s->cap_jobs = ncap;
 	}
 	int i = s->n_jobs++;
@@ -160,6 +163,7 @@ int sched_job_add(struct rkd_sched *s, struct sjob *j)
 		i--;
 	}
 	s->jobs[i] = j;
+	sched_feed_mark(s, j); /* an arrival */
 	return 0;
 }
 
@@ -196,6 +200,7 @@ void sched_row_sync(struct sjob *j)
 /* Sync the row and write it in the current transaction. */
 int sched_job_write(struct rkd_sched *s, struct sjob *j)
 {
+	sched_feed_mark(s, j); /* a row is written because the job changed */
 	sched_row_sync(j);
 	struct rk_error e;
 	if (sched_txn(s))
@@ -209,6 +214,8 @@ int sched_job_write(struct rkd_sched *s, struct sjob *j)
 
 void sched_dirty(struct rkd_sched *s, struct sjob *j)
 {
+	/* Before the early return: the row may be queued since before the last round. */
+	sched_feed_mark(s, j);
 	if (j->dirty)
 		return;
 	if (s->n_dirty == s->cap_dirty) {
@@ -265,15 +272,19 @@ static void jobs_compact(struct rkd_sched *s)
 	if (!s->compact_check)
 		return;
 	s->compact_check = 0;
+	if (sched_feed_compact(s))
+		return; /* from the list of ended jobs, not a walk over the queue */
 	int k = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
-		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty) {
+		if (sched_state_terminal(j->core.state) && !j->live_run && !j->dirty &&
+		    sched_feed_releasable(j)) {
 			sjob_free(j);
 			continue;
 		}
-		if (sched_state_terminal(j->core.state))
+		if (sched_state_terminal(j->core.state) && (j->live_run || j->dirty))
 			s->compact_check = 1; /* its run is draining: look again */
+		/* (named by the change feed only: the round sets compact_check) */
 		s->jobs[k++] = j;
 	}
 	s->n_jobs = k;
@@ -307,6 +318,21 @@ void rkd_sched_handle_now(struct rkd_sched *s, struct rkd_msg *m)
 		fail_msg(m, &s->fail_err);
 }
 
+void rkd_sched_engine_now(struct rkd_sched *s)
+{
+	int64_t now = rkd_now_ms();
+	struct rkd_exit ex[64];
+	int n;
+	while ((n = s->engine->poll(s->engine_state, now, ex, 64)) > 0)
+		for (int i = 0; i < n; i++)
+			sched_on_exit(s, &ex[i], now);
+	sched_flush(s);
+	sched_commit(s);
+	sched_launch_ready(s, now); /* as the thread: after the records are durable */
+	sched_flush(s);
+	sched_commit(s);
+	jobs_compact(s);
+}
 
 void *sched_thread_main(void *arg)
 {
@@ -352,6 +378,7 @@ void *sched_thread_main(void *arg)
 			if (s->engine->capacity &&
 			    s->engine->capacity(s->engine_state, s->cluster.nodes, s->cluster.n_nodes) > 0) {
 				s->round_wanted = 1;
+				s->feed_valid = 0; /* rare: a full round rather than reasoning about it */
 				atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 			}
 			sched_accrue(s, now, &last_accrue);

@@ -54,6 +54,12 @@ struct rkd_sched_config {
 	const struct rkd_tenant_cfg *tenants;
 	int n_tenants;
 	const struct rk_zoo *zoo;            /* borrowed, read-only */
+	/*
+	 * 1 = every round is a full one (rk_sched_input.incremental = 0), and
+	 * launches, compaction and accrual walk every job: the daemon before the
+	 * change feed, which the feed is tested and benchmarked against.
+	 */
+	int full_rounds;
 };
 
 enum rkd_msg_kind {
@@ -123,5 +129,11 @@ void rkd_sched_submit(struct rkd_sched *s, struct rkd_msg *m);
  */
 void rkd_sched_handle_now(struct rkd_sched *s, struct rkd_msg *m);
 int rkd_sched_round_now(struct rkd_sched *s, double *latency_ms, struct rk_error *err);
+/*
+ * Without the thread, the engine part of one loop of the thread: report the
+ * runs the engine saw end, launch decided runs whose GPUs are free, commit,
+ * forget ended jobs. Tests drive engine events through it.
+ */
+void rkd_sched_engine_now(struct rkd_sched *s);
 
 #endif

@@ -107,56 +107,72 @@ static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st
 	sched_dirty(s, j);
 }
 
-/* Launch every job whose run is decided, stored and whose GPUs are free. */
+int sched_launchable(const struct sjob *j)
+{
+	return j->launch_pending && !j->live_run && j->core.state == RK_JOB_RUNNING;
+}
+
+/* Launch j if its GPUs are free (else look again later). */
+static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
+{
+	char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
+	if (ids_pick(s, &j->core.alloc, ids, sizeof(ids))) {
+		s->launch_check = 1; /* a draining run still holds some: look again */
+		return;
+	}
+	rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
+	rk_plan_format(&j->core.plan, plan, sizeof(plan));
+	struct rkd_launch ln = {
+		.job_id = j->core.id,
+		.run = j->row.run,
+		.command = j->spec.command ? j->spec.command : j->spec.launch,
+		.plan_text = plan,
+		.alloc_text = alloc,
+		.gpu_ids = ids,
+		.url = s->url,
+		.job_token = j->row.job_token,
+		.global_batch = j->core.global_batch,
+		.iters_total = j->core.iters_total,
+		.gpus = rk_alloc_total_gpus(&j->core.alloc),
+		.cpus = rk_alloc_total_cpus(&j->core.alloc),
+	};
+	struct rk_error e;
+	rk_error_clear(&e);
+	j->launch_pending = 0;
+	if (s->engine->launch(s->engine_state, &ln, &e)) {
+		job_finish(s, j, RK_JOB_FAILED, now, e.msg);
+		sched_event(s, j->core.id, "launch-failed", e.msg);
+		s->round_wanted = 1;
+		return;
+	}
+	j->live_run = j->row.run;
+	j->stop = STOP_NONE;
+	sched_ids_mark(s, ids, 1);
+	sched_row_set(&j->row.gpu_ids, ids);
+	sched_dirty(s, j);
+	s->launches++;
+	char detail[1200];
+	snprintf(detail, sizeof(detail), "run %d gpus %s plan %s", j->row.run, ids, plan);
+	sched_event(s, j->core.id, "launch", detail);
+}
+
+/*
+ * Launch every job whose run is decided, stored and whose GPUs are free, in
+ * id order (which job gets the lowest free GPU ids). Such jobs hold their
+ * allocation: the change feed's holders are looked at, not the queue.
+ */
 void sched_launch_ready(struct rkd_sched *s, int64_t now)
 {
 	if (!s->launch_check)
 		return; /* nothing decided or freed since the last look */
 	s->launch_check = 0;
-	for (int i = 0; i < s->n_jobs; i++) {
-		struct sjob *j = s->jobs[i];
-		if (!j->launch_pending || j->live_run || j->core.state != RK_JOB_RUNNING)
-			continue;
-		char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
-		if (ids_pick(s, &j->core.alloc, ids, sizeof(ids))) {
-			s->launch_check = 1; /* a draining run still holds some: look again */
-			continue;
-		}
-		rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
-		rk_plan_format(&j->core.plan, plan, sizeof(plan));
-		struct rkd_launch ln = {
-			.job_id = j->core.id,
-			.run = j->row.run,
-			.command = j->spec.command ? j->spec.command : j->spec.launch,
-			.plan_text = plan,
-			.alloc_text = alloc,
-			.gpu_ids = ids,
-			.url = s->url,
-			.job_token = j->row.job_token,
-			.global_batch = j->core.global_batch,
-			.iters_total = j->core.iters_total,
-			.gpus = rk_alloc_total_gpus(&j->core.alloc),
-			.cpus = rk_alloc_total_cpus(&j->core.alloc),
-		};
-		struct rk_error e;
-		rk_error_clear(&e);
-		j->launch_pending = 0;
-		if (s->engine->launch(s->engine_state, &ln, &e)) {
-			job_finish(s, j, RK_JOB_FAILED, now, e.msg);
-			sched_event(s, j->core.id, "launch-failed", e.msg);
-			s->round_wanted = 1;
-			continue;
-		}
-		j->live_run = j->row.run;
-		j->stop = STOP_NONE;
-		sched_ids_mark(s, ids, 1);
-		sched_row_set(&j->row.gpu_ids, ids);
-		sched_dirty(s, j);
-		s->launches++;
-		char detail[1200];
-		snprintf(detail, sizeof(detail), "run %d gpus %s plan %s", j->row.run, ids, plan);
-		sched_event(s, j->core.id, "launch", detail);
-	}
+	int n = 0;
+	struct rk_job *const *c = sched_feed_launchable(s, &n);
+	for (int i = 0; c && i < n; i++)
+		launch_one(s, SJOB_OF(c[i]), now);
+	for (int i = 0; !c && i < s->n_jobs; i++)
+		if (sched_launchable(s->jobs[i]))
+			launch_one(s, s->jobs[i], now);
 }
 
 /* Next run of a job: number stored now, launched after the commit. */
@@ -235,7 +251,13 @@ void sched_accrue(struct rkd_sched *s, int64_t now, int64_t *last)
 	*last = now;
 	if (dt_s <= 0)
 		return;
-	for (int i = 0; i < s->n_jobs; i++)
+	/* Only holders have GPUs to count: the change feed lists them, not the queue. */
+	int n_hl = 0;
+	struct rk_job *const *hl = sched_feed_holders(s, &n_hl);
+	for (int i = 0; hl && i < n_hl; i++)
+		if (SJOB_OF(hl[i])->live_run)
+			hl[i]->attained_gpu_s += dt_s * rk_alloc_total_gpus(&hl[i]->alloc);
+	for (int i = 0; !hl && i < s->n_jobs; i++)
 		if (s->jobs[i]->live_run)
 			s->jobs[i]->core.attained_gpu_s +=
 				dt_s * rk_alloc_total_gpus(&s->jobs[i]->core.alloc);

@@ -239,6 +239,7 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	rk_decisions_init(&s->dec);
 	s->engine = cfg->engine;
 	s->zoo = cfg->zoo;
+	s->full_rounds = cfg->full_rounds;
 	s->round_interval_ms = cfg->round_interval_ms > 0 ? cfg->round_interval_ms : 1000;
 	int ret = rkd_store_open(&s->store, cfg->db_path, cfg->sync, err);
 	if (!ret)
@@ -317,6 +318,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 		sjob_free(j);
 	}
 	free(s->jobs);
+	sched_feed_free(s);
 	free(s->dirty);
 	if (s->policy && s->policy_state)
 		s->policy->destroy(s->policy_state);

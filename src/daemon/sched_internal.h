@@ -28,7 +28,15 @@ struct sjob {
 	int dirty;               /* row must be written in the current transaction */
 	struct rkd_fit *fit;     /* online refit from reports (refit.c); NULL until the first */
 	struct sjob *adopt_next; /* committed by the submit writer, not yet tracked */
+	/* the change feed of rounds (sched_feed.c) */
+	int in_chg;              /* listed in rkd_sched.chg */
+	int in_act;              /* listed in rkd_sched.act */
+	int hl_slot;             /* index in rkd_sched.hl + 1; 0 = holds nothing */
+	int in_ended;            /* listed in rkd_sched.ended */
 };
+
+/* The sjob of a policy-side job pointer: core is sjob's first member. */
+#define SJOB_OF(job) ((struct sjob *)(job))
 
 /* A submission on the fast path (sched_submit.c), waiting for its group commit. */
 struct sub_req {
@@ -70,6 +78,27 @@ struct rkd_sched {
 	_Atomic int64_t next_id; /* request threads and the scheduler thread both take ids */
 	_Atomic int gpus_up;     /* GPUs on nodes that are up, for submissions' feasibility check */
 	struct rk_decisions dec;
+	/*
+	 * The change feed (rk_sched_input.incremental, policy.h), so that the
+	 * classic policies' rounds cost O(changes + holders), not O(queue). Each
+	 * array has room for cap_jobs entries (grown with jobs), so keeping them
+	 * never fails. Every change to a job marks it (sched_dirty,
+	 * sched_job_write, sched_job_add: sched_feed_mark); the round brings act
+	 * and hl up to date from the marked jobs. feed_valid = 0 (start,
+	 * recovery, policy or capacity change) rebuilds them from jobs and runs
+	 * one full round (incremental = 0).
+	 */
+	struct rk_job **act;     /* active jobs in id order: the round's snapshot */
+	int n_act;
+	struct rk_job **hl;      /* active jobs holding an allocation, any order */
+	int n_hl;
+	struct rk_job **chg;     /* jobs changed since the last round */
+	int n_chg;
+	struct rk_job **vsnap;   /* scratch: holders + decided jobs, for validation */
+	struct rk_job **ended;   /* tracked jobs that ended: what compaction looks at */
+	int n_ended;
+	int feed_valid;
+	int full_rounds;         /* rkd_sched_config.full_rounds: no feed, every job walked */
 	uint64_t round_seq;
 	int round_wanted;
 	int64_t next_round_ms;
@@ -80,6 +109,7 @@ struct rkd_sched {
 
 	/* metrics */
 	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
+	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -139,12 +169,43 @@ void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
 void sched_run_next(struct rkd_sched *s, struct sjob *j);
 /* Launch every job whose run is decided, stored and whose GPUs are free. */
 void sched_launch_ready(struct rkd_sched *s, int64_t now);
+/* Whether j's decided run waits to be launched. */
+int sched_launchable(const struct sjob *j);
 /* Attained GPU-seconds of running jobs, brought up to date at most once a second. */
 void sched_accrue(struct rkd_sched *s, int64_t now, int64_t *last);
 
 /* sched_round.c */
 /* One round: policy, validation, decisions applied (rows queued, not committed). */
 int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err);
+
+/* sched_feed.c: the change feed of rounds */
+/* List j in the change feed of the next round (any change to a tracked job). */
+void sched_feed_mark(struct rkd_sched *s, struct sjob *j);
+/* Grow the feed's arrays to `cap` entries (sched_job_add). RK_ENOMEM. */
+int sched_feed_reserve(struct rkd_sched *s, int cap);
+/* Whether compaction may free j: the feed no longer names it. */
+int sched_feed_releasable(const struct sjob *j);
+void sched_feed_free(struct rkd_sched *s);
+/*
+ * Before a round: act and hl brought up to date. Returns 1 when the round
+ * may send the feed (incremental), 0 when it must be a full one (the lists
+ * were rebuilt from jobs and the marks dropped).
+ */
+int sched_feed_prepare(struct rkd_sched *s);
+/* After the policy ran: the marks are consumed; ok = 0 forces a full round next. */
+void sched_feed_consumed(struct rkd_sched *s, int ok);
+/* Holders and active decided jobs in vsnap, in id order, for rk_decisions_validate. */
+int sched_feed_validation_jobs(struct rkd_sched *s, const struct rk_decisions *ds);
+/* The jobs holding an allocation now (OUT: *n), or NULL while the feed is invalid. */
+struct rk_job *const *sched_feed_holders(struct rkd_sched *s, int *n);
+/* The holders sched_launchable accepts, in id order (OUT: *n); NULL while invalid. */
+struct rk_job *const *sched_feed_launchable(struct rkd_sched *s, int *n);
+/*
+ * Forget ended jobs whose runs are gone and whose rows are written, looking
+ * at the ended jobs only; sets compact_check while some still drain. 0 =
+ * the feed is invalid: the caller scans every job instead.
+ */
+int sched_feed_compact(struct rkd_sched *s);
 
 /* sched_submit.c */
 /*

@@ -378,6 +378,7 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		return;
 	}
 	j->core.iters_done = r->iters_done;
+	sched_feed_mark(s, j); /* remaining work orders SRTF's queue, even while it waits */
 	if (r->tput_sps >= 0)
 		j->row.tput_sps = r->tput_sps;
 	struct rk_error fe;
@@ -522,6 +523,7 @@ static void on_policy_set(struct rkd_sched *s, struct rkd_msg *m)
 	s->policy->destroy(s->policy_state);
 	s->policy = p;
 	s->policy_state = state;
+	s->feed_valid = 0; /* the new state has seen no round: start it from a full one */
 	snprintf(s->policy_options, sizeof(s->policy_options), "%s", m->policy.options);
 	sched_event(s, 0, "policy", p->name);
 	s->round_wanted = 1;

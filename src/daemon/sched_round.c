@@ -81,27 +81,33 @@ static double mono_ms(void)
 int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 {
 	double t0 = mono_ms();
-	struct rk_job **active = malloc((size_t)(s->n_jobs ? s->n_jobs : 1) * sizeof(*active));
-	if (!active)
-		return rk_error_set(err, RK_ENOMEM, "round: out of memory");
-	int n = 0;
-	for (int i = 0; i < s->n_jobs; i++)
-		if (!sched_state_terminal(s->jobs[i]->core.state))
-			active[n++] = &s->jobs[i]->core;
+	int incremental = sched_feed_prepare(s);
 	struct rk_sched_input in = {
 		.now_ms = now,
 		.cluster = &s->cluster,
-		.jobs = (struct rk_job *const *)active,
-		.n_jobs = n,
+		.jobs = (struct rk_job *const *)s->act,
+		.n_jobs = s->n_act,
 		.env = &s->env,
 		.seed = 0x9e3779b97f4a7c15ull ^ s->round_seq++,
 		.quotas = s->quotas,
 		.n_quotas = s->n_quotas,
+		.incremental = incremental,
+		.holders = incremental ? (struct rk_job *const *)s->hl : NULL,
+		.n_holders = incremental ? s->n_hl : 0,
+		.changed = incremental ? (struct rk_job *const *)s->chg : NULL,
+		.n_changed = incremental ? s->n_chg : 0,
 	};
 	rk_decisions_clear(&s->dec);
 	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
-	if (!ret)
-		ret = rk_decisions_validate(&in, &s->dec, s->policy->name, err);
+	/* Before the decisions are applied: what they change is the next round's feed. */
+	sched_feed_consumed(s, ret == 0);
+	if (!ret) {
+		/* Only holders and decided jobs bear on validity: O(holders), not O(queue). */
+		struct rk_sched_input vin = in;
+		vin.jobs = (struct rk_job *const *)s->vsnap;
+		vin.n_jobs = sched_feed_validation_jobs(s, &s->dec);
+		ret = rk_decisions_validate(&vin, &s->dec, s->policy->name, err);
+	}
 	if (ret) {
 		s->policy_errors++;
 		sched_event(s, 0, "policy-error", err->msg);
@@ -112,8 +118,8 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 				apply_decision(s, j, &s->dec.v[i], now);
 		}
 	}
-	free(active);
 	s->rounds++;
+	s->feed_rounds += (uint64_t)incremental;
 	lat_record(s, mono_ms() - t0);
 	return ret;
 }
