@@ -2,7 +2,9 @@
  * bench_fit: speed of fitting the performance model (issue 2, "Speed"):
  *   fit       rk_perf_fit of one model from 7 profiling samples   budget 20 ms
  *   refit     warm-started online refit on the same samples (context)
- *   predict   one DP-family and one 3D rk_perf_predict            budget 1 us
+ *   predict   one DP-family and two 3D rk_perf_predict            budget 1 us
+ *             (pp2 x tp4 x dp2 on 2 nodes; pp4 x tp4 x dp2 on 4 nodes, the
+ *             shape of LLaMA-7B's plans on 8888)
  * Every figure is the median of R repeated runs, printed beside the in-run
  * reference (1000 dependent multiply-adds) so machines compare as ratios.
  *
@@ -110,25 +112,34 @@ int main(int argc, char **argv)
 	}
 	printf("refit    %d samples, warm: %8.3f ms\n", n, bench_median(t, reps) / 1e6);
 
-	struct rk_plan dp = {.dp = 16, .tp = 1, .pp = 1, .mb = 2, .ga = 1, .zero = 2};
 	struct rk_placement p2 = {.n_nodes = 2, .gpus = {8, 8}};
-	struct rk_plan p3 = {.dp = 2, .tp = 4, .pp = 2, .mb = 16, .ga = 1};
+	struct rk_placement p4 = {.n_nodes = 4, .gpus = {8, 8, 8, 8}};
+	const struct {
+		const char *name;
+		struct rk_plan plan;
+		const struct rk_placement *pl;
+	} cases[] = {
+		{"ZeRO-DP dp16   on 88  ", {.dp = 16, .tp = 1, .pp = 1, .mb = 2, .ga = 1, .zero = 2},
+		 &p2},
+		{"3D pp2,tp4,dp2 on 88  ", {.dp = 2, .tp = 4, .pp = 2, .mb = 16, .ga = 1}, &p2},
+		{"3D pp4,tp4,dp2 on 8888", {.dp = 2, .tp = 4, .pp = 4, .mb = 4, .ga = 4}, &p4},
+	};
 	const int inner = 10000;
-	for (int which = 0; which < 2; which++) {
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		for (int i = 0; i < reps; i++) {
 			double acc = 0, it;
 			double t0 = bench_mono_ns();
 			for (int j = 0; j < inner; j++) {
-				rk_perf_predict(&m, &r.k, &env, which ? &p3 : &dp, &p2, 1, &it);
+				rk_perf_predict(&m, &r.k, &env, &cases[c].plan, cases[c].pl, 1, &it);
 				acc += it;
 			}
 			t[i] = (bench_mono_ns() - t0) / inner;
 			bench_sink = acc;
 		}
 		double us = bench_median(t, reps) / 1e3;
-		printf("predict  %s on 88: %8.3f us  (budget %.0f us: %s; %.2fx reference)\n",
-		       which ? "3D pp2,tp4,dp2" : "ZeRO-DP dp16  ", us, PREDICT_BUDGET_US,
-		       us <= PREDICT_BUDGET_US ? "ok" : "OVER", us * 1e3 / ref_ns);
+		printf("predict  %s: %8.3f us  (budget %.0f us: %s; %.2fx reference)\n",
+		       cases[c].name, us, PREDICT_BUDGET_US, us <= PREDICT_BUDGET_US ? "ok" : "OVER",
+		       us * 1e3 / ref_ns);
 	}
 	free(t);
 	free(ref);

@@ -131,12 +131,27 @@ static double ov_param(const struct rk_perf_env *env, double a, double b, double
  * ceil(g * nics / gpus_per_node) of them. */
 static int usable_nics(const struct rk_perf_env *env, int g)
 {
+	/* a full node: the clamped ceiling below is every NIC; skip its division */
+	if (g >= env->gpus_per_node && env->gpus_per_node > 0)
+		return env->nics_per_node;
 	int n = (g * env->nics_per_node + env->gpus_per_node - 1) / env->gpus_per_node;
 	if (n < 1)
 		n = 1;
 	if (n > env->nics_per_node)
 		n = env->nics_per_node;
 	return n;
+}
+
+/* First global rank of each node when ranks fill the placement's nodes in
+ * order: start[i] .. start[i+1]-1 live on node i, start[n_nodes] = all GPUs. */
+static void node_starts(const struct rk_placement *pl, int start[RK_PLACEMENT_MAX_NODES + 1])
+{
+	int acc = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		start[i] = acc;
+		acc += pl->gpus[i];
+	}
+	start[pl->n_nodes] = acc;
 }
 
 /*
@@ -147,6 +162,12 @@ static int usable_nics(const struct rk_perf_env *env, int g)
  * carries every crossing ring; rings inside one node run on NVLink.
  * Reference: ring all-reduce volume 2(n-1)/n (Patarasuk & Yuan 2009), as in
  * §1.4.1's V; the per-node NIC limit is this project's placement term.
+ *
+ * Cost: O(tp*pp + nodes spanned), not O(GPUs): ring (s, t) holds the ranks
+ * lo, lo + tp, ..., hi with lo = s*dp*tp + t, hi = lo + (dp-1)*tp; both ends
+ * grow with (s, t), so two forward-only cursors find their nodes, and a node
+ * strictly between them holds a rank of the ring unless it is narrower than
+ * tp and the ring's stride steps over it (bench_fit, 3D predict).
  */
 static double allreduce_ms(const struct rk_perf_env *env, const struct rk_placement *pl,
 			   int dp, int tp, int pp, double shard_mb)
@@ -154,44 +175,44 @@ static double allreduce_ms(const struct rk_perf_env *env, const struct rk_placem
 	if (dp <= 1)
 		return 0;
 	double ring_mb = 2.0 * (dp - 1) / dp * shard_mb;
-	if (pl->n_nodes <= 1)
+	int n = pl->n_nodes;
+	if (n <= 1)
 		return ring_mb / env->nvlink_gbps;
-	int node_of_start[RK_PLACEMENT_MAX_NODES + 1];
-	int acc = 0;
-	for (int i = 0; i < pl->n_nodes; i++) {
-		node_of_start[i] = acc;
-		acc += pl->gpus[i];
-	}
-	node_of_start[pl->n_nodes] = acc;
-	int crossing[RK_PLACEMENT_MAX_NODES] = {0};
-	int any_cross = 0;
+	int start[RK_PLACEMENT_MAX_NODES + 1];
+	node_starts(pl, start);
+	int crossing[RK_PLACEMENT_MAX_NODES];
+	for (int i = 0; i < n; i++)
+		crossing[i] = 0;
+	int any_cross = 0, span = (dp - 1) * tp;
+	int lo_node = 0, hi_node = 0;
 	for (int s = 0; s < pp; s++) {
 		for (int t = 0; t < tp; t++) {
-			/* nodes spanned by ring (s, t): ranks s*dp*tp + j*tp + t */
-			int first = -1, multi = 0;
-			unsigned char seen[RK_PLACEMENT_MAX_NODES] = {0};
-			int node = 0;
-			for (int j = 0; j < dp; j++) {
-				int r = s * dp * tp + j * tp + t;
-				while (node < pl->n_nodes - 1 && r >= node_of_start[node + 1])
-					node++;
-				seen[node] = 1;
-				if (first < 0)
-					first = node;
-				else if (node != first)
-					multi = 1;
-			}
-			if (!multi)
-				continue;
+			int lo = s * dp * tp + t, hi = lo + span;
+			while (start[lo_node + 1] <= lo)
+				lo_node++;
+			while (start[hi_node + 1] <= hi)
+				hi_node++;
+			if (lo_node == hi_node)
+				continue; /* inside one node: NVLink */
 			any_cross = 1;
-			for (int i = 0; i < pl->n_nodes; i++)
-				crossing[i] += seen[i];
+			crossing[lo_node]++;
+			crossing[hi_node]++;
+			for (int i = lo_node + 1; i < hi_node; i++) {
+				/* tp consecutive ranks always hold one of the ring's */
+				if (pl->gpus[i] >= tp) {
+					crossing[i]++;
+					continue;
+				}
+				/* first ring rank at or after the node's first rank */
+				int r = start[i] + (tp - (start[i] - lo) % tp) % tp;
+				crossing[i] += r < start[i + 1];
+			}
 		}
 	}
 	if (!any_cross)
 		return ring_mb / env->nvlink_gbps;
 	double worst = 0;
-	for (int i = 0; i < pl->n_nodes; i++) {
+	for (int i = 0; i < n; i++) {
 		if (!crossing[i])
 			continue;
 		double t = crossing[i] * ring_mb / (usable_nics(env, pl->gpus[i]) * env->net_gbps);
@@ -307,40 +328,45 @@ static void predict_dp(const struct rk_model *m, const struct rk_perf_params *k,
 	o->iter_ms = o->fwd_ms + o->sync_ms + o->opt_ms + k->k_const;
 }
 
-/* Node holding global rank r when ranks fill the placement's nodes in order. */
-static int node_of(const struct rk_placement *pl, int r)
-{
-	for (int i = 0; i < pl->n_nodes; i++) {
-		if (r < pl->gpus[i])
-			return i;
-		r -= pl->gpus[i];
-	}
-	return pl->n_nodes - 1;
-}
-
 /*
  * Time (ms) of one micro-batch's activation send between adjacent pipeline
  * stages (and the gradient send back, hence 2x): each of the dp*tp ranks of a
  * stage sends act_mb/tp to its peer (Megatron's scatter/gather optimisation,
  * Narayanan et al. SC'21 §4.1). Sends that cross nodes share the sending
  * node's usable NICs; the slowest boundary sets the pace.
+ * Rank a of stage s sends to a + dp*tp. The boundary is walked in runs where
+ * neither the sender's nor the receiver's node changes (forward-only cursors),
+ * so it costs O(nodes) per boundary, not O(dp*tp*nodes).
  */
 static double p2p_ms(const struct rk_perf_env *env, const struct rk_placement *pl, int dp,
 		     int tp, int pp, double act_mb)
 {
 	double msg = act_mb / tp, worst = 0;
-	int per_stage = dp * tp;
+	int per_stage = dp * tp, n = pl->n_nodes;
+	int start[RK_PLACEMENT_MAX_NODES + 1];
+	node_starts(pl, start);
+	int na = 0, nb = 0; /* nodes of the current sender and receiver */
 	for (int s = 0; s + 1 < pp; s++) {
-		int cross[RK_PLACEMENT_MAX_NODES] = {0};
+		int cross[RK_PLACEMENT_MAX_NODES];
+		for (int i = 0; i < n; i++)
+			cross[i] = 0;
 		int any = 0;
-		for (int j = 0; j < per_stage; j++) {
-			int a = node_of(pl, s * per_stage + j);
-			int b = node_of(pl, (s + 1) * per_stage + j);
-			if (a != b)
-				cross[a]++, any = 1;
+		for (int a = s * per_stage, end = a + per_stage; a < end;) {
+			while (start[na + 1] <= a)
+				na++;
+			while (start[nb + 1] <= a + per_stage)
+				nb++;
+			int stop = end;
+			if (start[na + 1] < stop)
+				stop = start[na + 1];
+			if (start[nb + 1] - per_stage < stop)
+				stop = start[nb + 1] - per_stage;
+			if (na != nb)
+				cross[na] += stop - a, any = 1;
+			a = stop;
 		}
 		double t = msg / env->nvlink_gbps;
-		for (int i = 0; any && i < pl->n_nodes; i++) {
+		for (int i = 0; any && i < n; i++) {
 			double ti = cross[i] * msg / (usable_nics(env, pl->gpus[i]) * env->net_gbps);
 			if (ti > t)
 				t = ti;
@@ -349,6 +375,25 @@ static double p2p_ms(const struct rk_perf_env *env, const struct rk_placement *p
 			worst = t;
 	}
 	return 2.0 * worst;
+}
+
+/* Tensor-parallel speedup eff_tp(tp) = tp * tp_eff^log2(tp) (§1.4.3 note).
+ * tp = 1 is exactly 1 (x^0); for a power of two log2 is the exact shift
+ * count, which spares the log2 call (same value: log2 of 2^j is j). */
+static double eff_tp_of(const struct rk_perf_env *env, int tp)
+{
+	if (tp == 1)
+		return 1.0;
+	double l;
+	if ((tp & (tp - 1)) == 0) {
+		int j = 0;
+		while ((1 << j) < tp)
+			j++;
+		l = j;
+	} else {
+		l = log2((double)tp);
+	}
+	return tp * pow(env->tp_eff, l);
 }
 
 /*
@@ -370,7 +415,7 @@ static void predict_3d(const struct rk_model *m, const struct rk_perf_params *k,
 {
 	int tp = plan->tp, pp = plan->pp, dp = plan->dp, nmb = plan->ga;
 	double P = m->params / MIB;
-	double eff_tp = tp * pow(env->tp_eff, log2((double)tp));
+	double eff_tp = eff_tp_of(env, tp);
 	double f_mb = k->fwd_fixed_ms / pp + fwd_rate_ms(m, k, env) * plan->mb / (pp * eff_tp);
 	double re = plan->gc ? env->recompute_factor : 0;
 	double act_mb = (double)plan->mb * m->seq_len * m->hidden * env->act_bytes / MIB;

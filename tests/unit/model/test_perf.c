@@ -5,10 +5,13 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "rubick/fit.h"
 #include "rubick/perf.h"
+#include "rubick/zoo.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MI (1024.0 * 1024.0)
@@ -251,6 +254,350 @@ static void test_params_array(void **state)
 		assert_true(lo[i] > 0 && hi[i] > lo[i]);
 }
 
+/*
+ * Reference: rk_perf_predict's arithmetic as it was before the O(GPUs) rank
+ * walks of the all-reduce and pipeline terms became node-run walks and eff_tp
+ * skipped log2 (perf.c at 579c4f2, comments dropped). The faster code must
+ * give the same bits on every plan and placement (test_same_as_reference).
+ */
+
+static double ref_ov_pnorm(double a, double b, double k)
+{
+	double hi = a > b ? a : b, lo = a > b ? b : a;
+	if (lo <= 0)
+		return hi > 0 ? hi : 0;
+	return hi * pow(1.0 + pow(lo / hi, k), 1.0 / k);
+}
+
+static double ref_ov_param(const struct rk_perf_env *env, double a, double b, double k)
+{
+	if (b <= 0)
+		return a;
+	if (env->overlap == RK_OVERLAP_ADDITIVE)
+		return a + k + b;
+	return ref_ov_pnorm(a, b, k);
+}
+
+static int ref_usable_nics(const struct rk_perf_env *env, int g)
+{
+	int n = (g * env->nics_per_node + env->gpus_per_node - 1) / env->gpus_per_node;
+	if (n < 1)
+		n = 1;
+	if (n > env->nics_per_node)
+		n = env->nics_per_node;
+	return n;
+}
+
+static double ref_allreduce_ms(const struct rk_perf_env *env, const struct rk_placement *pl,
+			   int dp, int tp, int pp, double shard_mb)
+{
+	if (dp <= 1)
+		return 0;
+	double ring_mb = 2.0 * (dp - 1) / dp * shard_mb;
+	if (pl->n_nodes <= 1)
+		return ring_mb / env->nvlink_gbps;
+	int node_of_start[RK_PLACEMENT_MAX_NODES + 1];
+	int acc = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		node_of_start[i] = acc;
+		acc += pl->gpus[i];
+	}
+	node_of_start[pl->n_nodes] = acc;
+	int crossing[RK_PLACEMENT_MAX_NODES] = {0};
+	int any_cross = 0;
+	for (int s = 0; s < pp; s++) {
+		for (int t = 0; t < tp; t++) {
+			int first = -1, multi = 0;
+			unsigned char seen[RK_PLACEMENT_MAX_NODES] = {0};
+			int node = 0;
+			for (int j = 0; j < dp; j++) {
+				int r = s * dp * tp + j * tp + t;
+				while (node < pl->n_nodes - 1 && r >= node_of_start[node + 1])
+					node++;
+				seen[node] = 1;
+				if (first < 0)
+					first = node;
+				else if (node != first)
+					multi = 1;
+			}
+			if (!multi)
+				continue;
+			any_cross = 1;
+			for (int i = 0; i < pl->n_nodes; i++)
+				crossing[i] += seen[i];
+		}
+	}
+	if (!any_cross)
+		return ring_mb / env->nvlink_gbps;
+	double worst = 0;
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (!crossing[i])
+			continue;
+		double t = crossing[i] * ring_mb / (ref_usable_nics(env, pl->gpus[i]) * env->net_gbps);
+		if (t > worst)
+			worst = t;
+	}
+	return worst;
+}
+
+static double ref_fwd_rate_ms(const struct rk_model *m, const struct rk_perf_params *k,
+			  const struct rk_perf_env *env)
+{
+	if (m->fwd_ms > 0 && m->global_batch > 0) {
+		double var = m->fwd_ms - k->fwd_fixed_ms;
+		return (var > 0 ? var : m->fwd_ms) / m->global_batch;
+	}
+	return rk_perf_fwd_flops(m) / (env->gpu_tflops * 1e12) * 1e3;
+}
+
+static void ref_predict_dp(const struct rk_model *m, const struct rk_perf_params *k,
+		       const struct rk_perf_env *env, const struct rk_plan *plan,
+		       const struct rk_placement *pl, int cpus_per_gpu,
+		       struct rk_perf_breakdown *o)
+{
+	int d = plan->dp;
+	double P = m->params / MI;
+	double b = (double)plan->mb * plan->ga;
+	double t_f = k->fwd_fixed_ms + ref_fwd_rate_ms(m, k, env) * b;
+	double t_re = plan->gc ? env->recompute_factor * t_f : 0;
+	double t_bwd = k->k_bwd * t_f;
+
+	double t_comm = ref_allreduce_ms(env, pl, d, 1, 1, env->grad_bytes * P);
+
+	double last = t_bwd / plan->ga;
+	double t_sync = (t_bwd - last) + ref_ov_pnorm(t_comm, last, k->k_sync);
+	double t_off = 0, t_opt;
+	if (plan->offload) {
+		t_off = 4.0 * (P / d) / env->pcie_gbps;
+
+		t_opt = k->k_os_offload * P / ((double)d * cpus_per_gpu) +
+			16.0 * P / env->host_mem_gbps;
+	} else if (plan->zero >= 1) {
+		t_opt = k->k_opt * P / d + 0.5 * t_comm;
+	} else {
+		t_opt = k->k_opt * P;
+	}
+	double t_so = ref_ov_param(env, t_sync, t_off, k->k_off);
+	double t_sw = ref_ov_param(env, t_opt, t_off, k->k_swap);
+	o->fwd_ms = t_f;
+	o->sync_ms = t_re + t_so;
+	o->opt_ms = t_sw;
+	o->comm_ms = 0;
+	o->iter_ms = o->fwd_ms + o->sync_ms + o->opt_ms + k->k_const;
+}
+
+static int ref_node_of(const struct rk_placement *pl, int r)
+{
+	for (int i = 0; i < pl->n_nodes; i++) {
+		if (r < pl->gpus[i])
+			return i;
+		r -= pl->gpus[i];
+	}
+	return pl->n_nodes - 1;
+}
+
+static double ref_p2p_ms(const struct rk_perf_env *env, const struct rk_placement *pl, int dp,
+		     int tp, int pp, double act_mb)
+{
+	double msg = act_mb / tp, worst = 0;
+	int per_stage = dp * tp;
+	for (int s = 0; s + 1 < pp; s++) {
+		int cross[RK_PLACEMENT_MAX_NODES] = {0};
+		int any = 0;
+		for (int j = 0; j < per_stage; j++) {
+			int a = ref_node_of(pl, s * per_stage + j);
+			int b = ref_node_of(pl, (s + 1) * per_stage + j);
+			if (a != b)
+				cross[a]++, any = 1;
+		}
+		double t = msg / env->nvlink_gbps;
+		for (int i = 0; any && i < pl->n_nodes; i++) {
+			double ti = cross[i] * msg / (ref_usable_nics(env, pl->gpus[i]) * env->net_gbps);
+			if (ti > t)
+				t = ti;
+		}
+		if (t > worst)
+			worst = t;
+	}
+	return 2.0 * worst;
+}
+
+static void ref_predict_3d(const struct rk_model *m, const struct rk_perf_params *k,
+		       const struct rk_perf_env *env, const struct rk_plan *plan,
+		       const struct rk_placement *pl, struct rk_perf_breakdown *o)
+{
+	int tp = plan->tp, pp = plan->pp, dp = plan->dp, nmb = plan->ga;
+	double P = m->params / MI;
+	double eff_tp = tp * pow(env->tp_eff, log2((double)tp));
+	double f_mb = k->fwd_fixed_ms / pp + ref_fwd_rate_ms(m, k, env) * plan->mb / (pp * eff_tp);
+	double re = plan->gc ? env->recompute_factor : 0;
+	double act_mb = (double)plan->mb * m->seq_len * m->hidden * env->act_bytes / MI;
+	double tp_mb = 0;
+	if (tp > 1)
+		tp_mb = (4.0 + 2.0 * plan->gc) * ((double)m->layers / pp) * act_mb * 2.0 *
+			(tp - 1) / tp / env->nvlink_gbps;
+	double pp_mb = pp > 1 ? ref_p2p_ms(env, pl, dp, tp, pp, act_mb) : 0;
+	double slots = nmb + pp - 1;
+	double t_dp = ref_allreduce_ms(env, pl, dp, tp, pp, env->grad_bytes * P / ((double)tp * pp));
+	double last_bwd = f_mb * k->k_bwd;
+	double t_sync = ref_ov_pnorm(t_dp, last_bwd, k->k_sync) - last_bwd;
+	double t_opt = k->k_opt * P / ((double)tp * pp);
+	o->fwd_ms = slots * f_mb * (1.0 + re);
+	o->comm_ms = slots * (tp_mb + pp_mb) + t_sync;
+	o->sync_ms = slots * (f_mb * k->k_bwd + tp_mb + pp_mb) + t_sync;
+	o->opt_ms = t_opt;
+	o->iter_ms = o->fwd_ms + o->sync_ms + o->opt_ms + k->k_const;
+}
+
+static void ref_predict(const struct rk_model *m, const struct rk_perf_params *k,
+			const struct rk_perf_env *env, const struct rk_plan *plan,
+			const struct rk_placement *pl, int cpus, struct rk_perf_breakdown *o)
+{
+	if (plan->tp > 1 || plan->pp > 1)
+		ref_predict_3d(m, k, env, plan, pl, o);
+	else
+		ref_predict_dp(m, k, env, plan, pl, cpus, o);
+}
+
+/* Every field of the breakdown equal to the reference's, bit for bit; returns
+ * 1 when the plan was predicted (0 when both refuse it). */
+static int same_as_reference(const struct rk_model *m, const struct rk_perf_params *k,
+			     const struct rk_perf_env *e, const struct rk_plan *plan,
+			     const struct rk_placement *pl, int cpus)
+{
+	struct rk_perf_breakdown got, want;
+	int rc = rk_perf_predict_detail(m, k, e, plan, pl, cpus, &got);
+	if (rc == RK_EINVAL)
+		return 0; /* input checks: unchanged code, covered by test_errors */
+	ref_predict(m, k, e, plan, pl, cpus, &want);
+	if (rc == RK_ERANGE) {
+		assert_false(isfinite(want.iter_ms) && want.iter_ms > 0);
+		return 0;
+	}
+	assert_int_equal(rc, 0);
+	const double g[5] = {got.fwd_ms, got.sync_ms, got.opt_ms, got.comm_ms, got.iter_ms};
+	const double w[5] = {want.fwd_ms, want.sync_ms, want.opt_ms, want.comm_ms, want.iter_ms};
+	if (memcmp(g, w, sizeof(g))) {
+		fprintf(stderr, "dp%d tp%d pp%d mb%d ga%d gc%d zero%d off%d on %d nodes:"
+				" iter %.17g, reference %.17g\n",
+			plan->dp, plan->tp, plan->pp, plan->mb, plan->ga, plan->gc, plan->zero,
+			plan->offload, pl->n_nodes, got.iter_ms, want.iter_ms);
+		fail();
+	}
+	return 1;
+}
+
+/* data/zoo/NAME.model, parsed; the parameters `rubick plan` uses (fitted, or
+ * the documented defaults). */
+static int zoo_model(const char *name, struct rk_model *m, struct rk_perf_params *k)
+{
+	const char *dir = getenv("RK_DATA_DIR");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/zoo/%s.model", dir ? dir : "data", name);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	static char text[16384];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = 0;
+	struct rk_error err;
+	if (rk_model_parse(text, len, path, m, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	if (m->perf_fitted)
+		*k = m->perf;
+	else
+		rk_perf_params_default(RK_OVERLAP_PNORM, k);
+	return 0;
+}
+
+/* Every plan `rubick plan --model M --placement P` predicts (its default
+ * memory limits and 8 CPU threads per GPU), on the zoo's models. */
+static void test_same_as_reference_zoo(void **state)
+{
+	(void)state;
+	const char *models[] = {"llama7", "llama30", "bert", "gpt2", "t5", "t5_3b", "vit", "roberta"};
+	const char *pls[] = {"8888", "8", "44", "88", "8421", "3333", "2", "1111", "884", "12"};
+	struct rk_perf_env e;
+	rk_perf_env_a800(&e);
+	size_t total = 0, total_3d = 0;
+	for (size_t mi = 0; mi < sizeof(models) / sizeof(models[0]); mi++) {
+		struct rk_model m;
+		struct rk_perf_params k;
+		assert_int_equal(zoo_model(models[mi], &m, &k), 0);
+		for (size_t pi = 0; pi < sizeof(pls) / sizeof(pls[0]); pi++) {
+			struct rk_placement pl = place(pls[pi]);
+			static struct rk_plan plans[8192];
+			size_t n = 0;
+			struct rk_error err;
+			assert_int_equal(rk_plan_enumerate(&m, m.global_batch, &pl, 81920,
+							   1600L * 1024, plans, 8192, &n, &err),
+					 0);
+			assert_true(n <= 8192);
+			for (size_t i = 0; i < n; i++) {
+				size_t ok = (size_t)same_as_reference(&m, &k, &e, &plans[i], &pl, 8);
+				total += ok;
+				total_3d += ok && (plans[i].tp > 1 || plans[i].pp > 1);
+			}
+		}
+	}
+	/* llama7 and llama30 on 8888 alone have hundreds of 3D plans */
+	assert_true(total_3d > 500 && total > total_3d);
+}
+
+/* Deterministic pseudo-random stream (64-bit LCG, Knuth MMIX constants). */
+static unsigned next_u(unsigned long long *s, unsigned n)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)((*s >> 33) % n);
+}
+
+/* Irregular placements (nodes narrower than tp, a node skipped by a ring's
+ * stride, 1..10 nodes), every dp x tp x pp factorisation of their GPUs and
+ * DP variants, under several NIC layouts and both overlap forms. */
+static void test_same_as_reference_random(void **state)
+{
+	(void)state;
+	struct rk_model m = model();
+	struct rk_perf_params k = params();
+	k.k_sync = 1.7, k.k_off = 1.3, k.k_swap = 2.2, k.fwd_fixed_ms = 3;
+	unsigned long long seed = 42;
+	static const int nic_layout[][2] = {{4, 8}, {1, 8}, {8, 8}, {3, 8}, {2, 4}, {4, 16}};
+	size_t checked = 0;
+	for (int round = 0; round < 600; round++) {
+		struct rk_placement pl = {0};
+		pl.n_nodes = 1 + (int)next_u(&seed, 10);
+		int wide = next_u(&seed, 3) == 0 ? 16 : 9;
+		int g = 0;
+		for (int i = 0; i < pl.n_nodes; i++)
+			g += pl.gpus[i] = 1 + (int)next_u(&seed, (unsigned)wide);
+		struct rk_perf_env e = env();
+		e.nics_per_node = nic_layout[round % 6][0];
+		e.gpus_per_node = nic_layout[round % 6][1];
+		e.tp_eff = round % 2 ? 0.85 : 0.8;
+		e.overlap = round % 5 == 4 ? RK_OVERLAP_ADDITIVE : RK_OVERLAP_PNORM;
+		for (int tp = 1; tp <= g; tp++) {
+			for (int pp = 1; tp * pp <= g; pp++) {
+				if (g % (tp * pp))
+					continue;
+				struct rk_plan p = {.dp = g / (tp * pp), .tp = tp, .pp = pp,
+						    .mb = 1 + (int)next_u(&seed, 4),
+						    .ga = 1 + (int)next_u(&seed, 4),
+						    .gc = (int)next_u(&seed, 2)};
+				if (tp == 1 && pp == 1) {
+					p.zero = (int)next_u(&seed, 4);
+					p.offload = p.zero >= 2 && next_u(&seed, 2);
+				}
+				int cpus = 1 + (int)next_u(&seed, 8);
+				checked += (size_t)same_as_reference(&m, &k, &e, &p, &pl, cpus);
+			}
+		}
+	}
+	assert_true(checked > 5000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +605,8 @@ int main(void)
 		cmocka_unit_test(test_offload),        cmocka_unit_test(test_multi_node_nics),
 		cmocka_unit_test(test_3d),             cmocka_unit_test(test_structure_forward),
 		cmocka_unit_test(test_errors),         cmocka_unit_test(test_params_array),
+		cmocka_unit_test(test_same_as_reference_zoo),
+		cmocka_unit_test(test_same_as_reference_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
