@@ -9,6 +9,7 @@
  * outputs are byte-identical either way.
  */
 #include "classic.h"
+#include "util/idtab.h"
 
 #include "rubick/placement.h"
 
@@ -19,12 +20,6 @@
 static int holds(const struct rk_job *j)
 {
 	return j->alloc.n > 0;
-}
-
-/* Fibonacci hashing of a job id into 2^bits slots. */
-static size_t id_slot(int64_t id, int bits)
-{
-	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
 }
 
 /* A waiting job in its class's order. */
@@ -49,8 +44,8 @@ struct pclass {
 
 /* Where a waiting job is: open addressing on its id, backward-shift deletion. */
 struct prec {
-	int64_t id;
-	int used, cls;
+	struct rk_idtab_head h; /* the job's id */
+	int cls;
 	struct classic_key key;
 };
 
@@ -58,8 +53,7 @@ struct classic_inc {
 	int synced;
 	struct pclass *cls;
 	int n_cls, cap_cls;
-	struct prec *tab;
-	int bits, n_tab;
+	struct rk_idtab tab; /* struct prec by job id */
 	long waiting_gpus;
 };
 
@@ -70,7 +64,7 @@ void classic_inc_free(struct classic_inc *s)
 	for (int k = 0; k < s->n_cls; k++)
 		free(s->cls[k].v);
 	free(s->cls);
-	free(s->tab);
+	rk_idtab_fini(&s->tab);
 	free(s);
 }
 
@@ -98,64 +92,6 @@ static int cls_bound(const struct pclass *c, const struct classic_key *k, int64_
 	return lo;
 }
 
-static struct prec *tab_find(struct classic_inc *s, int64_t id)
-{
-	if (!s->tab)
-		return NULL;
-	size_t mask = ((size_t)1 << s->bits) - 1;
-	for (size_t h = id_slot(id, s->bits);; h = (h + 1) & mask) {
-		if (!s->tab[h].used)
-			return NULL;
-		if (s->tab[h].id == id)
-			return &s->tab[h];
-	}
-}
-
-static int tab_put(struct classic_inc *s, const struct prec *r)
-{
-	if (!s->tab || 2 * (s->n_tab + 1) > (1 << s->bits)) {
-		int bits = s->tab ? s->bits + 1 : 10;
-		struct prec *t = calloc((size_t)1 << bits, sizeof(*t)), *old = s->tab;
-		if (!t)
-			return RK_ENOMEM;
-		int oldn = s->tab ? 1 << s->bits : 0;
-		s->tab = t;
-		s->bits = bits;
-		s->n_tab = 0;
-		for (int i = 0; i < oldn; i++)
-			if (old[i].used)
-				tab_put(s, &old[i]); /* cannot grow again: half empty */
-		free(old);
-	}
-	size_t mask = ((size_t)1 << s->bits) - 1, h = id_slot(r->id, s->bits);
-	while (s->tab[h].used)
-		h = (h + 1) & mask;
-	s->tab[h] = *r;
-	s->tab[h].used = 1;
-	s->n_tab++;
-	return 0;
-}
-
-static void tab_del(struct classic_inc *s, struct prec *r)
-{
-	size_t mask = ((size_t)1 << s->bits) - 1, i = (size_t)(r - s->tab), j = i;
-	s->tab[i].used = 0;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!s->tab[j].used)
-			break;
-		size_t home = id_slot(s->tab[j].id, s->bits);
-		/* Move j back to the hole i unless its home lies cyclically in (i, j]. */
-		int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
-			s->tab[i] = s->tab[j];
-			s->tab[j].used = 0;
-			i = j;
-		}
-	}
-	s->n_tab--;
-}
-
 static int req_same(const struct rk_place_req *a, const struct rk_place_req *b)
 {
 	return a->gpus == b->gpus && a->cpus_per_gpu == b->cpus_per_gpu &&
@@ -166,7 +102,7 @@ static int req_same(const struct rk_place_req *a, const struct rk_place_req *b)
 
 static void inc_remove(struct classic_inc *s, int64_t id)
 {
-	struct prec *r = tab_find(s, id);
+	struct prec *r = rk_idtab_find(&s->tab, id);
 	if (!r)
 		return;
 	struct pclass *c = &s->cls[r->cls];
@@ -176,7 +112,7 @@ static void inc_remove(struct classic_inc *s, int64_t id)
 		memmove(&c->v[i], &c->v[i + 1], (size_t)(c->n - i - 1) * sizeof(*c->v));
 		c->n--;
 	}
-	tab_del(s, r);
+	rk_idtab_del(&s->tab, r);
 }
 
 static int inc_insert(struct classic_inc *s, const struct classic_spec *spec, const void *opt,
@@ -210,9 +146,9 @@ static int inc_insert(struct classic_inc *s, const struct classic_spec *spec, co
 		c->v = v;
 		c->cap = ncap;
 	}
-	struct prec r = {.id = j->id, .cls = k};
+	struct prec r = {.h.id = j->id, .cls = k};
 	spec->key(j, now_ms, opt, &r.key);
-	int rc = tab_put(s, &r);
+	int rc = rk_idtab_put(&s->tab, &r);
 	if (rc)
 		return rc;
 	int i = cls_bound(c, &r.key, j->id, 0);
@@ -237,9 +173,7 @@ static int inc_sync(struct classic_inc *s, const struct classic_spec *spec, cons
 	if (!s->synced) {
 		for (int k = 0; k < s->n_cls; k++)
 			s->cls[k].n = 0;
-		if (s->tab)
-			memset(s->tab, 0, ((size_t)1 << s->bits) * sizeof(*s->tab));
-		s->n_tab = 0;
+		rk_idtab_clear(&s->tab);
 		s->waiting_gpus = 0;
 		for (int i = 0; i < in->n_jobs && !rc; i++)
 			if (active(in->jobs[i]) && !holds(in->jobs[i]))
@@ -397,8 +331,11 @@ int classic_inc_schedule(const struct classic_spec *spec, const void *opt,
 			 struct classic_cache *cache, const struct rk_sched_input *in,
 			 struct rk_decisions *out, struct rk_error *err)
 {
-	if (!cache->inc && !(cache->inc = calloc(1, sizeof(*cache->inc))))
-		return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);
+	if (!cache->inc) {
+		if (!(cache->inc = calloc(1, sizeof(*cache->inc))))
+			return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);
+		rk_idtab_init(&cache->inc->tab, sizeof(struct prec));
+	}
 	struct classic_inc *s = cache->inc;
 	struct rk_capacity cap;
 	int rc = rk_capacity_from_jobs(&cap, in->cluster, in->holders, in->n_holders, err);

@@ -11,8 +11,8 @@
 #include <string.h>
 
 struct rk_sjfq_rec {
-	int64_t id;
-	int used, gpus;
+	struct rk_idtab_head h; /* the job's id */
+	int gpus;
 	double e_s;
 	int64_t submit_ms;
 };
@@ -20,6 +20,7 @@ struct rk_sjfq_rec {
 void rk_sjfq_init(struct rk_sjfq *q, double (*key)(const struct rk_job *))
 {
 	memset(q, 0, sizeof(*q));
+	rk_idtab_init(&q->tab, sizeof(struct rk_sjfq_rec));
 	q->key = key;
 }
 
@@ -30,7 +31,7 @@ void rk_sjfq_fini(struct rk_sjfq *q)
 	for (int k = 0; k < q->n_sz; k++)
 		free(q->sz[k].v);
 	free(q->sz);
-	free(q->tab);
+	rk_idtab_fini(&q->tab);
 	rk_sjfq_init(q, q->key);
 }
 
@@ -52,71 +53,6 @@ static int by_ent(const void *p, const void *r)
 {
 	const struct rk_sjfq_ent *x = p, *y = r;
 	return ent_cmp(x->e_s, x->submit_ms, x->id, y->e_s, y->submit_ms, y->id);
-}
-
-/* ---- where each queued job is (open addressing on its id) --------------------- */
-
-static size_t id_slot(int64_t id, int bits)
-{
-	return (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
-}
-
-static struct rk_sjfq_rec *tab_find(const struct rk_sjfq *q, int64_t id)
-{
-	if (!q->tab)
-		return NULL;
-	size_t mask = ((size_t)1 << q->bits) - 1;
-	for (size_t h = id_slot(id, q->bits);; h = (h + 1) & mask) {
-		if (!q->tab[h].used)
-			return NULL;
-		if (q->tab[h].id == id)
-			return &q->tab[h];
-	}
-}
-
-static int tab_put(struct rk_sjfq *q, const struct rk_sjfq_rec *r)
-{
-	if (!q->tab || 2 * (q->n_tab + 1) > (1 << q->bits)) {
-		int bits = q->tab ? q->bits + 1 : 10;
-		struct rk_sjfq_rec *t = calloc((size_t)1 << bits, sizeof(*t)), *old = q->tab;
-		if (!t)
-			return RK_ENOMEM;
-		int oldn = q->tab ? 1 << q->bits : 0;
-		q->tab = t;
-		q->bits = bits;
-		q->n_tab = 0;
-		for (int i = 0; i < oldn; i++)
-			if (old[i].used)
-				tab_put(q, &old[i]); /* cannot grow again: half empty */
-		free(old);
-	}
-	size_t mask = ((size_t)1 << q->bits) - 1, h = id_slot(r->id, q->bits);
-	while (q->tab[h].used)
-		h = (h + 1) & mask;
-	q->tab[h] = *r;
-	q->tab[h].used = 1;
-	q->n_tab++;
-	return 0;
-}
-
-/* Backward-shift deletion: no tombstones in the table itself. */
-static void tab_del(struct rk_sjfq *q, struct rk_sjfq_rec *r)
-{
-	size_t mask = ((size_t)1 << q->bits) - 1, i = (size_t)(r - q->tab), j = i;
-	q->tab[i].used = 0;
-	for (;;) {
-		j = (j + 1) & mask;
-		if (!q->tab[j].used)
-			break;
-		size_t home = id_slot(q->tab[j].id, q->bits);
-		int stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
-			q->tab[i] = q->tab[j];
-			q->tab[j].used = 0;
-			i = j;
-		}
-	}
-	q->n_tab--;
 }
 
 /* ---- the sorted arrays ---------------------------------------------------------- */
@@ -175,14 +111,14 @@ static int lower_bound(const struct rk_sjfq_size *s, double e, int64_t submit, i
 
 static int insert(struct rk_sjfq *q, struct rk_job *j)
 {
-	struct rk_sjfq_rec r = {.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
+	struct rk_sjfq_rec r = {.h.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
 				.submit_ms = j->submit_ms};
 	struct rk_sjfq_size *s = size_of(q, r.gpus, 1);
-	if (!s || size_reserve(s) || tab_put(q, &r))
+	if (!s || size_reserve(s) || rk_idtab_put(&q->tab, &r))
 		return RK_ENOMEM;
-	int i = lower_bound(s, r.e_s, r.submit_ms, r.id);
+	int i = lower_bound(s, r.e_s, r.submit_ms, r.h.id);
 	memmove(&s->v[i + 1], &s->v[i], (size_t)(s->n - i) * sizeof(*s->v));
-	s->v[i] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.id, j};
+	s->v[i] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.h.id, j};
 	s->n++;
 	return 0;
 }
@@ -199,7 +135,7 @@ static void compact(struct rk_sjfq_size *s)
 
 static void remove_id(struct rk_sjfq *q, int64_t id)
 {
-	struct rk_sjfq_rec *r = tab_find(q, id);
+	struct rk_sjfq_rec *r = rk_idtab_find(&q->tab, id);
 	if (!r)
 		return;
 	struct rk_sjfq_size *s = size_of(q, r->gpus, 0);
@@ -213,7 +149,7 @@ static void remove_id(struct rk_sjfq *q, int64_t id)
 				compact(s);
 		}
 	}
-	tab_del(q, r);
+	rk_idtab_del(&q->tab, r);
 }
 
 int rk_sjfq_sync(struct rk_sjfq *q, const struct rk_sched_input *in)
@@ -222,22 +158,20 @@ int rk_sjfq_sync(struct rk_sjfq *q, const struct rk_sched_input *in)
 	if (!in->incremental || !q->synced) {
 		for (int k = 0; k < q->n_sz; k++)
 			q->sz[k].n = q->sz[k].dead = 0;
-		if (q->tab)
-			memset(q->tab, 0, ((size_t)1 << q->bits) * sizeof(*q->tab));
-		q->n_tab = 0;
+		rk_idtab_clear(&q->tab);
 		/* Append, then sort each size once: inserting one by one is quadratic. */
 		for (int i = 0; i < in->n_jobs && !rc; i++) {
 			struct rk_job *j = in->jobs[i];
 			if (!waiting(j))
 				continue;
-			struct rk_sjfq_rec r = {.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
+			struct rk_sjfq_rec r = {.h.id = j->id, .gpus = j->req_gpus, .e_s = q->key(j),
 						.submit_ms = j->submit_ms};
 			struct rk_sjfq_size *s = size_of(q, r.gpus, 1);
-			if (!s || size_reserve(s) || tab_put(q, &r)) {
+			if (!s || size_reserve(s) || rk_idtab_put(&q->tab, &r)) {
 				rc = RK_ENOMEM;
 				break;
 			}
-			s->v[s->n++] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.id, j};
+			s->v[s->n++] = (struct rk_sjfq_ent){r.e_s, r.submit_ms, r.h.id, j};
 		}
 		for (int k = 0; k < q->n_sz; k++)
 			qsort(q->sz[k].v, (size_t)q->sz[k].n, sizeof(*q->sz[k].v), by_ent);

@@ -13,6 +13,7 @@
 #define RUBICK_POLICY_SJF_QUEUE_H
 
 #include "rubick/policy.h"
+#include "util/idtab.h"
 
 #include <stdint.h>
 
@@ -33,8 +34,7 @@ struct rk_sjfq_rec; /* where a queued job is: by id */
 struct rk_sjfq {
 	struct rk_sjfq_size *sz; /* sizes ascending */
 	int n_sz, cap_sz;
-	struct rk_sjfq_rec *tab; /* open addressing on job id */
-	int bits, n_tab;
+	struct rk_idtab tab;     /* struct rk_sjfq_rec (where a queued job is) by job id */
 	int synced;              /* 1 = up to date with the driver's change feed */
 	double (*key)(const struct rk_job *); /* the SJF key (remaining exclusive time) */
 };
