@@ -151,7 +151,8 @@ static void feed_sync(struct rkd_sched *s)
 	if (!n_gone)
 		return;
 	/* Both lists in id order: drop the ended jobs in one merge, comparing pointers. */
-	qsort(s->vsnap, (size_t)n_gone, sizeof(*s->vsnap), by_id);
+	if (n_gone > 1) /* vsnap is NULL until the first job */
+		qsort(s->vsnap, (size_t)n_gone, sizeof(*s->vsnap), by_id);
 	int r = act_lower(s, s->vsnap[0]->id), w = r, g = 0;
 	for (; r < s->n_act; r++) {
 		if (g < n_gone && s->act[r] == s->vsnap[g]) {
@@ -199,7 +200,8 @@ int sched_feed_validation_jobs(struct rkd_sched *s, const struct rk_decisions *d
 			s->vsnap[m++] = &j->core;
 	}
 	/* In id order as the full snapshot: the same job is named when several are wrong. */
-	qsort(s->vsnap, (size_t)m, sizeof(*s->vsnap), by_id);
+	if (m > 1) /* vsnap is NULL until the first job */
+		qsort(s->vsnap, (size_t)m, sizeof(*s->vsnap), by_id);
 	return m;
 }
 
@@ -221,7 +223,8 @@ struct rk_job *const *sched_feed_launchable(struct rkd_sched *s, int *n)
 	for (int i = 0; i < s->n_hl; i++)
 		if (sched_launchable(SJOB_OF(s->hl[i])))
 			s->vsnap[m++] = s->hl[i];
-	qsort(s->vsnap, (size_t)m, sizeof(*s->vsnap), by_id);
+	if (m > 1) /* vsnap is NULL until the first job */
+		qsort(s->vsnap, (size_t)m, sizeof(*s->vsnap), by_id);
 	*n = m;
 	return s->vsnap;
 }
@@ -246,7 +249,8 @@ int sched_feed_compact(struct rkd_sched *s)
 	if (!n_free)
 		return 1;
 	/* jobs and the freed list in id order: one merge, comparing pointers. */
-	qsort(s->vsnap, (size_t)n_free, sizeof(*s->vsnap), by_id);
+	if (n_free > 1) /* vsnap is NULL until the first job */
+		qsort(s->vsnap, (size_t)n_free, sizeof(*s->vsnap), by_id);
 	int lo = 0, hi = s->n_jobs;
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
