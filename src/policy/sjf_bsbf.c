@@ -380,18 +380,29 @@ static int start_free(struct round *r, int ai, struct rk_decisions *out)
 		want[best] = g;
 		rc = commit(r, ai, want, none, &a->req_plan, out);
 	}
-	if (rc == 0 && total >= g && a->req_plan.tp == 1) {
+	/* Over several nodes, most free first, each node taking whole tensor-
+	 * parallel groups (tp GPUs stay on one node, as rk_place_gang keeps them):
+	 * a 3D plan otherwise never finds a placement and its job never starts. */
+	int tp = a->req_plan.tp > 1 ? a->req_plan.tp : 1, left = g;
+	if (rc == 0 && total >= g && g % tp == 0) {
 		memset(want, 0, (size_t)nn * sizeof(*want));
-		for (int left = g; left > 0;) {
-			int m = -1;
-			for (int n = 0; n < nn; n++)
-				if (fr[n] > want[n] && (m < 0 || fr[n] - want[n] > fr[m] - want[m]))
+		while (left > 0) {
+			int m = -1, room_m = 0;
+			for (int n = 0; n < nn; n++) {
+				int room = (fr[n] - want[n]) / tp * tp;
+				if (room > room_m) {
 					m = n;
-			int take = fr[m] - want[m] < left ? fr[m] - want[m] : left;
+					room_m = room;
+				}
+			}
+			if (m < 0)
+				break; /* no node has room for another tensor-parallel group */
+			int take = room_m < left ? room_m : left;
 			want[m] += take;
 			left -= take;
 		}
-		rc = commit(r, ai, want, none, &a->req_plan, out);
+		if (left == 0)
+			rc = commit(r, ai, want, none, &a->req_plan, out);
 	}
 	free(want);
 	free(none);

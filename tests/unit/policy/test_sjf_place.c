@@ -64,8 +64,10 @@ static void expect(const char *policy, const int want[3])
 				    .seed = 7};
 	struct rk_decisions ds;
 	rk_decisions_init(&ds);
-	assert_int_equal(ops->schedule(st, &in, &ds, &err), 0);
-	assert_int_equal(rk_decisions_validate(&in, &ds, policy, &err), 0);
+	if (ops->schedule(st, &in, &ds, &err))
+		fail_msg("%s: %s", policy, err.msg);
+	if (rk_decisions_validate(&in, &ds, policy, &err))
+		fail_msg("%s", err.msg);
 	assert_int_equal(ds.n, 1);
 	int got[3] = {0, 0, 0};
 	for (int i = 0; i < ds.v[0].alloc.n; i++)
@@ -113,6 +115,21 @@ static void three_gpu_job(void **st)
 	expect("sjf-bco", (const int[]){0, 0, 3});
 }
 
+/*
+ * A 6-GPU job with tensor-parallel width 2 under sjf-bsbf (no sharing): no
+ * node holds 6, so it spreads, most free first, in whole tp groups: 4 on
+ * node 1, then 2 on node 0 (node 0's 2 and node 2's 3 both hold one group;
+ * the first wins). Before, a tp > 1 job never spread and never started.
+ */
+static void tensor_parallel_job_spreads(void **st)
+{
+	(void)st;
+	setup(6);
+	jobs[1].req_plan = (struct rk_plan){.dp = 3, .tp = 2, .pp = 1, .mb = 2, .ga = 1};
+	expect("sjf-bsbf", (const int[]){2, 4, 0});
+	expect("sjf-ffs", (const int[]){2, 4, 0});
+}
+
 /* Bad options are named. */
 static void options(void **st)
 {
@@ -134,6 +151,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(five_gpu_job),
 		cmocka_unit_test(three_gpu_job),
+		cmocka_unit_test(tensor_parallel_job_spreads),
 		cmocka_unit_test(options),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
