@@ -334,10 +334,11 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	R.max_rem_s = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_rem_s));
 	R.max_free = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.max_free));
 	R.cost_of = malloc(((size_t)in->cluster->n_nodes + 1) * sizeof(*R.cost_of));
+	R.price = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.price));
 	R.cost_w = -1;
 	for (int k = 0; R.cost_of && k <= in->cluster->n_nodes; k++)
 		R.cost_of[k] = -1;
-	if (!R.max_rem_s || !R.max_free || !R.cost_of) {
+	if (!R.max_rem_s || !R.max_free || !R.cost_of || !R.price) {
 		rc = RK_ENOMEM;
 		goto fail;
 	}
@@ -363,6 +364,7 @@ out:
 	free(R.max_rem_s);
 	free(R.max_free);
 	free(R.cost_of);
+	free(R.price);
 	free(want);
 	return rc;
 }

@@ -54,6 +54,8 @@ void rubick_index_update(struct round *R, const struct rj *r, int add)
 		int k = r->now.shares[s].node, *list = R->on + (size_t)k * R->slots;
 		if (r->now.shares[s].gpus < 1)
 			continue;
+		if (R->price)
+			R->price[k].valid = 0; /* who holds what on node k changes */
 		if (add) {
 			if (R->n_on[k] < R->slots)
 				list[R->n_on[k]++] = me;

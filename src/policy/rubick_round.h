@@ -68,6 +68,20 @@ struct round {
 	int *max_free;    /* per node: free GPUs plus GPUs of jobs that may be shrunk */
 	double *cost_of;  /* scratch of choose_nodes: cost per node for amount cost_w, -1 = unknown */
 	int cost_w;
+	struct node_price *price; /* per node: the last pricing, reused while it holds */
+};
+
+/*
+ * The last price of freeing `x` GPUs on a node for a best-effort newcomer
+ * under SRTF order (rubick_shrink.c). It depends on the newcomer only through
+ * which victims its remaining time lets in, so it holds for any newcomer
+ * whose threshold (its remaining time plus a restart) lies in (max_out,
+ * min_in], until the node's jobs change (rubick_index_update clears it).
+ */
+struct node_price {
+	int valid, x;
+	int exact;        /* 0: the pricing stopped at `limit` (cost = INFINITY) */
+	double cost, limit, min_in, max_out;
 };
 
 /* ---- allocation steps (rubick_alloc.c) and the shrink phase (rubick_shrink.c) ---- */

@@ -140,6 +140,15 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 	int have = R->cap.free_gpus[node];
 	if (have >= x)
 		return 0;
+	/* A best-effort newcomer under SRTF order: the price depends on it only
+	 * through the victims its threshold lets in (struct node_price). */
+	int cacheable = !apply && R->st->order_srtf && !(self->guaranteed || self->starving);
+	double thr = self->key_s + R->st->restart_s;
+	struct node_price *pr = &R->price[node];
+	if (cacheable && pr->valid && pr->x == x && thr > pr->max_out && thr <= pr->min_in &&
+	    (pr->exact || limit <= pr->limit))
+		return pr->cost;
+	double min_in = INFINITY, max_out = -INFINITY;
 	int vi[RUBICK_NODE_VICTIMS], vg[RUBICK_NODE_VICTIMS], nv = 0;
 	const int *list = R->on + (size_t)node * R->slots;
 	for (int li = 0; li < R->n_on[node] && nv < RUBICK_NODE_VICTIMS; li++) {
@@ -151,12 +160,20 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 		 * argument behind SRTF): a victim must have more than the newcomer's
 		 * remaining time plus a restart left. Guaranteed and starving
 		 * newcomers take what they need. */
-		if (!(self->guaranteed || self->starving) && R->st->order_srtf &&
-		    remaining_s(v, v->g) < self->key_s + R->st->restart_s)
-			continue;
+		if (!(self->guaranteed || self->starving) && R->st->order_srtf) {
+			double rem = remaining_s(v, v->g);
+			if (rem < thr) {
+				max_out = rem > max_out ? rem : max_out;
+				continue;
+			}
+			min_in = rem < min_in ? rem : min_in;
+		}
 		vi[nv] = i;
 		vg[nv++] = v->g;
 	}
+	if (cacheable)
+		*pr = (struct node_price){.valid = 1, .x = x, .exact = 0, .cost = INFINITY,
+					  .limit = limit, .min_in = min_in, .max_out = max_out};
 	double cost = 0;
 	while (have < x) {
 		int best = -1, best_ng = 0, best_freed = 0;
@@ -182,13 +199,21 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 				best_freed = freed;
 			}
 		}
-		if (best < 0)
+		if (best < 0) {
+			if (cacheable)
+				pr->exact = 1; /* no victims free enough, whatever the limit */
 			return INFINITY;
+		}
 		vg[best] = best_ng;
 		have += best_freed;
 		cost += best_loss;
 		if (!apply && cost >= limit)
-			return INFINITY; /* cannot beat what the caller can still accept */
+			return INFINITY; /* cannot beat what the caller can still accept (price
+					  * kept as stopped at `limit`) */
+	}
+	if (cacheable) {
+		pr->exact = 1;
+		pr->cost = cost;
 	}
 	for (int k = 0; apply && k < nv && !*rc; k++) {
 		struct rj *v = &R->j[vi[k]];
