@@ -22,6 +22,7 @@
 /* posix_spawn_file_actions_addclosefrom_np (glibc >= 2.34) */
 #define _GNU_SOURCE
 #include "daemon/engine.h"
+#include "daemon/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,20 +62,9 @@ struct local {
 	int n, cap;
 };
 
-static int path_fmt(char *buf, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int path_fmt(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-	return (n < 0 || (size_t)n >= cap) ? RK_ERANGE : 0;
-}
-
 static int run_dir(const struct local *l, int64_t job, int run, char *buf, size_t cap)
 {
-	return path_fmt(buf, cap, "%s/job-%lld/run-%d", l->state_dir, (long long)job, run);
+	return rkd_path_fmt(buf, cap, "%s/job-%lld/run-%d", l->state_dir, (long long)job, run);
 }
 
 /* Field 22 of /proc/PID/stat: start time in clock ticks since boot; 0 if gone. */
@@ -101,60 +91,11 @@ static unsigned long long proc_start_time(pid_t pid)
 	return strtoull(p, NULL, 10);
 }
 
-static int read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
-/* Write `text` to `path` atomically (temp file, fsync, rename). */
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4200];
-	if (path_fmt(tmp, sizeof(tmp), "%s.tmp", path))
-		return -1;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	size_t len = strlen(text);
-	ssize_t w = write(fd, text, len);
-	int ok = w == (ssize_t)len && fsync(fd) == 0;
-	close(fd);
-	if (!ok || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	if (path_fmt(buf, sizeof(buf), "%s", path))
-		return -1;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return (mkdir(buf, 0700) && errno != EEXIST) ? -1 : 0;
-}
-
 /* Parse the supervisor's exit record into the rkd_exit status encoding. */
 static int read_exit(const char *dir, int *status)
 {
 	char path[4200], buf[64];
-	if (path_fmt(path, sizeof(path), "%s/exit", dir) || read_small(path, buf, sizeof(buf)))
+	if (rkd_path_fmt(path, sizeof(path), "%s/exit", dir) || rkd_read_small(path, buf, sizeof(buf)))
 		return -1;
 	int v;
 	if (sscanf(buf, "exit %d", &v) == 1)
@@ -171,7 +112,7 @@ static int read_pid(const char *dir, pid_t *pid, unsigned long long *start)
 {
 	char path[4200], buf[128];
 	long long p;
-	if (path_fmt(path, sizeof(path), "%s/pid", dir) || read_small(path, buf, sizeof(buf)))
+	if (rkd_path_fmt(path, sizeof(path), "%s/pid", dir) || rkd_read_small(path, buf, sizeof(buf)))
 		return -1;
 	if (sscanf(buf, "%lld %llu", &p, start) != 2 || p <= 1)
 		return -1;
@@ -204,7 +145,7 @@ static struct run *run_add(struct local *l)
 
 static int local_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (mkdir_p(cfg->state_dir))
+	if (rkd_mkdir_p(cfg->state_dir))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	if (access(cfg->self_exe, X_OK))
@@ -267,22 +208,22 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	if (run_find(l, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
 				    (long long)ln->job_id, ln->run);
-	if (path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", l->state_dir, (long long)ln->job_id) ||
+	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", l->state_dir, (long long)ln->job_id) ||
 	    run_dir(l, ln->job_id, ln->run, dir, sizeof(dir)) ||
-	    path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
-	    path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
-	    path_fmt(planp, sizeof(planp), "%s/plan", job_dir))
+	    rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
+	    rkd_path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
+	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (mkdir_p(dir) || mkdir_p(ckpt))
+	if (rkd_mkdir_p(dir) || rkd_mkdir_p(ckpt))
 		return rk_error_set(err, RK_EIO, "%s: %s", dir, strerror(errno));
 	char plan_line[256];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (write_atomic(planp, plan_line))
+	if (rkd_write_atomic(planp, plan_line))
 		return rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
 				    strerror(errno));
 	/* Not O_CLOEXEC: the supervisor inherits this open file description. */
-	path_fmt(path, sizeof(path), "%s/lock", dir);
+	rkd_path_fmt(path, sizeof(path), "%s/lock", dir);
 	lockfd = open(path, O_RDWR | O_CREAT, 0600);
 	if (lockfd < 0)
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
@@ -292,15 +233,15 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 				    (long long)ln->job_id, ln->run, path);
 	}
 	/* The GPU ids go with the run so a restarted daemon can re-adopt it. */
-	path_fmt(path, sizeof(path), "%s/gpus", dir);
-	if (write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "")) {
+	rkd_path_fmt(path, sizeof(path), "%s/gpus", dir);
+	if (rkd_write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "")) {
 		close(lockfd);
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
 	}
 	/* A stale record of a run that never started must not be mistaken for this one. */
-	path_fmt(path, sizeof(path), "%s/pid", dir);
+	rkd_path_fmt(path, sizeof(path), "%s/pid", dir);
 	unlink(path);
-	path_fmt(path, sizeof(path), "%s/exit", dir);
+	rkd_path_fmt(path, sizeof(path), "%s/exit", dir);
 	unlink(path);
 
 	size_t n_base = 0;
@@ -474,7 +415,7 @@ static int local_stop(void *state, int64_t job_id, int run, int checkpoint, int6
 static int lock_free(const char *dir)
 {
 	char path[4200];
-	if (path_fmt(path, sizeof(path), "%s/lock", dir))
+	if (rkd_path_fmt(path, sizeof(path), "%s/lock", dir))
 		return 0;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -539,9 +480,9 @@ static int local_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex
 	ex->gpu_ids[0] = '\0';
 	ex->reason[0] = '\0';
 	struct stat st;
-	path_fmt(path, sizeof(path), "%s/gpus", dir);
-	read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));
-	path_fmt(path, sizeof(path), "%s/lock", dir);
+	rkd_path_fmt(path, sizeof(path), "%s/gpus", dir);
+	rkd_read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));
+	rkd_path_fmt(path, sizeof(path), "%s/lock", dir);
 	if (stat(path, &st))
 		return RKD_ADOPT_ABSENT;
 	if (!lock_free(dir)) {
@@ -556,7 +497,7 @@ static int local_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex
 		run_know_pid(l, r);
 		return RKD_ADOPT_ALIVE;
 	}
-	path_fmt(path, sizeof(path), "%s/pid", dir);
+	rkd_path_fmt(path, sizeof(path), "%s/pid", dir);
 	if (stat(path, &st))
 		return RKD_ADOPT_ABSENT; /* the job never passed its start gate */
 	ex->status = run_outcome(dir);

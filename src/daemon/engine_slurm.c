@@ -80,11 +80,11 @@ struct seng {
 static void run_stamp(const struct seng *e, int64_t job, int run, const char *what)
 {
 	char path[4200], v[32];
-	if (rkd_sl_fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
+	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
 		what))
 		return;
 	snprintf(v, sizeof(v), "%lld\n", (long long)rkd_sl_wall_ms());
-	rkd_sl_write_file(path, v);
+	rkd_write_atomic(path, v);
 }
 
 static const char *slurm_msg(void)
@@ -154,7 +154,7 @@ static void seng_destroy(void *state)
 
 static int seng_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (rkd_sl_mkdir_p(cfg->state_dir))
+	if (rkd_mkdir_p(cfg->state_dir))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	slurm_init(NULL); /* must come first; NULL reads $SLURM_CONF (slurm.md §5) */
@@ -211,7 +211,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	char *script = rkd_sl_make_script(job_dir, ln->command);
 	char name[64], out[4200];
 	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
-	rkd_sl_fmt(out, sizeof(out), "%s/log", job_dir);
+	rkd_path_fmt(out, sizeof(out), "%s/log", job_dir);
 	int ret = 0;
 	if (!env || !script) {
 		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
@@ -409,11 +409,11 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (run_find(e, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
 				    (long long)ln->job_id, ln->run);
-	if (rkd_sl_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
-	    rkd_sl_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
+	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
+	    rkd_path_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (rkd_sl_mkdir_p(run_dir))
+	if (rkd_mkdir_p(run_dir))
 		return rk_error_set(err, RK_EIO, "%s: %s", run_dir, strerror(errno));
 	run_stamp(e, ln->job_id, ln->run, "launch_ms");
 	struct place p;
@@ -428,8 +428,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
 	uint32_t sid = 0;
 	time_t ended = 0;
-	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", job_dir);
-	if (rkd_sl_read_file(path, buf, sizeof(buf)) == 0)
+	rkd_path_fmt(path, sizeof(path), "%s/slurm_id", job_dir);
+	if (rkd_read_small(path, buf, sizeof(buf)) == 0)
 		sid = (uint32_t)strtoul(buf, NULL, 10);
 	if (sid) {
 		jobs_refresh(e, 1);
@@ -453,12 +453,12 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
 		return ret;
 	snprintf(buf, sizeof(buf), "%u\n", sid);
-	if (rkd_sl_write_file(path, buf))
+	if (rkd_write_atomic(path, buf))
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
-	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", run_dir);
-	rkd_sl_write_file(path, buf);
-	rkd_sl_fmt(path, sizeof(path), "%s/gpus", run_dir);
-	rkd_sl_write_file(path, ln->gpu_ids ? ln->gpu_ids : "");
+	rkd_path_fmt(path, sizeof(path), "%s/slurm_id", run_dir);
+	rkd_write_atomic(path, buf);
+	rkd_path_fmt(path, sizeof(path), "%s/gpus", run_dir);
+	rkd_write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "");
 	if ((ret = place(sid, &p, ln->plan_text, err)))
 		return ret;
 	/*
@@ -656,15 +656,15 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 {
 	struct seng *e = state;
 	char dir[4096], path[4200], buf[64];
-	if (rkd_sl_fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
+	if (rkd_path_fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long", (long long)job_id);
 	memset(ex, 0, sizeof(*ex));
 	ex->job_id = job_id;
 	ex->run = run;
-	rkd_sl_fmt(path, sizeof(path), "%s/gpus", dir);
-	rkd_sl_read_file(path, ex->gpu_ids, sizeof(ex->gpu_ids));
-	rkd_sl_fmt(path, sizeof(path), "%s/slurm_id", dir);
-	if (rkd_sl_read_file(path, buf, sizeof(buf)))
+	rkd_path_fmt(path, sizeof(path), "%s/gpus", dir);
+	rkd_read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));
+	rkd_path_fmt(path, sizeof(path), "%s/slurm_id", dir);
+	if (rkd_read_small(path, buf, sizeof(buf)))
 		return RKD_ADOPT_ABSENT; /* never submitted */
 	uint32_t sid = (uint32_t)strtoul(buf, NULL, 10);
 	if (jobs_refresh(e, 1))

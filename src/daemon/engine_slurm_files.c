@@ -17,60 +17,6 @@ int64_t rkd_sl_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int rkd_sl_fmt(char *buf, size_t cap, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	int n = vsnprintf(buf, cap, f, ap);
-	va_end(ap);
-	return (n < 0 || (size_t)n >= cap) ? RK_ERANGE : 0;
-}
-
-int rkd_sl_mkdir_p(const char *path)
-{
-	char buf[4096];
-	if (rkd_sl_fmt(buf, sizeof(buf), "%s", path))
-		return -1;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return (mkdir(buf, 0700) && errno != EEXIST) ? -1 : 0;
-}
-
-/* Write `text` to `path` atomically: the job may read it at any moment. */
-int rkd_sl_write_file(const char *path, const char *text)
-{
-	char tmp[4200];
-	if (rkd_sl_fmt(tmp, sizeof(tmp), "%s.tmp", path))
-		return -1;
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return -1;
-	int ok = fputs(text, f) >= 0;
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path)) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
-int rkd_sl_read_file(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, cap - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
-
 /* Append `s` single-quoted for sh ('\'' for each quote). */
 static int sh_quote(char *buf, size_t cap, size_t *len, const char *s)
 {
@@ -158,8 +104,8 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 	snprintf(num[4], sizeof(num[4]), "%d", ln->gpus);
 	snprintf(num[5], sizeof(num[5]), "%d", ln->cpus);
 	char ckpt[4200], planp[4200];
-	rkd_sl_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir);
-	rkd_sl_fmt(planp, sizeof(planp), "%s/plan", job_dir);
+	rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir);
+	rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir);
 	const char *kv[][2] = {
 		{"RUBICK_PLAN", ln->plan_text},   {"RUBICK_PLAN_FILE", planp},
 		{"RUBICK_JOB_ID", num[0]},        {"RUBICK_URL", ln->url},
@@ -179,8 +125,8 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 		return RK_ERANGE;
 	char plan_line[512];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (rkd_sl_fmt(path, sizeof(path), "%s/env.sh", job_dir) || rkd_sl_mkdir_p(ckpt) ||
-	    rkd_sl_write_file(planp, plan_line) || rkd_sl_write_file(path, buf))
+	if (rkd_path_fmt(path, sizeof(path), "%s/env.sh", job_dir) || rkd_mkdir_p(ckpt) ||
+	    rkd_write_atomic(planp, plan_line) || rkd_write_atomic(path, buf))
 		return RK_EIO;
 	return 0;
 }
@@ -227,13 +173,13 @@ int rkd_sl_write_node_script(const char *job_dir, const char *command)
 	size_t cap = 2 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
 		     sizeof(wait_part) + 256;
 	char *s = malloc(cap), path[4200];
-	if (!s || rkd_sl_fmt(path, sizeof(path), "%s/node.sh", job_dir)) {
+	if (!s || rkd_path_fmt(path, sizeof(path), "%s/node.sh", job_dir)) {
 		free(s);
 		return -1;
 	}
 	snprintf(s, cap, "#!/bin/sh\n# one node's share of a multi-node run (srun, one task a node)\n"
 		 ". '%s/env.sh' || exit 70\n%s{ %s\n} &\n%s", job_dir, trap_part, command, wait_part);
-	int ret = rkd_sl_write_file(path, s);
+	int ret = rkd_write_atomic(path, s);
 	free(s);
 	return ret;
 }

@@ -8,17 +8,12 @@
 #define RUBICKD_ENGINE_SLURM_FILES_H
 
 #include "daemon/engine.h"
+#include "daemon/files.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 int64_t rkd_sl_wall_ms(void);
-/* snprintf into buf; RK_ERANGE when it does not fit. */
-int rkd_sl_fmt(char *buf, size_t cap, const char *f, ...) __attribute__((format(printf, 3, 4)));
-int rkd_sl_mkdir_p(const char *path);
-/* Atomic (temp file + rename): the job may read it at any moment. */
-int rkd_sl_write_file(const char *path, const char *text);
-int rkd_sl_read_file(const char *path, char *buf, size_t cap);
 #define RKD_SL_MAX_NODES 256
 
 /*

@@ -1,0 +1,20 @@
+/*
+ * Small file helpers the engines share (engine_local.c, engine_slurm*.c):
+ * bounded path formatting, mkdir -p, atomic small-file writes and reads.
+ */
+#ifndef RUBICKD_FILES_H
+#define RUBICKD_FILES_H
+
+#include <stddef.h>
+
+/* snprintf into buf; RK_ERANGE when it does not fit. */
+int rkd_path_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* mkdir -p with mode 0700; 0 or -1 (errno set). */
+int rkd_mkdir_p(const char *path);
+/* Write `text` to `path` atomically (temp file, fsync, rename): a job or a
+ * restarted daemon may read it at any moment. 0 or -1. */
+int rkd_write_atomic(const char *path, const char *text);
+/* Read at most cap - 1 bytes of `path` into buf, NUL-terminated. 0 or -1. */
+int rkd_read_small(const char *path, char *buf, size_t cap);
+
+#endif
