@@ -48,6 +48,47 @@ struct rk_report_run {
 	int has_oracle_stats;                  /* 1 = oracle_stats is filled */
 	struct rk_oracle_stats oracle_stats;
 	const struct rk_report_loan *loan;     /* NULL: the run had no capacity loaning */
+	const struct rk_report_seeds *seeds;   /* NULL: one seed (no `--seeds`) */
+};
+
+/*
+ * Repetitions over seeds (`rubick sim --seeds A-B`, src/sim/report_seeds.c):
+ * one value per seed of the figures a paper compares, in seed order. The
+ * run's own summary, outcomes and samples are those of the first seed.
+ */
+enum rk_report_figure { RK_FIG_AVG_JCT, RK_FIG_P99_JCT, RK_FIG_MAKESPAN, RK_FIG_COUNT };
+
+struct rk_report_seeds {
+	int n;                              /* seeds run, >= 1 */
+	const double *values[RK_FIG_COUNT]; /* n values each, seconds */
+};
+
+/* Mean and 95% interval of n values: mean ± t(0.975, n-1) · sd / √n (Student t). */
+struct rk_report_stat {
+	double mean, sd; /* sd: sample standard deviation (n - 1); 0 when n < 2 */
+	double half95;   /* half-width of the interval; 0 when n < 2 */
+};
+
+/* The two-sided 95% Student t quantile t(0.975, df), df >= 1. */
+double rk_report_t975(int df);
+/* Statistics of v[0..n) (n >= 1). OUT: *st. RK_EINVAL when n < 1 or v is NULL. */
+int rk_report_stat_compute(const double *v, int n, struct rk_report_stat *st);
+/* Figure names as printed: "avg_jct_s", "p99_jct_s", "makespan_s". */
+const char *rk_report_figure_name(enum rk_report_figure k);
+/* Figure k of a summary. */
+double rk_report_figure_value(const struct rk_sim_summary *s, enum rk_report_figure k);
+
+/*
+ * What a report records about the invocation that produced it (summary.json's
+ * "meta", the HTML header): everything needed to rerun it.
+ */
+struct rk_report_meta {
+	const char *version;              /* rubick's version */
+	const char *command;              /* the command line, shell-quoted */
+	const char *const *option_keys;   /* every option with its effective value ... */
+	const char *const *option_values; /* ... (defaults included), n_options of each */
+	int n_options;
+	uint64_t workload_seed, policy_seed; /* of the first (or only) run */
 };
 
 /* The whole report. All pointers borrowed; strings may be NULL (printed as ""). */
@@ -61,6 +102,12 @@ struct rk_report {
 	uint64_t seed;
 	const struct rk_report_run *runs;
 	int n_runs;
+	/* Optional parts (zero/NULL = absent, and nothing of them is printed). */
+	const struct rk_report_meta *meta; /* summary.json "meta", HTML header */
+	const char *normalize; /* policy the HTML bars are relative to; NULL = the first run */
+	int seeds_n;           /* > 0: runs repeated over seeds seeds_first..seeds_last */
+	uint64_t seeds_first, seeds_last;
+	const char *seeds_vary; /* which seeds the range sets: "workload+policy", ... */
 };
 
 /*
@@ -91,9 +138,14 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * "window_days":..., "training_usage":..., "cluster_usage":..., "cluster_gpus":N}}]}
  * (metrics.h defines the guaranteed-job fields). "reconfigs" is
  * reconfigurations per job; "oracle_lookups" appears when the run has oracle
- * stats, "loan" when it has loan figures (struct rk_report_loan). Reals are printed with 12 significant digits, keys in this order.
- * OUT: *json, a NUL-terminated string the caller frees with free().
- * `pretty` = 1 indents by 2.
+ * stats, "seeds" when it has repetitions ({"n":N, "avg_jct_s":{"mean":...,
+ * "sd":..., "ci95_lo":..., "ci95_hi":..., "half95":..., "values":[...]},
+ * "p99_jct_s":{...}, "makespan_s":{...}}; the top level then has "seeds":
+ * {"first":A, "last":B, "n":N, "vary":...}), "meta" (last) when r->meta is set
+ * ({"version":..., "command":..., "workload_seed":N, "policy_seed":N,
+ * "options":{KEY:VALUE,...}}), "loan" when it has loan figures (struct rk_report_loan). Reals are
+ * printed with 12 significant digits, keys in this order. OUT: *json, a NUL-terminated string the
+ * caller frees with free(). `pretty` = 1 indents by 2.
  */
 int rk_report_json_encode(const struct rk_report *r, int pretty, char **json,
 			  struct rk_error *err);
@@ -103,9 +155,13 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
 
 /*
  * Self-contained HTML page (no external scripts, fonts, styles or links):
- * a summary table, the oracle's lookups by rule for runs that carry them,
- * then one inline <svg> per chart - JCT CDF (all policies), GPU utilisation
- * over time (all policies), queue length over time (all policies).
+ * the invocation (meta) when given, a summary table (with the seed
+ * intervals under --seeds), the oracle's lookups by rule for runs that carry
+ * them, then one inline <svg> per chart - per-policy bars of average JCT, p99
+ * and makespan relative to `normalize` (error bars: the seed interval), JCT
+ * CDF, GPU utilisation and queue length over time in 200 fixed time bins.
+ * Up to 20 policies get distinct colour and dash pairs; legends sit outside
+ * the plot area (src/sim/report_bars.c has the bars and the shared style).
  */
 int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err);
 
@@ -114,6 +170,8 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
  * row per policy with the main figures; `sla_viol` is "V/G" (guaranteed
  * jobs that ran below their baseline / guaranteed jobs), `rejected` the jobs
  * rejected over a quota. New columns are appended (scripts read by position).
+ * Under --seeds a second block follows: per policy, mean ± 95% half-width of
+ * avg_jct_s, p99_jct_s and makespan_s over the seeds.
  */
 int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *err);
 

@@ -126,4 +126,20 @@ int rk_trace_write_native(const struct rk_trace *t, char **text, size_t *len,
 int rk_trace_map_model(const char *source_type, int gpus, const char *job_key, uint64_t seed,
 		       const char *const *models, char model[RK_MODEL_NAME_MAX]);
 
+/*
+ * Load sweeps (src/sim/trace_arrivals.c, `rubick trace --load/--poisson`).
+ * rk_trace_scale_load divides every inter-arrival time by `factor` (2 =
+ * twice the arrival rate, half the span; the first arrival stays).
+ * rk_trace_poisson replaces the arrivals by a Poisson process of
+ * `rate_per_h` jobs per hour from the first arrival, drawn from `seed`
+ * (same seed, same times), jobs in their trace order. Both keep t sorted and
+ * change nothing else; RK_EINVAL for a rate or factor <= 0 or not finite,
+ * RK_ERANGE when times would overflow (t unchanged on failure).
+ * rk_trace_mean_rate_per_h: (n - 1) jobs over the arrival span (0 when the
+ * trace has fewer than two jobs or one instant).
+ */
+int rk_trace_scale_load(struct rk_trace *t, double factor, struct rk_error *err);
+int rk_trace_poisson(struct rk_trace *t, double rate_per_h, uint64_t seed, struct rk_error *err);
+double rk_trace_mean_rate_per_h(const struct rk_trace *t);
+
 #endif

@@ -7,6 +7,8 @@
 #include "cli/commands.h"
 #include "cli/sim_coloc.h"
 #include "cli/sim_loan.h"
+#include "cli/sim_policies.h"
+#include "cli/sim_seeds.h"
 #include "cli/util.h"
 
 #include "rubick/oracle.h"
@@ -35,7 +37,9 @@ struct opts {
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
-	uint64_t seed;
+	const char *seeds, *normalize; /* --seeds A-B, --normalize POLICY */
+	uint64_t seed, workload_seed, policy_seed;
+	int have_seed, have_workload_seed, have_policy_seed;
 	int json, skip_bad, check, no_timing;
 	struct rk_cli_coloc coloc; /* --sharing, --contention, ... (sim_coloc.h) */
 	struct rk_cli_loan loan;   /* --inference, --reclaim-deadline, --elastic-share (sim_loan.h) */
@@ -47,7 +51,8 @@ static void help(FILE *f)
 		"usage: rubick sim --trace FILE --cluster SPEC|FILE --policy NAME[,NAME...]\n"
 		"                  [--format auto|NAME] [--oracle measured=DIR|model]\n"
 		"                  [--interval SECONDS] [--restart-cost SECONDS[,MODEL=SECONDS...]]\n"
-		"                  [--seed N] [--json] [--out DIR] [--skip-bad] [--check]\n"
+		"                  [--seed N] [--workload-seed N] [--policy-seed N] [--seeds A-B]\n"
+		"                  [--json] [--out DIR] [--normalize POLICY] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
 		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
@@ -60,7 +65,10 @@ static void help(FILE *f)
 		"                      file with one group per line; e.g. the Rubick testbed\n"
 		"                      8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100\n"
 		"  --policy LIST       comma-separated policies, run one after the other; 'all' =\n"
-		"                      every registered policy\n"
+		"                      every registered policy; per-policy options: NAME:KEY=VALUE\n"
+		"                      (one key) or 'NAME[KEY=VALUE,...]', e.g. sia:p=-0.5,sia:p=1;\n"
+		"                      such a run is named NAME[KEY=VALUE,...] in every output\n"
+		"  --policy-options O  KEY=VALUE,... for every policy (an item's own keys win)\n"
 		"  --oracle SRC        measured=DIR (folders of placements.csv tables, with the\n"
 		"                      analytic model where no table answers) or model;\n"
 		"                      default measured=%s/measured/rubick\n"
@@ -68,9 +76,17 @@ static void help(FILE *f)
 		"                      arrival and completion\n"
 		"  --restart-cost S    delay of every reconfiguration and resume (default 260 s),\n"
 		"                      then MODEL=S overrides, e.g. 260,llama30=600\n"
-		"  --seed N            seed of the trace's model mapping and of the policies\n"
+		"  --seed N            shorthand for --workload-seed N --policy-seed N\n"
+		"  --workload-seed N   what draws the workload: the trace's model mapping and\n"
+		"                      duration draws, --elastic-share (default 0)\n"
+		"  --policy-seed N     what the policies' randomness uses (default 0)\n"
+		"  --seeds A-B         run every policy once per seed A..B (both seeds, except one\n"
+		"                      pinned by --workload-seed/--policy-seed) and report mean and\n"
+		"                      95%% Student t interval of avg JCT, p99 and makespan\n"
 		"  --json              print the summary as JSON instead of a table\n"
 		"  --out DIR           write jobs.csv, samples.csv, summary.json and report.html\n"
+		"                      (created and checked writable before the run)\n"
+		"  --normalize P       the report's bars relative to policy P (default the first)\n"
 		"  --skip-bad          skip and count bad trace lines and jobs instead of failing\n"
 		"  --check             verify the invariants after every event (slow)\n"
 		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
@@ -215,8 +231,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->policy_options;
 		else if (!strcmp(a, "--quota"))
 			str = &o->quota;
+		else if (!strcmp(a, "--seeds"))
+			str = &o->seeds;
+		else if (!strcmp(a, "--normalize"))
+			str = &o->normalize;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
-			 strcmp(a, "--seed") && strcmp(a, "--horizon"))
+		         strcmp(a, "--seed") && strcmp(a, "--horizon") &&
+		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed"))
 			return usage_error(a, "unknown option");
 		if (i + 1 >= argc)
 			return usage_error(a, "needs a value");
@@ -238,7 +259,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			unsigned long long s = strtoull(v, &end, 10);
 			if (end == v || *end || errno || v[0] == '-')
 				rc = usage_error(a, "expected a non-negative integer");
-			o->seed = (uint64_t)s;
+			int w = !strcmp(a, "--workload-seed"), p = !strcmp(a, "--policy-seed");
+			uint64_t *dst = w ? &o->workload_seed : p ? &o->policy_seed : &o->seed;
+			int *have = w   ? &o->have_workload_seed
+			            : p ? &o->have_policy_seed
+			                : &o->have_seed;
+			*dst = (uint64_t)s;
+			*have = 1;
 		}
 		if (rc)
 			return rc;
@@ -251,6 +278,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("--policy", "required");
 	if (o->interval_s * 1000.0 < 1)
 		return usage_error("--interval", "must be at least 1 ms");
+	/* --seed sets whichever of the two is not given on its own. */
+	if (!o->have_workload_seed)
+		o->workload_seed = o->seed;
+	if (!o->have_policy_seed)
+		o->policy_seed = o->seed;
+	if (o->seeds && o->have_seed)
+		return usage_error("--seeds", "cannot be combined with --seed (pin one seed with "
+		                              "--workload-seed or --policy-seed)");
+	if (o->seeds && o->have_workload_seed && o->have_policy_seed)
+		return usage_error("--seeds", "varies nothing when both --workload-seed and "
+		                              "--policy-seed are given");
 	return 0;
 }
 
@@ -386,7 +424,8 @@ static void run_state_fini(struct run_state *s)
 	free(s->text);
 }
 
-static int load_inputs(const struct opts *o, struct run_state *s, const struct rk_perf_env *env)
+static int load_inputs(const struct opts *o, struct run_state *s, const struct rk_perf_env *env,
+                       uint64_t workload_seed)
 {
 	struct rk_error err;
 	if (rk_cli_zoo_load(rk_cli_zoo_dir(o->zoo), &s->zoo, &err)) {
@@ -404,7 +443,7 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	}
 	struct rk_trace_options topt = rk_trace_options_default();
 	topt.skip_bad = o->skip_bad;
-	topt.seed = o->seed;
+	topt.seed = workload_seed;
 	if (rk_trace_parse(s->text, len, o->trace, o->format, &topt, &s->trace, &err)) {
 		fprintf(stderr, "rubick sim: %s\n", err.msg);
 		return RK_EXIT_FAILURE;
@@ -439,41 +478,162 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	return 0;
 }
 
+/* What every policy run of one repetition shares. */
+struct run_ctx {
+	const struct opts *o;
+	const struct rk_cli_policy *pols;
+	int n_pols;
+	const struct rk_perf_env *env;
+	const struct rk_tenant_quota *quotas;
+	int n_quotas;
+	uint64_t policy_seed;
+	int tty;
+};
+
+/* Every policy on the workload of `s`, one after the other: s->runs[0..n_pols). */
+static int run_policies(const struct run_ctx *c, struct run_state *s)
+{
+	const struct opts *o = c->o;
+	int rc = 0;
+	for (int i = 0; !rc && i < c->n_pols; i++) {
+		struct rk_sim_config cfg;
+		rk_sim_config_default(&cfg);
+		cfg.interval_ms = (int64_t)llround(o->interval_s * 1000.0);
+		cfg.restart_ms = (int64_t)llround(o->restart_s * 1000.0);
+		cfg.overrides = o->overrides;
+		cfg.n_overrides = o->n_overrides;
+		cfg.seed = c->policy_seed;
+		cfg.check = o->check;
+		cfg.horizon_ms = (int64_t)llround(o->horizon_s * 1000.0);
+		cfg.iter = rk_sim_oracle_iter;
+		cfg.iter_ctx = s->oracle;
+		cfg.env = c->env;
+		cfg.policy_options = c->pols[i].options;
+		cfg.quotas = c->quotas;
+		cfg.n_quotas = c->n_quotas;
+		rk_cli_coloc_config(&o->coloc, &cfg);
+		rk_cli_loan_config(&o->loan, &cfg);
+		struct progress pr = {c->pols[i].name, -1};
+		if (c->tty) {
+			cfg.progress = show_progress;
+			cfg.progress_ctx = &pr;
+		}
+		struct rk_error err;
+		double t0 = now_s();
+		rc = rk_sim_run(&s->cl, s->jobs, s->n_jobs, c->pols[i].ops, &cfg, &s->results[i],
+		                &err);
+		double wall = now_s() - t0;
+		if (c->tty)
+			fprintf(stderr, "\n");
+		if (rc) {
+			fprintf(stderr, "rubick sim: %s\n", err.msg);
+			break;
+		}
+		s->n_runs++;
+		struct rk_sim_result *r = &s->results[i];
+		struct rk_report_run *run = &s->runs[i];
+		run->policy = c->pols[i].name;
+		run->wall_s = o->no_timing ? 0 : wall;
+		run->outcomes = r->outcomes;
+		run->n_outcomes = r->n_outcomes;
+		run->samples = r->samples;
+		run->n_samples = r->n_samples;
+		if (o->loan.inference) {
+			rk_cli_loan_stats(&o->loan, &s->cl, r, &s->loans[i]);
+			run->loan = &s->loans[i];
+		}
+		rc = rk_metrics_summarize(r->outcomes, r->n_outcomes, r->samples, r->n_samples,
+					  r->start_ms, r->end_ms, &run->summary, &err);
+		if (rc)
+			fprintf(stderr, "rubick sim: %s: metrics: %s\n", c->pols[i].name, err.msg);
+	}
+	return rc;
+}
+
+/* One repetition: load the workload drawn by `wseed` into a fresh `s` and run it. */
+static int run_once(struct run_ctx *c, struct opts *o, struct run_state *s, struct rk_perf_env *env,
+                    uint64_t wseed)
+{
+	rk_zoo_init(&s->zoo);
+	int rc = load_inputs(o, s, env, wseed);
+	if (!rc) {
+		rk_load_series_fini(&o->loan.series); /* the last repetition's, if any */
+		rc = rk_cli_loan_load(&o->loan, &s->cl, s->jobs, s->n_jobs, wseed);
+	}
+	if (!rc)
+		rc = run_policies(c, s);
+	return rc;
+}
+
+/* summary.json's and the report's "meta": every option with its effective value. */
+static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct rk_cli_policy *pols,
+                      int n_pols, int argc, char **argv)
+{
+	rk_cli_meta_command(m, argc, argv);
+	rk_cli_meta_add(m, "trace", "%s", o->trace);
+	rk_cli_meta_add(m, "format", "%s", o->format);
+	rk_cli_meta_add(m, "cluster", "%s", o->cluster);
+	char names[1024] = "";
+	for (int i = 0; i < n_pols; i++) {
+		size_t n = strlen(names);
+		snprintf(names + n, sizeof(names) - n, "%s%s", i ? " " : "", pols[i].name);
+	}
+	rk_cli_meta_add(m, "policy", "%s", names);
+	rk_cli_meta_add(m, "policy_options", "%s", o->policy_options ? o->policy_options : "");
+	rk_cli_meta_add(m, "oracle", "%s",
+	                o->oracle ? o->oracle : "measured=" RK_DEFAULT_DATA_DIR "/measured/rubick");
+	rk_cli_meta_add(m, "interval_s", "%g", o->interval_s);
+	char ov[1024] = "";
+	for (int i = 0; i < o->n_overrides; i++) {
+		size_t n = strlen(ov);
+		snprintf(ov + n, sizeof(ov) - n, ",%s=%g", o->overrides[i].model,
+		         (double)o->overrides[i].restart_ms / 1000.0);
+	}
+	rk_cli_meta_add(m, "restart_cost_s", "%g%s", o->restart_s, ov);
+	rk_cli_meta_add(m, "horizon_s", "%g", o->horizon_s);
+	rk_cli_meta_add(m, "workload_seed", "%llu", (unsigned long long)o->workload_seed);
+	rk_cli_meta_add(m, "policy_seed", "%llu", (unsigned long long)o->policy_seed);
+	rk_cli_meta_add(m, "seeds", "%s", o->seeds ? o->seeds : "");
+	rk_cli_meta_add(m, "normalize", "%s", o->normalize ? o->normalize : pols[0].name);
+	rk_cli_meta_add(m, "quota", "%s", o->quota ? o->quota : "");
+	rk_cli_meta_add(m, "skip_bad", "%d", o->skip_bad);
+	rk_cli_meta_add(m, "check", "%d", o->check);
+	rk_cli_meta_add(m, "zoo", "%s", rk_cli_zoo_dir(o->zoo));
+	rk_cli_meta_add(m, "sharing", "%s", o->coloc.sharing ? "on" : "off");
+	rk_cli_meta_add(m, "interference", "%s",
+	                o->coloc.interference ? o->coloc.interference : "gavel");
+	rk_cli_meta_add(m, "contention", "%s", o->coloc.contention ? "on" : "off");
+	rk_cli_meta_add(m, "contention_overhead_ms", "%g", o->coloc.overhead_ms);
+	rk_cli_meta_add(m, "inference", "%s", o->loan.inference ? o->loan.inference : "");
+	rk_cli_meta_add(m, "reclaim_deadline_s", "%g", o->loan.deadline_s);
+	rk_cli_meta_add(m, "elastic_share", "%g", o->loan.elastic_share);
+	for (int i = 0; i < n_pols; i++) { /* what each policy's create() got */
+		char key[RK_CLI_POLICY_NAME_MAX + 16];
+		snprintf(key, sizeof(key), "options[%s]", pols[i].name);
+		rk_cli_meta_add(m, key, "%s", pols[i].options);
+	}
+}
+
 int rk_cmd_sim(int argc, char **argv)
 {
 	struct opts o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? RK_EXIT_OK : rc;
-	const struct rk_policy_ops *pols[MAX_POLICIES];
+	static struct rk_cli_policy pols[MAX_POLICIES];
 	int n_pols = 0;
-	char list[1024];
-	snprintf(list, sizeof(list), "%s", o.policies);
-	char *cur = list;
-	for (char *t = next_item(&cur); t; t = next_item(&cur)) {
-		if (!strcmp(t, "all")) {
-			int n;
-			const struct rk_policy_ops *const *all = rk_policy_list(&n);
-			for (int i = 0; i < n && n_pols < MAX_POLICIES; i++)
-				pols[n_pols++] = all[i];
-			continue;
-		}
-		if (n_pols == MAX_POLICIES)
-			return usage_error("--policy", "too many policies");
-		pols[n_pols] = rk_policy_find(t);
-		if (!pols[n_pols]) {
-			fprintf(stderr, "rubick sim: --policy: unknown policy '%s' (registered:", t);
-			int n;
-			const struct rk_policy_ops *const *all = rk_policy_list(&n);
-			for (int i = 0; i < n; i++)
-				fprintf(stderr, " %s", all[i]->name);
-			fprintf(stderr, ")\n");
-			return RK_EXIT_USAGE;
-		}
-		n_pols++;
-	}
-	if (n_pols == 0)
-		return usage_error("--policy", "no policy named");
+	rc = rk_cli_policies_parse(o.policies, o.policy_options, pols, MAX_POLICIES, &n_pols);
+	if (rc)
+		return rc;
+	int known = !o.normalize;
+	for (int i = 0; i < n_pols && !known; i++)
+		known = !strcmp(pols[i].name, o.normalize);
+	if (!known)
+		return usage_error("--normalize", "not one of the --policy names (e.g. sia[p=1])");
+	uint64_t first = 0, last = 0;
+	if (o.seeds && rk_cli_seeds_parse(o.seeds, &first, &last))
+		return RK_EXIT_USAGE;
+	int vary_w = o.seeds && !o.have_workload_seed, vary_p = o.seeds && !o.have_policy_seed;
 
 	struct rk_tenant_quota *quotas = NULL;
 	int n_quotas = 0;
@@ -484,93 +644,91 @@ int rk_cmd_sim(int argc, char **argv)
 			return RK_EXIT_USAGE;
 		}
 	}
+	/* Before the run: a typo in --out must not cost the whole simulation. */
+	if (o.out && rk_cli_out_prepare(o.out)) {
+		free(quotas);
+		return RK_EXIT_FAILURE;
+	}
 
 	struct rk_perf_env env;
 	rk_perf_env_a800(&env);
 	struct run_state *s = calloc(1, sizeof(*s));
-	if (!s) {
+	struct run_state *rep_s = o.seeds ? calloc(1, sizeof(*rep_s)) : NULL;
+	struct rk_cli_seed_values sv = {0};
+	if (!s || (o.seeds &&
+	           (!rep_s || rk_cli_seed_values_init(&sv, n_pols, (int)(last - first + 1))))) {
 		fprintf(stderr, "rubick sim: out of memory\n");
+		free(s);
+		free(rep_s);
 		free(quotas);
 		return RK_EXIT_FAILURE;
 	}
-	rk_zoo_init(&s->zoo);
+	uint64_t wseed = vary_w ? first : o.workload_seed;
+	struct run_ctx ctx = {&o,
+	                      pols,
+	                      n_pols,
+	                      &env,
+	                      quotas,
+	                      n_quotas,
+	                      vary_p ? first : o.policy_seed,
+	                      isatty(STDERR_FILENO)};
 	rc = rk_cli_coloc_load(&o.coloc, o.cluster, &env); /* before the oracle keeps env */
 	if (!rc)
-		rc = load_inputs(&o, s, &env);
-	if (!rc)
-		rc = rk_cli_loan_load(&o.loan, &s->cl, s->jobs, s->n_jobs, o.seed);
-	int tty = isatty(STDERR_FILENO);
-	for (int i = 0; !rc && i < n_pols; i++) {
-		struct rk_sim_config cfg;
-		rk_sim_config_default(&cfg);
-		cfg.interval_ms = (int64_t)llround(o.interval_s * 1000.0);
-		cfg.restart_ms = (int64_t)llround(o.restart_s * 1000.0);
-		cfg.overrides = o.overrides;
-		cfg.n_overrides = o.n_overrides;
-		cfg.seed = o.seed;
-		cfg.check = o.check;
-		cfg.horizon_ms = (int64_t)llround(o.horizon_s * 1000.0);
-		cfg.iter = rk_sim_oracle_iter;
-		cfg.iter_ctx = s->oracle;
-		cfg.env = &env;
-		cfg.policy_options = o.policy_options;
-		cfg.quotas = quotas;
-		cfg.n_quotas = n_quotas;
-		rk_cli_coloc_config(&o.coloc, &cfg);
-		rk_cli_loan_config(&o.loan, &cfg);
-		struct progress pr = {pols[i]->name, -1};
-		if (tty) {
-			cfg.progress = show_progress;
-			cfg.progress_ctx = &pr;
+		rc = run_once(&ctx, &o, s, &env, wseed);
+	/* Repetitions: each seed's figures are kept, its jobs and samples are not. */
+	for (uint64_t k = 0; !rc && o.seeds && k <= last - first; k++) {
+		if (k > 0) {
+			memset(rep_s, 0, sizeof(*rep_s));
+			ctx.policy_seed = vary_p ? first + k : o.policy_seed;
+			rc = run_once(&ctx, &o, rep_s, &env, vary_w ? first + k : o.workload_seed);
 		}
-		struct rk_error err;
-		double t0 = now_s();
-		rc = rk_sim_run(&s->cl, s->jobs, s->n_jobs, pols[i], &cfg, &s->results[i], &err);
-		double wall = now_s() - t0;
-		if (tty)
-			fprintf(stderr, "\n");
-		if (rc) {
-			fprintf(stderr, "rubick sim: %s\n", err.msg);
-			break;
-		}
-		s->n_runs++;
-		struct rk_sim_result *r = &s->results[i];
-		struct rk_report_run *run = &s->runs[i];
-		run->policy = pols[i]->name;
-		run->wall_s = o.no_timing ? 0 : wall;
-		run->outcomes = r->outcomes;
-		run->n_outcomes = r->n_outcomes;
-		run->samples = r->samples;
-		run->n_samples = r->n_samples;
-		if (o.loan.inference) {
-			rk_cli_loan_stats(&o.loan, &s->cl, r, &s->loans[i]);
-			run->loan = &s->loans[i];
-		}
-		rc = rk_metrics_summarize(r->outcomes, r->n_outcomes, r->samples, r->n_samples,
-					  r->start_ms, r->end_ms, &run->summary, &err);
-		if (rc)
-			fprintf(stderr, "rubick sim: %s: metrics: %s\n", pols[i]->name, err.msg);
+		const struct run_state *from = k ? rep_s : s;
+		for (int i = 0; !rc && i < n_pols; i++)
+			rk_cli_seed_values_set(&sv, i, (int)k, &from->runs[i].summary);
+		if (k > 0)
+			run_state_fini(rep_s);
 	}
+	for (int i = 0; !rc && o.seeds && i < n_pols; i++)
+		s->runs[i].seeds = &sv.per[i];
 	if (!rc) {
 		char oracle_text[4200];
 		snprintf(oracle_text, sizeof(oracle_text), "%s",
 			 o.oracle ? o.oracle : "measured=" RK_DEFAULT_DATA_DIR "/measured/rubick");
+		static struct rk_cli_meta meta;
+		fill_meta(&meta, &o, pols, n_pols, argc, argv);
+		struct rk_report_meta rmeta = {
+		    .version = RK_VERSION,
+		    .command = meta.command,
+		    .option_keys = meta.keys,
+		    .option_values = meta.values,
+		    .n_options = meta.n,
+		    .workload_seed = wseed,
+		    .policy_seed = vary_p ? first : o.policy_seed,
+		};
 		struct rk_report rep = {
-			.trace = o.trace,
-			.jobs = s->n_jobs,
-			.cluster = o.cluster,
-			.oracle = oracle_text,
-			.interval_s = o.interval_s,
-			.restart_cost_s = o.restart_s,
-			.seed = o.seed,
-			.runs = s->runs,
-			.n_runs = s->n_runs,
+		    .trace = o.trace,
+		    .jobs = s->n_jobs,
+		    .cluster = o.cluster,
+		    .oracle = oracle_text,
+		    .interval_s = o.interval_s,
+		    .restart_cost_s = o.restart_s,
+		    .seed = wseed,
+		    .runs = s->runs,
+		    .n_runs = s->n_runs,
+		    .normalize = o.normalize,
+		    .seeds_n = o.seeds ? (int)(last - first + 1) : 0,
+		    .seeds_first = first,
+		    .seeds_last = last,
+		    .seeds_vary = vary_w && vary_p ? "workload+policy"
+		                  : vary_w         ? "workload"
+		                                   : "policy",
 		};
 		struct rk_error err;
 		rc = o.json ? rk_report_write_json(stdout, &rep, 0, &err)
 			    : rk_report_write_table(stdout, &rep, &err);
 		if (rc)
 			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
+		rep.meta = &rmeta; /* stdout stays comparable across machines and paths */
 		if (!rc && o.out)
 			rc = write_out(o.out, &rep);
 		for (int i = 0; !rc && !o.json && o.loan.inference && i < s->n_runs; i++)
@@ -578,6 +736,8 @@ int rk_cmd_sim(int argc, char **argv)
 	}
 	run_state_fini(s);
 	free(s);
+	free(rep_s);
+	rk_cli_seed_values_fini(&sv);
 	free(quotas);
 	rk_cli_coloc_fini(&o.coloc);
 	rk_cli_loan_fini(&o.loan);

@@ -6,6 +6,7 @@
  * rubick's native CSV, so a mapped workload can be kept, edited and shared.
  */
 #include "cli/commands.h"
+#include "cli/trace_arrivals.h"
 #include "cli/util.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
@@ -24,6 +25,8 @@ struct opts {
 	uint64_t seed;
 	double window_start_s, window_end_s;
 	size_t max_jobs;
+	double load;         /* --load F: inter-arrival times / F (0 = unchanged) */
+	const char *poisson; /* --poisson RATE|mean: Poisson arrivals (NULL = the trace's) */
 };
 
 static void help(FILE *out)
@@ -31,15 +34,20 @@ static void help(FILE *out)
 	fprintf(out,
 		"usage: rubick trace FILE [--format auto|NAME] [--seed N] [--skip-bad]\n"
 		"                    [--window START:END] [--max-jobs N] [--zoo DIR]\n"
-		"                    [--native | --json]\n\n"
+		"                    [--load F] [--poisson RATE|mean] [--native | --json]\n\n"
 		"Read a job trace and summarise the jobs the simulator would replay.\n"
 		"  --format NAME   force a format (default auto: detected from the first line)\n"
-		"  --seed N        seed of the model mapping for traces without zoo models\n"
+		"  --seed N        seed of the workload: the model mapping for traces without zoo\n"
+		"                  models, duration draws, --poisson (alias --workload-seed)\n"
 		"  --skip-bad      skip and count bad lines instead of failing on the first\n"
 		"  --window S:E    keep jobs submitted in [S, E) seconds (E empty = no end),\n"
 		"                  shifted to start at 0\n"
 		"  --max-jobs N    keep the first N jobs by submit time\n"
 		"  --zoo DIR       model zoo (default data/zoo, or $RUBICK_ZOO)\n"
+		"  --load F        load factor: inter-arrival times divided by F (2 = twice the\n"
+		"                  arrival rate, half the span; Pollux's 0.5x-2x workloads)\n"
+		"  --poisson R     Poisson arrivals of R jobs per hour ('mean' = the trace's mean\n"
+		"                  rate), seeded by --seed; applied before --load, which scales it\n"
 		"  --native        print the jobs as rubick's native CSV\n"
 		"  --json          print the summary as one JSON object\n\n"
 		"formats:\n");
@@ -123,7 +131,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			continue;
 		}
 		if (strcmp(a, "--format") && strcmp(a, "--seed") && strcmp(a, "--window") &&
-		    strcmp(a, "--max-jobs") && strcmp(a, "--zoo"))
+		    strcmp(a, "--max-jobs") && strcmp(a, "--zoo") && strcmp(a, "--workload-seed") &&
+		    strcmp(a, "--load") && strcmp(a, "--poisson"))
 			return usage_error(a, "unknown option");
 		if (i + 1 >= argc)
 			return usage_error(a, "needs a value");
@@ -136,7 +145,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->zoo = v;
 		else if (!strcmp(a, "--window"))
 			rc = parse_window(v, o);
-		else if (!strcmp(a, "--seed")) {
+		else if (!strcmp(a, "--load") || !strcmp(a, "--poisson"))
+			rc = rk_cli_trace_arrivals_arg(a, v, &o->load, &o->poisson);
+		else if (!strcmp(a, "--seed") || !strcmp(a, "--workload-seed")) {
 			rc = parse_count(a, v, UINT64_MAX, &x);
 			o->seed = x;
 		} else {
@@ -331,11 +342,20 @@ int rk_cmd_trace(int argc, char **argv)
 		return rc == RK_ENOTFOUND && !strncmp(err.msg, "--format", 8) ? RK_EXIT_USAGE
 									       : RK_EXIT_FAILURE;
 	}
+	char arrivals[256] = "";
+	if (rk_cli_trace_arrivals_apply(&t, o.load, o.poisson, o.seed, arrivals,
+	                                sizeof(arrivals))) {
+		rk_trace_fini(&t);
+		rk_zoo_fini(&zoo);
+		return RK_EXIT_FAILURE;
+	}
 	if (o.native) {
 		char *csv;
 		size_t n;
 		rc = rk_trace_write_native(&t, &csv, &n, &err);
 		if (rc == 0) {
+			if (arrivals[0])
+				printf("# arrivals: %s\n", arrivals);
 			fwrite(csv, 1, n, stdout);
 			free(csv);
 		} else {
@@ -344,6 +364,8 @@ int rk_cmd_trace(int argc, char **argv)
 		rc = rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 	} else {
 		rc = summarise(&o, &t);
+		if (!rc && !o.json && arrivals[0])
+			printf("arrivals   %s\n", arrivals);
 	}
 	rk_trace_fini(&t);
 	rk_zoo_fini(&zoo);

@@ -6,6 +6,8 @@
  */
 #include "rubick/report.h"
 
+#include "report_internal.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -146,5 +148,7 @@ int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *e
 			s->avg_queue_s, s->gpu_util, s->gpu_hours, s->reconfigs_per_job, s->completed,
 			s->jobs, u->wall_s, s->sla_violations, s->guaranteed, s->rejected);
 	}
+	if (report_seeds_table(f, r))
+		return rk_error_set(err, RK_EINVAL, "table: a run's seed values are missing");
 	return finish(f, "table", err);
 }

@@ -8,47 +8,34 @@
  */
 #include "rubick/report.h"
 
+#include "report_internal.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Plot geometry (SVG user units). */
-#define W 760.0
+#define W  900.0
 #define H 300.0
-#define ML 70.0 /* left margin: y tick labels */
-#define MR 40.0 /* room for the last x tick label */
-#define MT 34.0 /* legend row above the plot */
+#define ML 70.0  /* left margin: y tick labels */
+#define MR 210.0 /* the legend column right of the plot: up to 20 rows never cover data */
+#define MT 16.0
 #define MB 45.0 /* bottom margin: x tick labels and axis title */
 #define PW (W - ML - MR)
 #define PH (H - MT - MB)
 
-/* Time series longer than this are averaged over equal time buckets. */
+/* CDFs longer than this are thinned to this many steps. */
 #define MAX_POINTS 1200
+/*
+ * Time series are averaged over this many equal bins of the whole run (all
+ * policies share the bins): per-event steps of a 10,000-job trace are an
+ * unreadable smear, 200 bins read like the papers' utilisation plots.
+ */
+#define TIME_BINS 200
 
-/* Colour-blind-safe palette (Okabe-Ito); policies beyond it reuse it in order. */
-static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
-				      "#E69F00", "#56B4E9", "#000000", "#F0E442"};
-#define N_PALETTE (sizeof(palette) / sizeof(palette[0]))
-
-static const char *colour(int i)
-{
-	return palette[(size_t)i % N_PALETTE];
-}
-
-static void put_escaped(FILE *f, const char *s)
-{
-	for (s = s ? s : ""; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
+#define colour      report_colour
+#define put_escaped report_put_escaped
 
 /* A linear or log10 axis mapping data [lo, hi] onto pixels [p0, p1]. */
 struct axis {
@@ -144,17 +131,10 @@ static void svg_axes(FILE *f, const struct axis *x, const struct axis *y, const 
 	fputs("</text>\n", f);
 }
 
+/* Right of the plot area, so no data hides behind it. */
 static void svg_legend(FILE *f, const struct rk_report *r)
 {
-	for (int i = 0; i < r->n_runs; i++) {
-		/* In the top margin, so no data hides behind it; 6 per row. */
-		double x = ML + 108.0 * (i % 6), y = 13 + 12.0 * (i / 6);
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			   "stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">",
-			x, y - 4, x + 18, y - 4, colour(i), x + 22, y);
-		put_escaped(f, r->runs[i].policy);
-		fputs("</text>\n", f);
-	}
+	report_legend(f, r, ML + PW + 14, MT + 10, 0);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -219,8 +199,10 @@ static int chart_cdf(FILE *f, const struct rk_report *r)
 		if (n > 0) {
 			/* Empirical CDF as a step line; long runs are thinned to MAX_POINTS steps. */
 			int stride = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
-			fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-				colour(i));
+			fprintf(f,
+			        "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+			        "stroke-dasharray=\"%s\" points=\"",
+			        colour(i), report_dash(i));
 			double prev_y = ax_map(&y, 0.0);
 			for (int k = 0; k < n; k += stride) {
 				int last = k + stride - 1 < n - 1 ? k + stride - 1 : n - 1;
@@ -248,48 +230,52 @@ static double series_value(const struct rk_sim_sample *s, enum series k)
 }
 
 /*
- * One run's series as at most MAX_POINTS (t, value) steps: the time span is cut
- * into equal buckets and each bucket shows the time-weighted average of the
- * piecewise-constant samples in it (so the area under the line is preserved).
+ * One run's series over TIME_BINS equal bins of [t0, t1] (the span of every
+ * run, so policies share bins): each bin shows the time-weighted average of
+ * the piecewise-constant samples in it (the area under the line is kept).
+ * Bins outside the run's own first..last sample are not drawn.
  */
-static void series_line(FILE *f, const struct rk_report_run *u, enum series k,
-			const struct axis *x, const struct axis *y, const char *col)
+static void series_line(FILE *f, const struct rk_report_run *u, enum series k, const struct axis *x,
+                        const struct axis *y, int i, double t0, double t1)
 {
 	if (u->n_samples == 0)
 		return;
 	const struct rk_sim_sample *s = u->samples;
 	int n = u->n_samples;
-	double t0 = (double)s[0].t_ms / 1000.0, t1 = (double)s[n - 1].t_ms / 1000.0;
-	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", col);
-	if (n <= MAX_POINTS || t1 <= t0) {
-		for (int j = 0; j < n; j++) {
-			double px = ax_map(x, (double)s[j].t_ms / 1000.0);
-			double py = ax_map(y, series_value(&s[j], k));
-			if (j > 0)
-				fprintf(f, "%.1f,%.1f ", px, ax_map(y, series_value(&s[j - 1], k)));
-			fprintf(f, "%.1f,%.1f ", px, py);
+	double r0 = (double)s[0].t_ms / 1000.0, r1 = (double)s[n - 1].t_ms / 1000.0;
+	fprintf(f,
+	        "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+	        "stroke-dasharray=\"%s\" points=\"",
+	        colour(i), report_dash(i));
+	if (r1 <= r0) {
+		double py = ax_map(y, series_value(&s[n - 1], k));
+		fprintf(f, "%.1f,%.1f %.1f,%.1f", ax_map(x, r0), py, ax_map(x, r0), py);
+		fputs("\"/>\n", f);
+		return;
+	}
+	double width = (t1 - t0) / TIME_BINS;
+	int j = 0;
+	for (int b = 0; b < TIME_BINS; b++) {
+		double b0 = t0 + width * b, b1 = b + 1 == TIME_BINS ? t1 : b0 + width;
+		b0 = b0 > r0 ? b0 : r0;
+		b1 = b1 < r1 ? b1 : r1;
+		if (b1 <= b0)
+			continue;
+		double area = 0.0;
+		/* samples j.. overlap the bin; sample j holds until sample j+1 */
+		while (j + 1 < n && (double)s[j + 1].t_ms / 1000.0 <= b0)
+			j++;
+		for (int q = j; q < n - 1; q++) {
+			double a0 = (double)s[q].t_ms / 1000.0, a1 = (double)s[q + 1].t_ms / 1000.0;
+			if (a0 >= b1)
+				break;
+			double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+			if (hi > lo)
+				area += (hi - lo) * series_value(&s[q], k);
 		}
-	} else {
-		double width = (t1 - t0) / MAX_POINTS;
-		int j = 0;
-		for (int b = 0; b < MAX_POINTS; b++) {
-			double b0 = t0 + width * b, b1 = b + 1 == MAX_POINTS ? t1 : b0 + width;
-			double area = 0.0;
-			/* samples j.. overlap the bucket; sample j holds until sample j+1 */
-			while (j + 1 < n && (double)s[j + 1].t_ms / 1000.0 <= b0)
-				j++;
-			for (int q = j; q < n - 1; q++) {
-				double a0 = (double)s[q].t_ms / 1000.0, a1 = (double)s[q + 1].t_ms / 1000.0;
-				if (a0 >= b1)
-					break;
-				double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-				if (hi > lo)
-					area += (hi - lo) * series_value(&s[q], k);
-			}
-			double v = b1 > b0 ? area / (b1 - b0) : series_value(&s[j], k);
-			fprintf(f, "%.1f,%.1f %.1f,%.1f ", ax_map(x, b0), ax_map(y, v), ax_map(x, b1),
-				ax_map(y, v));
-		}
+		double v = area / (b1 - b0);
+		fprintf(f, "%.1f,%.1f %.1f,%.1f ", ax_map(x, b0), ax_map(y, v), ax_map(x, b1),
+		        ax_map(y, v));
 	}
 	fputs("\"/>\n", f);
 }
@@ -326,9 +312,62 @@ static void chart_series(FILE *f, const struct rk_report *r, enum series k)
 	svg_axes(f, &xl, &y, hours ? "time (h)" : "time (s)",
 		 k == SERIES_UTIL ? "allocated / total GPUs" : "pending jobs");
 	for (int i = 0; i < r->n_runs; i++)
-		series_line(f, &r->runs[i], k, &x, &y, colour(i));
+		series_line(f, &r->runs[i], k, &x, &y, i, tmin, tmax);
 	svg_legend(f, r);
 	fputs("</svg>\n", f);
+}
+
+/* Under --seeds: mean and 95% interval per policy (the table above is the first seed). */
+static void seeds_table(FILE *f, const struct rk_report *r)
+{
+	if (r->seeds_n <= 0)
+		return;
+	fprintf(f, "<h2>Over seeds %llu-%llu</h2>\n<p>%d runs per policy, ",
+	        (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_last, r->seeds_n);
+	put_escaped(f, r->seeds_vary);
+	fputs(" seed(s) varied; mean &plusmn; half-width of the 95% Student t interval (the "
+	      "table above is the first seed's run).</p>\n<table>\n<tr><th>policy</th>",
+	      f);
+	for (int k = 0; k < RK_FIG_COUNT; k++)
+		fprintf(f, "<th>%s</th>", rk_report_figure_name((enum rk_report_figure)k));
+	fputs("</tr>\n", f);
+	for (int i = 0; i < r->n_runs; i++) {
+		const struct rk_report_run *u = &r->runs[i];
+		if (!u->seeds)
+			continue;
+		fputs("<tr><td>", f);
+		put_escaped(f, u->policy);
+		fputs("</td>", f);
+		for (int k = 0; k < RK_FIG_COUNT; k++) {
+			struct rk_report_stat st;
+			if (rk_report_stat_compute(u->seeds->values[k], u->seeds->n, &st))
+				st.mean = st.half95 = NAN;
+			fprintf(f, "<td>%.1f &plusmn; %.1f</td>", st.mean, st.half95);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+/* The invocation: version, command line, every option and the seeds. */
+static void meta_block(FILE *f, const struct rk_report_meta *m)
+{
+	if (!m)
+		return;
+	fputs("<p>rubick ", f);
+	put_escaped(f, m->version);
+	fprintf(f, "; workload seed %llu, policy seed %llu</p>\n<pre>",
+	        (unsigned long long)m->workload_seed, (unsigned long long)m->policy_seed);
+	put_escaped(f, m->command);
+	fputs("</pre>\n<details><summary>every option</summary>\n<table>\n", f);
+	for (int i = 0; i < m->n_options; i++) {
+		fputs("<tr><td>", f);
+		put_escaped(f, m->option_keys[i]);
+		fputs("</td><td style=\"text-align:left\">", f);
+		put_escaped(f, m->option_values[i]);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n</details>\n", f);
 }
 
 static void summary_table(FILE *f, const struct rk_report *r)
@@ -350,6 +389,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 			s->unfinished, s->sla_violations, s->guaranteed, s->rejected);
 	}
 	fputs("</table>\n", f);
+	seeds_table(f, r);
 	/* Where the simulated speeds came from (oracle.h rules), for runs that report it. */
 	int any = 0;
 	for (int i = 0; i < r->n_runs; i++)
@@ -391,6 +431,7 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	      "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 8px;"
 	      "text-align:right}td:first-child,th:first-child{text-align:left}\n"
 	      "svg{font-size:11px;display:block;margin-bottom:1em}\n"
+	      "pre{white-space:pre-wrap;background:#f4f4f4;padding:4px}\n"
 	      ".sw{display:inline-block;width:10px;height:10px;margin-right:6px}\n"
 	      "</style>\n</head>\n<body>\n<h1>rubick sim</h1>\n<p>trace <b>",
 	      f);
@@ -401,7 +442,11 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	put_escaped(f, r->oracle);
 	fprintf(f, "</b>; interval %.0f s; restart cost %.0f s; seed %llu</p>\n", r->interval_s,
 		r->restart_cost_s, (unsigned long long)r->seed);
+	meta_block(f, r->meta);
 	summary_table(f, r);
+	if (report_chart_bars(f, r) != 0)
+		return rk_error_set(err, RK_EINVAL, "report: --normalize: no run named '%s'",
+		                    r->normalize ? r->normalize : "");
 	if (chart_cdf(f, r) != 0)
 		return rk_error_set(err, RK_ENOMEM, "report: out of memory");
 	chart_series(f, r, SERIES_UTIL);

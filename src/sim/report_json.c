@@ -55,6 +55,58 @@ static void put_loan(struct jb *b, json_t *o, const struct rk_report_loan *l)
 	put(b, o, "loan", lo);
 }
 
+/* A run's repetitions over seeds (report.h struct rk_report_seeds). */
+static void put_seeds(struct jb *b, json_t *o, const struct rk_report_seeds *sd)
+{
+	json_t *so = json_object();
+	if (!so) {
+		b->failed = 1;
+		return;
+	}
+	put(b, so, "n", json_integer(sd->n));
+	for (int k = 0; k < RK_FIG_COUNT; k++) {
+		struct rk_report_stat st;
+		json_t *fo = json_object(), *vals = json_array();
+		if (!fo || !vals || rk_report_stat_compute(sd->values[k], sd->n, &st)) {
+			json_decref(fo);
+			json_decref(vals);
+			b->failed = 1;
+			continue;
+		}
+		put_real(b, fo, "mean", st.mean);
+		put_real(b, fo, "sd", st.sd);
+		put_real(b, fo, "half95", st.half95);
+		put_real(b, fo, "ci95_lo", st.mean - st.half95);
+		put_real(b, fo, "ci95_hi", st.mean + st.half95);
+		for (int i = 0; i < sd->n; i++)
+			if (json_array_append_new(vals, json_real(sd->values[k][i])))
+				b->failed = 1;
+		put(b, fo, "values", vals);
+		put(b, so, rk_report_figure_name((enum rk_report_figure)k), fo);
+	}
+	put(b, o, "seeds", so);
+}
+
+/* What produced the report (report.h struct rk_report_meta). */
+static void put_meta(struct jb *b, json_t *root, const struct rk_report_meta *m)
+{
+	json_t *mo = json_object(), *opts = json_object();
+	if (!mo || !opts) {
+		json_decref(mo);
+		json_decref(opts);
+		b->failed = 1;
+		return;
+	}
+	put_str(b, mo, "version", m->version);
+	put_str(b, mo, "command", m->command);
+	put(b, mo, "workload_seed", json_integer((json_int_t)m->workload_seed));
+	put(b, mo, "policy_seed", json_integer((json_int_t)m->policy_seed));
+	for (int i = 0; i < m->n_options; i++)
+		put_str(b, opts, m->option_keys[i], m->option_values[i]);
+	put(b, mo, "options", opts);
+	put(b, root, "meta", mo);
+}
+
 static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 {
 	const struct rk_sim_summary *s = &u->summary;
@@ -101,6 +153,8 @@ static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 	}
 	if (u->loan)
 		put_loan(b, o, u->loan);
+	if (u->seeds)
+		put_seeds(b, o, u->seeds);
 	return o;
 }
 
@@ -125,12 +179,24 @@ int rk_report_json_encode(const struct rk_report *r, int pretty, char **json, st
 	put_real(&b, root, "restart_cost_s", r->restart_cost_s);
 	/* json_int_t is signed 64-bit: a seed above 2^63 keeps its bits, printed negative. */
 	put(&b, root, "seed", json_integer((json_int_t)r->seed));
+	if (r->seeds_n > 0) {
+		json_t *so = json_object();
+		if (!so)
+			b.failed = 1;
+		put(&b, so, "first", json_integer((json_int_t)r->seeds_first));
+		put(&b, so, "last", json_integer((json_int_t)r->seeds_last));
+		put(&b, so, "n", json_integer(r->seeds_n));
+		put_str(&b, so, "vary", r->seeds_vary);
+		put(&b, root, "seeds", so);
+	}
 	for (int i = 0; i < r->n_runs; i++) {
 		json_t *o = run_json(&b, &r->runs[i]);
 		if (!o || json_array_append_new(results, o) != 0)
 			b.failed = 1;
 	}
 	put(&b, root, "results", results);
+	if (r->meta)
+		put_meta(&b, root, r->meta);
 	char *s = NULL;
 	if (!b.failed) {
 		size_t flags = JSON_REAL_PRECISION(12) | (pretty ? JSON_INDENT(2) : JSON_COMPACT);

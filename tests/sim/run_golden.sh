@@ -12,9 +12,11 @@ cd "$case_dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 read -r -a args <args
-run() { # OUTDIR
+run() { # OUTDIR (both runs write to one --out path, moved after: summary.json and
+	# report.html record the command line, which must not differ between them)
 	"$rubick" sim --trace trace.csv --oracle measured=oracle "${args[@]}" --no-timing --check \
-		--json --out "$1" >"$1.json"
+		--json --out "$tmp/out" >"$1.json"
+	mv "$tmp/out" "$1"
 	"$rubick" sim --trace trace.csv --oracle measured=oracle "${args[@]}" --no-timing \
 		>"$1.table"
 }

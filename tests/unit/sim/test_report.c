@@ -160,8 +160,10 @@ static void html_self_contained(void **state)
 	f.runs[1].policy = "srtf<script>";
 	char *h = capture(rk_report_write_html, &f.r);
 	assert_true(strncmp(h, "<!DOCTYPE html>", 15) == 0);
-	assert_int_equal(count(h, "<svg"), 3);
-	assert_int_equal(count(h, "</svg>"), 3);
+	/* three per-policy bar charts (report_bars.c), then the three line charts */
+	assert_int_equal(count(h, "<svg"), 6);
+	assert_int_equal(count(h, "</svg>"), 6);
+	assert_non_null(strstr(h, "id=\"bars-avg_jct_s\""));
 	assert_non_null(strstr(h, "id=\"jct-cdf\""));
 	assert_non_null(strstr(h, "id=\"gpu-util\""));
 	assert_non_null(strstr(h, "id=\"queue-len\""));
@@ -199,13 +201,13 @@ static void html_long_series(void **state)
 	f.runs[0].n_samples = N;
 	f.r.n_runs = 1;
 	char *h = capture(rk_report_write_html, &f.r);
-	assert_int_equal(count(h, "<svg"), 3);
+	assert_int_equal(count(h, "<svg"), 6);
 	/* 20,000 samples are bucketed: the page stays small */
 	assert_true(strlen(h) < 200000);
 	free(h);
 	free(s);
 
-	/* no runs at all still gives three (empty) charts */
+	/* no runs at all still gives the three (empty) line charts, and no bars */
 	f.r.n_runs = 0;
 	h = capture(rk_report_write_html, &f.r);
 	assert_int_equal(count(h, "<svg"), 3);

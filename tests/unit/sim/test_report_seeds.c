@@ -1,0 +1,281 @@
+/*
+ * Report parts of issue 14: the Student t interval (against tabulated
+ * quantiles and a hand-computed case), the seeds block of the table and of
+ * the JSON, the invocation record ("meta"), the per-policy bar chart
+ * normalised to a chosen policy with error bars, utilisation in 200 fixed
+ * bins, and 20 policies with distinct line styles and the legend outside
+ * the plot area.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h> /* after the four it needs */
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_fixture.h"
+#include "rubick/report.h"
+
+static char *capture(int (*w)(FILE *, const struct rk_report *, struct rk_error *),
+                     const struct rk_report *r, int want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct rk_error err;
+	int rc = w(f, r, &err);
+	fclose(f);
+	assert_int_equal(rc, want);
+	return buf;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void student_t(void **state)
+{
+	(void)state;
+	assert_float_equal(rk_report_t975(1), 12.706, 1e-9);
+	assert_float_equal(rk_report_t975(4), 2.776, 1e-9);
+	assert_float_equal(rk_report_t975(30), 2.042, 1e-9);
+	/* the expansion beyond the table: t(0.975, 40) = 2.021, 120 -> 1.980, -> 1.96 */
+	assert_float_equal(rk_report_t975(40), 2.021, 5e-4);
+	assert_float_equal(rk_report_t975(120), 1.980, 5e-4);
+	assert_float_equal(rk_report_t975(1000000), 1.95996, 1e-4);
+	assert_true(isnan(rk_report_t975(0)));
+	/* 10, 12, 14: mean 12, sd 2, half-width 4.303 * 2 / sqrt(3) = 4.9687 */
+	const double v[3] = {10, 12, 14};
+	struct rk_report_stat st;
+	assert_int_equal(rk_report_stat_compute(v, 3, &st), 0);
+	assert_float_equal(st.mean, 12.0, 1e-12);
+	assert_float_equal(st.sd, 2.0, 1e-12);
+	assert_float_equal(st.half95, 4.303 * 2.0 / sqrt(3.0), 1e-9);
+	assert_int_equal(rk_report_stat_compute(v, 1, &st), 0);
+	assert_float_equal(st.half95, 0.0, 0);
+	assert_int_equal(rk_report_stat_compute(v, 0, &st), RK_EINVAL);
+	assert_int_equal(rk_report_stat_compute(NULL, 3, &st), RK_EINVAL);
+}
+
+#define NP 20
+struct fx {
+	struct rk_job_outcome o[4];
+	struct rk_report_run runs[NP];
+	double vals[NP][RK_FIG_COUNT][3];
+	struct rk_report_seeds seeds[NP];
+	char names[NP][32];
+	struct rk_report r;
+};
+
+/* n policies over three seeds: policy i's figures are (i + 1) x (90, 100, 110). */
+static void fx_init(struct fx *f, int n)
+{
+	memset(f, 0, sizeof(*f));
+	fixture_outcomes(f->o);
+	for (int i = 0; i < n; i++) {
+		struct rk_report_run *u = &f->runs[i];
+		snprintf(f->names[i], sizeof(f->names[i]), "sia[p=%d]", i);
+		u->policy = f->names[i];
+		u->outcomes = f->o;
+		u->n_outcomes = 4;
+		u->samples = fixture_samples;
+		u->n_samples = FIXTURE_NS;
+		assert_int_equal(rk_metrics_summarize(f->o, 4, fixture_samples, FIXTURE_NS, 0,
+		                                      320000, &u->summary, NULL),
+		                 0);
+		f->seeds[i].n = 3;
+		for (int k = 0; k < RK_FIG_COUNT; k++) {
+			for (int s = 0; s < 3; s++)
+				f->vals[i][k][s] = (i + 1) * (90.0 + 10 * s);
+			f->seeds[i].values[k] = f->vals[i][k];
+		}
+		u->seeds = &f->seeds[i];
+	}
+	f->r.trace = "t.csv";
+	f->r.runs = f->runs;
+	f->r.n_runs = n;
+	f->r.seeds_n = 3;
+	f->r.seeds_first = 4;
+	f->r.seeds_last = 6;
+	f->r.seeds_vary = "workload+policy";
+}
+
+static void seeds_table_json(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, 2);
+	char *t = capture(rk_report_write_table, &f.r, 0);
+	assert_non_null(strstr(t, "seeds 4-6 (3 runs per policy, workload+policy seeds varied)"));
+	/* policy 2: mean 200, sd 20, half 4.303 * 20 / sqrt(3) = 49.7 */
+	assert_non_null(strstr(t, "sia[p=1]            200.0 +-      49.7"));
+	free(t);
+
+	char *s = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_report_json_encode(&f.r, 0, &s, &err), 0);
+	json_error_t je;
+	json_t *root = json_loads(s, 0, &je);
+	assert_non_null(root);
+	json_t *top = json_object_get(root, "seeds");
+	assert_int_equal(json_integer_value(json_object_get(top, "first")), 4);
+	assert_int_equal(json_integer_value(json_object_get(top, "n")), 3);
+	json_t *r1 = json_array_get(json_object_get(root, "results"), 1);
+	json_t *mk = json_object_get(json_object_get(r1, "seeds"), "makespan_s");
+	assert_float_equal(json_real_value(json_object_get(mk, "mean")), 200.0, 1e-9);
+	double lo = json_real_value(json_object_get(mk, "ci95_lo"));
+	double hi = json_real_value(json_object_get(mk, "ci95_hi"));
+	assert_float_equal(hi - lo, 2 * 4.303 * 20 / sqrt(3.0), 1e-6);
+	assert_int_equal(json_array_size(json_object_get(mk, "values")), 3);
+	assert_null(json_object_get(root, "meta"));
+	json_decref(root);
+	free(s);
+
+	/* without seeds nothing of them is printed */
+	f.r.seeds_n = 0;
+	f.runs[0].seeds = f.runs[1].seeds = NULL;
+	t = capture(rk_report_write_table, &f.r, 0);
+	assert_null(strstr(t, "seeds"));
+	free(t);
+	assert_int_equal(rk_report_json_encode(&f.r, 0, &s, &err), 0);
+	assert_null(strstr(s, "seeds"));
+	free(s);
+}
+
+static void meta_record(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, 1);
+	const char *keys[] = {"trace", "policy_seed"}, *vals[] = {"t.csv", "7"};
+	struct rk_report_meta m = {
+	    "0.1.0", "rubick sim --trace t.csv --policy 'sia[p=0]'", keys, vals, 2, 3, 7};
+	f.r.meta = &m;
+	char *s = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_report_json_encode(&f.r, 1, &s, &err), 0);
+	json_error_t je;
+	json_t *root = json_loads(s, 0, &je);
+	json_t *mo = json_object_get(root, "meta");
+	assert_string_equal(json_string_value(json_object_get(mo, "version")), "0.1.0");
+	assert_int_equal(json_integer_value(json_object_get(mo, "workload_seed")), 3);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(mo, "options"), "policy_seed")), "7");
+	json_decref(root);
+	free(s);
+	char *h = capture(rk_report_write_html, &f.r, 0);
+	assert_non_null(strstr(h, "rubick sim --trace t.csv --policy &#39;sia[p=0]&#39;"));
+	assert_non_null(strstr(h, "workload seed 3, policy seed 7"));
+	free(h);
+}
+
+/* The value label of bar i in chart `id`: the first middle-anchored text after its rect. */
+static double bar_label(const char *h, const char *id, int i)
+{
+	const char *p = strstr(h, id);
+	assert_non_null(p);
+	for (int k = 0; k <= i + 1; k++) { /* rect 0 is the plot area */
+		p = strstr(p, "<rect x=");
+		assert_non_null(p);
+		p++;
+	}
+	p = strstr(p, "text-anchor=\"middle\">");
+	assert_non_null(p);
+	return strtod(p + strlen("text-anchor=\"middle\">"), NULL);
+}
+
+static void bars_normalised(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, 3);
+	char *h = capture(rk_report_write_html, &f.r, 0);
+	/* relative to the first: 1, 2, 3; one error bar per policy per chart */
+	assert_non_null(strstr(h, "Average JCT relative to sia[p=0] (100.0 s = 1)"));
+	assert_float_equal(bar_label(h, "id=\"bars-p99_jct_s\"", 1), 2.0, 1e-9);
+	assert_int_equal(count(h, "stroke=\"#222\""), 3 * 3);
+	free(h);
+	f.r.normalize = "sia[p=2]";
+	h = capture(rk_report_write_html, &f.r, 0);
+	assert_non_null(strstr(h, "Makespan relative to sia[p=2] (300.0 s = 1)"));
+	assert_float_equal(bar_label(h, "id=\"bars-makespan_s\"", 0), 0.33, 1e-9);
+	free(h);
+	f.r.normalize = "nope";
+	h = capture(rk_report_write_html, &f.r, RK_EINVAL);
+	free(h);
+	/* without seeds: no error bars */
+	f.r.normalize = NULL;
+	for (int i = 0; i < 3; i++)
+		f.runs[i].seeds = NULL;
+	f.r.seeds_n = 0;
+	h = capture(rk_report_write_html, &f.r, 0);
+	assert_int_equal(count(h, "stroke=\"#222\""), 0);
+	free(h);
+}
+
+static void twenty_policies_binned(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f, NP);
+	enum { N = 5000 };
+	struct rk_sim_sample *s = calloc(N, sizeof(*s));
+	assert_non_null(s);
+	for (int i = 0; i < N; i++)
+		s[i] = (struct rk_sim_sample)SAMPLE((int64_t)i * 1000, i % 9, 8, i % 7, 1);
+	f.runs[0].samples = s;
+	f.runs[0].n_samples = N;
+	char *h = capture(rk_report_write_html, &f.r, 0);
+	/* 20 distinct (colour, dash) pairs in the utilisation chart's legend */
+	const char *u = strstr(h, "id=\"gpu-util\"");
+	assert_non_null(u);
+	char seen[NP][96];
+	const char *p = u;
+	for (int i = 0; i < NP; i++) {
+		p = strstr(p, "stroke-width=\"2.5\"");
+		assert_non_null(p);
+		const char *q = p;
+		while (q > u && strncmp(q, "stroke=\"", 8))
+			q--;
+		const char *d = strstr(p, "stroke-dasharray=\"");
+		snprintf(seen[i], sizeof(seen[i]), "%.16s|%.12s", q, d);
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(seen[i], seen[j]);
+		/* the legend sits right of the plot area (x = 70 + 620 + 14) */
+		const char *x = strstr(q - 60 > u ? q - 60 : u, "x1=\"");
+		assert_true(strtod(x + 4, NULL) >= 690.0);
+		p++;
+	}
+	/* run 0's long series: 200 bins of two points each */
+	const char *pl = strstr(u, "<polyline");
+	const char *pts = strstr(pl, "points=\"") + 8, *end = strchr(pts, '"');
+	int pairs = 0;
+	for (const char *c = pts; c < end; c++)
+		pairs += *c == ',';
+	assert_int_equal(pairs, 2 * 200);
+	free(h);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(student_t),
+	    cmocka_unit_test(seeds_table_json),
+	    cmocka_unit_test(meta_record),
+	    cmocka_unit_test(bars_normalised),
+	    cmocka_unit_test(twenty_policies_binned),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
