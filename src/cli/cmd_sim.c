@@ -9,6 +9,7 @@
 #include "cli/sim_loan.h"
 #include "cli/sim_policies.h"
 #include "cli/sim_seeds.h"
+#include "cli/trace_arrivals.h"
 #include "cli/util.h"
 
 #include "rubick/oracle.h"
@@ -38,6 +39,8 @@ struct opts {
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
 	const char *seeds, *normalize; /* --seeds A-B, --normalize POLICY */
+	double load;                   /* --load F (0 = the trace's arrivals) */
+	const char *poisson;           /* --poisson RATE|mean */
 	uint64_t seed, workload_seed, policy_seed;
 	int have_seed, have_workload_seed, have_policy_seed;
 	int json, skip_bad, check, no_timing;
@@ -52,6 +55,7 @@ static void help(FILE *f)
 		"                  [--format auto|NAME] [--oracle measured=DIR|model]\n"
 		"                  [--interval SECONDS] [--restart-cost SECONDS[,MODEL=SECONDS...]]\n"
 		"                  [--seed N] [--workload-seed N] [--policy-seed N] [--seeds A-B]\n"
+		"                  [--load F] [--poisson RATE|mean]\n"
 		"                  [--json] [--out DIR] [--normalize POLICY] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
 		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n\n"
@@ -83,6 +87,8 @@ static void help(FILE *f)
 		"  --seeds A-B         run every policy once per seed A..B (both seeds, except one\n"
 		"                      pinned by --workload-seed/--policy-seed) and report mean and\n"
 		"                      95%% Student t interval of avg JCT, p99 and makespan\n"
+		"  --load F            inter-arrival times divided by F (as `rubick trace --load`)\n"
+		"  --poisson R         Poisson arrivals, R jobs/h or 'mean' (workload seed)\n"
 		"  --json              print the summary as JSON instead of a table\n"
 		"  --out DIR           write jobs.csv, samples.csv, summary.json and report.html\n"
 		"                      (created and checked writable before the run)\n"
@@ -237,7 +243,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->normalize;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 		         strcmp(a, "--seed") && strcmp(a, "--horizon") &&
-		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed"))
+		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed") &&
+		         strcmp(a, "--load") && strcmp(a, "--poisson"))
 			return usage_error(a, "unknown option");
 		if (i + 1 >= argc)
 			return usage_error(a, "needs a value");
@@ -253,6 +260,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			rc = parse_seconds(a, v, 1, &o->horizon_s);
 		else if (!strcmp(a, "--restart-cost"))
 			rc = parse_restart(o, v);
+		else if (!strcmp(a, "--load") || !strcmp(a, "--poisson"))
+			rc = rk_cli_trace_arrivals_arg("rubick sim", a, v, &o->load, &o->poisson);
 		else {
 			char *end;
 			errno = 0;
@@ -448,6 +457,10 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		fprintf(stderr, "rubick sim: %s\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
+	char note[256];
+	if (rk_cli_trace_arrivals_apply("rubick sim", &s->trace, o->load, o->poisson, workload_seed,
+					note, sizeof(note)))
+		return RK_EXIT_FAILURE;
 	if (s->trace.n_skipped)
 		fprintf(stderr, "rubick sim: %s: skipped %zu bad line(s); first: %s\n", o->trace,
 			s->trace.n_skipped, s->trace.n_reasons ? s->trace.reasons[0] : "");
@@ -591,6 +604,8 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	}
 	rk_cli_meta_add(m, "restart_cost_s", "%g%s", o->restart_s, ov);
 	rk_cli_meta_add(m, "horizon_s", "%g", o->horizon_s);
+	rk_cli_meta_add(m, "load", "%g", o->load > 0 ? o->load : 1.0);
+	rk_cli_meta_add(m, "poisson", "%s", o->poisson ? o->poisson : "");
 	rk_cli_meta_add(m, "workload_seed", "%llu", (unsigned long long)o->workload_seed);
 	rk_cli_meta_add(m, "policy_seed", "%llu", (unsigned long long)o->policy_seed);
 	rk_cli_meta_add(m, "seeds", "%s", o->seeds ? o->seeds : "");

@@ -146,7 +146,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--window"))
 			rc = parse_window(v, o);
 		else if (!strcmp(a, "--load") || !strcmp(a, "--poisson"))
-			rc = rk_cli_trace_arrivals_arg(a, v, &o->load, &o->poisson);
+			rc = rk_cli_trace_arrivals_arg("rubick trace", a, v, &o->load, &o->poisson);
 		else if (!strcmp(a, "--seed") || !strcmp(a, "--workload-seed")) {
 			rc = parse_count(a, v, UINT64_MAX, &x);
 			o->seed = x;
@@ -343,8 +343,8 @@ int rk_cmd_trace(int argc, char **argv)
 									       : RK_EXIT_FAILURE;
 	}
 	char arrivals[256] = "";
-	if (rk_cli_trace_arrivals_apply(&t, o.load, o.poisson, o.seed, arrivals,
-	                                sizeof(arrivals))) {
+	if (rk_cli_trace_arrivals_apply("rubick trace", &t, o.load, o.poisson, o.seed, arrivals,
+					sizeof(arrivals))) {
 		rk_trace_fini(&t);
 		rk_zoo_fini(&zoo);
 		return RK_EXIT_FAILURE;
