@@ -440,7 +440,7 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	put_escaped(f, r->cluster);
 	fputs("</b>; oracle <b>", f);
 	put_escaped(f, r->oracle);
-	fprintf(f, "</b>; interval %.0f s; restart cost %.0f s; seed %llu</p>\n", r->interval_s,
+	fprintf(f, "</b>; interval %.0f s; restart cost %.0f s; workload seed %llu</p>\n", r->interval_s,
 		r->restart_cost_s, (unsigned long long)r->seed);
 	meta_block(f, r->meta);
 	summary_table(f, r);
