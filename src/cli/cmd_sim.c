@@ -459,8 +459,10 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	}
 	char note[256];
 	if (rk_cli_trace_arrivals_apply("rubick sim", &s->trace, o->load, o->poisson, workload_seed,
-					note, sizeof(note)))
+	                                note, sizeof(note)))
 		return RK_EXIT_FAILURE;
+	if (note[0])
+		fprintf(stderr, "rubick sim: %s: arrivals: %s\n", o->trace, note);
 	if (s->trace.n_skipped)
 		fprintf(stderr, "rubick sim: %s: skipped %zu bad line(s); first: %s\n", o->trace,
 			s->trace.n_skipped, s->trace.n_reasons ? s->trace.reasons[0] : "");
