@@ -580,6 +580,15 @@ static int run_once(struct run_ctx *c, struct opts *o, struct run_state *s, stru
 	return rc;
 }
 
+/* Repetition k's header on stderr: the warnings of its inputs follow it. */
+static void say_run(uint64_t k, uint64_t n, uint64_t wseed, uint64_t pseed)
+{
+	fprintf(stderr,
+	        "rubick sim: --seeds: run %llu of %llu: workload seed %llu, policy seed %llu\n",
+	        (unsigned long long)(k + 1), (unsigned long long)n, (unsigned long long)wseed,
+	        (unsigned long long)pseed);
+}
+
 /* summary.json's and the report's "meta": every option with its effective value. */
 static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct rk_cli_policy *pols,
                       int n_pols, int argc, char **argv)
@@ -690,6 +699,8 @@ int rk_cmd_sim(int argc, char **argv)
 	                      vary_p ? first : o.policy_seed,
 	                      isatty(STDERR_FILENO)};
 	rc = rk_cli_coloc_load(&o.coloc, o.cluster, &env); /* before the oracle keeps env */
+	if (!rc && o.seeds)
+		say_run(0, last - first + 1, wseed, ctx.policy_seed);
 	if (!rc)
 		rc = run_once(&ctx, &o, s, &env, wseed);
 	/* Repetitions: each seed's figures are kept, its jobs and samples are not. */
@@ -697,7 +708,9 @@ int rk_cmd_sim(int argc, char **argv)
 		if (k > 0) {
 			memset(rep_s, 0, sizeof(*rep_s));
 			ctx.policy_seed = vary_p ? first + k : o.policy_seed;
-			rc = run_once(&ctx, &o, rep_s, &env, vary_w ? first + k : o.workload_seed);
+			uint64_t w = vary_w ? first + k : o.workload_seed;
+			say_run(k, last - first + 1, w, ctx.policy_seed);
+			rc = run_once(&ctx, &o, rep_s, &env, w);
 		}
 		const struct run_state *from = k ? rep_s : s;
 		for (int i = 0; !rc && i < n_pols; i++)
