@@ -6,7 +6,10 @@
  * rubick's native CSV, so a mapped workload can be kept, edited and shared.
  */
 #include "cli/commands.h"
+#include "cli/sim_native.h"
 #include "cli/util.h"
+#include "rubick/perf.h"
+#include "rubick/sim.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
 
@@ -20,6 +23,7 @@ int rk_cmd_trace(int argc, char **argv);
 
 struct opts {
 	const char *file, *format, *zoo;
+	const char *cluster, *throughputs; /* pricing step counts (work at the request) */
 	int skip_bad, native, json;
 	uint64_t seed;
 	double window_start_s, window_end_s;
@@ -31,7 +35,7 @@ static void help(FILE *out)
 	fprintf(out,
 		"usage: rubick trace FILE [--format auto|NAME] [--seed N] [--skip-bad]\n"
 		"                    [--window START:END] [--max-jobs N] [--zoo DIR]\n"
-		"                    [--native | --json]\n\n"
+		"                    [--cluster SPEC] [--throughputs SRC] [--native | --json]\n\n"
 		"Read a job trace and summarise the jobs the simulator would replay.\n"
 		"  --format NAME   force a format (default auto: detected from the first line)\n"
 		"  --seed N        seed of the model mapping for traces without zoo models\n"
@@ -40,9 +44,13 @@ static void help(FILE *out)
 		"                  shifted to start at 0\n"
 		"  --max-jobs N    keep the first N jobs by submit time\n"
 		"  --zoo DIR       model zoo (default data/zoo, or $RUBICK_ZOO)\n"
+		"  --cluster SPEC  cluster whose consolidated placements price step counts of zoo\n"
+		"                  models in the work figure (default 8x8: 8 A800 nodes, the\n"
+		"                  Rubick testbed the measured tables come from)\n"
+		"%s"
 		"  --native        print the jobs as rubick's native CSV\n"
 		"  --json          print the summary as one JSON object\n\n"
-		"formats:\n");
+		"formats:\n", rk_cli_native_help);
 	for (const char *const *f = rk_trace_formats(); *f; f++)
 		fprintf(out, "  %-9s %s\n", *f, rk_trace_format_summary(*f));
 }
@@ -104,6 +112,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->format = "auto";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int used = rk_cli_native_arg("rubick trace", &o->throughputs, argc, argv, &i);
+		if (used == 1)
+			continue;
+		if (used)
+			return used;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			help(stdout);
 			return -1;
@@ -123,7 +136,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			continue;
 		}
 		if (strcmp(a, "--format") && strcmp(a, "--seed") && strcmp(a, "--window") &&
-		    strcmp(a, "--max-jobs") && strcmp(a, "--zoo"))
+		    strcmp(a, "--max-jobs") && strcmp(a, "--zoo") && strcmp(a, "--cluster"))
 			return usage_error(a, "unknown option");
 		if (i + 1 >= argc)
 			return usage_error(a, "needs a value");
@@ -134,6 +147,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->format = v;
 		else if (!strcmp(a, "--zoo"))
 			o->zoo = v;
+		else if (!strcmp(a, "--cluster"))
+			o->cluster = v;
 		else if (!strcmp(a, "--window"))
 			rc = parse_window(v, o);
 		else if (!strcmp(a, "--seed")) {
@@ -204,7 +219,8 @@ static const char *bucket_label(int b, char *buf, size_t cap)
 
 static int print_json(const struct opts *o, const struct rk_trace *t,
 		      const struct model_count *mc, int n_models, const size_t *gb,
-		      double gpu_hours, size_t with_duration, size_t estimated)
+		      double gpu_hours, size_t with_duration, size_t estimated,
+		      const struct rk_cli_work *w)
 {
 	json_t *root = json_object(), *models = json_object(), *gpus = json_object(),
 	       *reasons = json_array();
@@ -235,6 +251,11 @@ static int print_json(const struct opts *o, const struct rk_trace *t,
 	json_object_set_new(root, "with_duration", json_integer((json_int_t)with_duration));
 	json_object_set_new(root, "estimated_duration", json_integer((json_int_t)estimated));
 	json_object_set_new(root, "gpu_hours", json_real(gpu_hours));
+	json_object_set_new(root, "work_gpu_hours", json_real(w->gpu_hours));
+	json_object_set_new(root, "work_from_duration_gpu_hours", json_real(w->from_duration));
+	json_object_set_new(root, "work_from_throughputs_gpu_hours", json_real(w->from_gavel));
+	json_object_set_new(root, "work_from_oracle_gpu_hours", json_real(w->from_oracle));
+	json_object_set_new(root, "work_unpriced", json_integer((json_int_t)w->n_unpriced));
 	json_object_set_new(root, "models", models);
 	json_object_set_new(root, "gpus", gpus);
 	json_object_set_new(root, "skip_reasons", reasons);
@@ -254,7 +275,49 @@ oom:
 	return RK_EXIT_FAILURE;
 }
 
-static int summarise(const struct opts *o, const struct rk_trace *t)
+/*
+ * Work at the request (sim_native.h): every job alone at its request, its
+ * length as rubick sim replays it. Step counts of zoo models are priced by
+ * the default measured oracle on --cluster; Gavel-type jobs by their
+ * throughput file. Prints warnings on stderr; 0 or RK_EXIT_FAILURE.
+ */
+static int price_work(const struct opts *o, const struct rk_trace *t, const struct rk_zoo *zoo,
+		      struct rk_cli_work *w)
+{
+	struct rk_perf_env env;
+	rk_perf_env_a800(&env);
+	struct rk_cluster cl = {0};
+	struct rk_oracle *orc = NULL;
+	struct rk_job *jobs = NULL;
+	int n = 0, rc = RK_EXIT_FAILURE;
+	struct rk_error err;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
+	if (rk_cli_cluster_read(o->cluster ? o->cluster : "8x8", &cl, &err) ||
+	    rk_oracle_create_measured(&orc, &env, RK_ORACLE_FALLBACK_MODEL, &err) ||
+	    rk_oracle_load_dir(orc, dir, &err)) {
+		fprintf(stderr, "rubick trace: %s\n", err.msg);
+		goto out;
+	}
+	if (rk_cli_native_load("rubick trace", o->throughputs, t, orc))
+		goto out;
+	struct rk_sim_jobs_report rep;
+	if (rk_sim_jobs_from_trace(t, o->file, zoo, &cl, 1, &jobs, &n, &rep, &err)) {
+		fprintf(stderr, "rubick trace: %s\n", err.msg);
+		goto out;
+	}
+	rk_cli_native_apply(t, jobs, n, orc);
+	rk_cli_native_warn("rubick trace", t, orc, stderr);
+	rk_cli_native_work(t, jobs, n, orc, &cl, w);
+	rc = 0;
+out:
+	rk_sim_jobs_free(jobs, n);
+	rk_oracle_destroy(orc);
+	rk_cluster_fini(&cl);
+	return rc;
+}
+
+static int summarise(const struct opts *o, const struct rk_trace *t, const struct rk_cli_work *w)
 {
 	struct model_count mc[64];
 	int n_models = count_models(t, mc, 64);
@@ -270,7 +333,7 @@ static int summarise(const struct opts *o, const struct rk_trace *t)
 		}
 	}
 	if (o->json)
-		return print_json(o, t, mc, n_models, gb, gpu_hours, with_duration, estimated);
+		return print_json(o, t, mc, n_models, gb, gpu_hours, with_duration, estimated, w);
 	printf("trace      %s\n", o->file);
 	printf("format     %s\n", t->format);
 	printf("jobs       %zu (data lines %zu, skipped %zu, no GPU %zu, outside window %zu, "
@@ -281,6 +344,10 @@ static int summarise(const struct opts *o, const struct rk_trace *t)
 	printf("span       %.3f s of arrivals\n", t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0);
 	printf("durations  %zu of %zu jobs (%zu estimated), %.1f GPU-hours\n", with_duration, t->n,
 	       estimated, gpu_hours);
+	printf("work       %.1f GPU-hours at the request (%zu jobs by run time %.1f, %zu by "
+	       "throughput file steps %.1f, %zu by oracle-priced steps %.1f, %zu unpriced)\n",
+	       w->gpu_hours, w->n_duration, w->from_duration, w->n_gavel, w->from_gavel,
+	       w->n_oracle, w->from_oracle, w->n_unpriced);
 	printf("models     %zu from the seeded mapping (seed %llu)\n", t->n_mapped,
 	       (unsigned long long)o->seed);
 	for (int k = 0; k < n_models; k++)
@@ -343,7 +410,10 @@ int rk_cmd_trace(int argc, char **argv)
 		}
 		rc = rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 	} else {
-		rc = summarise(&o, &t);
+		struct rk_cli_work w;
+		rc = price_work(&o, &t, &zoo, &w);
+		if (!rc)
+			rc = summarise(&o, &t, &w);
 	}
 	rk_trace_fini(&t);
 	rk_zoo_fini(&zoo);
