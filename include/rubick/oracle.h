@@ -195,6 +195,8 @@ int rk_oracle_gavel_knows(const struct rk_oracle *o, const char *job_type);
 /* Seconds per step of `job_type` on `gpus` GPUs of the reference type; RK_ENOTFOUND if unknown. */
 int rk_oracle_gavel_ref_iter_s(const struct rk_oracle *o, const char *job_type, int gpus,
 			       double *iter_s);
+/* 1 when the file measures GPU type `gpu_type` (case-insensitive). */
+int rk_oracle_gavel_has_type(const struct rk_oracle *o, const char *gpu_type);
 /* The reference GPU type, or NULL without a file. */
 const char *rk_oracle_gavel_ref_type(const struct rk_oracle *o);
 /* Counters since the file was added (not reset by rk_oracle_stats_reset). */

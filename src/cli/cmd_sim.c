@@ -428,7 +428,7 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	if (load_oracle(o->oracle, env, &s->oracle))
 		return RK_EXIT_FAILURE;
 	/* Trace-native speeds: Gavel-type jobs run their own steps at their file's speeds. */
-	if (rk_cli_native_load("rubick sim", o->throughputs, &s->trace, s->oracle))
+	if (rk_cli_native_load("rubick sim", o->throughputs, &s->trace, &s->cl, s->oracle))
 		return RK_EXIT_FAILURE;
 	rk_cli_native_apply(&s->trace, s->jobs, s->n_jobs, s->oracle);
 	rk_cli_native_warn("rubick sim", &s->trace, s->oracle, stderr);

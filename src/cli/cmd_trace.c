@@ -299,7 +299,7 @@ static int price_work(const struct opts *o, const struct rk_trace *t, const stru
 		fprintf(stderr, "rubick trace: %s\n", err.msg);
 		goto out;
 	}
-	if (rk_cli_native_load("rubick trace", o->throughputs, t, orc))
+	if (rk_cli_native_load("rubick trace", o->throughputs, t, NULL, orc))
 		goto out;
 	struct rk_sim_jobs_report rep;
 	if (rk_sim_jobs_from_trace(t, o->file, zoo, &cl, 1, &jobs, &n, &rep, &err)) {

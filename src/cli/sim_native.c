@@ -41,8 +41,28 @@ static int has_durations(const struct rk_trace *t)
 	return 0;
 }
 
+/* "a800, t4": the distinct GPU types of `cl` the file lacks; "" when none. */
+static void missing_types(const struct rk_cluster *cl, const struct rk_oracle *o, char *buf,
+                          size_t cap)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; cl && i < cl->n_nodes; i++) {
+		const char *g = cl->nodes[i].gpu_type;
+		int seen = 0;
+		for (int k = 0; k < i && !seen; k++)
+			seen = !strcmp(cl->nodes[k].gpu_type, g);
+		if (seen || rk_oracle_gavel_has_type(o, g))
+			continue;
+		int w = snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", g);
+		if (w < 0 || (size_t)w >= cap - n)
+			return;
+		n += (size_t)w;
+	}
+}
+
 int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace *t,
-                       struct rk_oracle *o)
+                       const struct rk_cluster *cl, struct rk_oracle *o)
 {
 	const char *src = arg ? arg : "auto";
 	if (!strcmp(src, "none"))
@@ -81,6 +101,13 @@ int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace 
 	        "%s: trace-native speeds: %s for %zu of %zu jobs (per GPU type; other "
 	        "types run at %s's)\n",
 	        prog, path, known, t->n, REF_GPU);
+	char miss[256];
+	missing_types(cl, o, miss, sizeof(miss));
+	if (known && miss[0])
+		fprintf(stderr,
+		        "%s: warning: GPU type(s) %s not in %s: their nodes run these jobs at "
+		        "%s's speed\n",
+		        prog, miss, path, REF_GPU);
 	return 0;
 }
 

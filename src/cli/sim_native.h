@@ -31,11 +31,12 @@ int rk_cli_native_arg(const char *prog, const char **arg, int argc, char **argv,
  * Shockwave's tacc file for a Gavel-format trace that gives run times (the
  * 12-field Shockwave layout), Gavel's own file for other Gavel traces, and
  * nothing for other formats; gavel / tacc name the bundled copies
- * (data/interference/); none loads nothing. Prints what it loaded on stderr.
+ * (data/interference/); none loads nothing. Prints what it loaded on stderr,
+ * and warns about GPU types of `cl` (may be NULL) the file lacks.
  * Returns 0 or RK_EXIT_FAILURE after printing the error.
  */
 int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace *t,
-                       struct rk_oracle *o);
+                       const struct rk_cluster *cl, struct rk_oracle *o);
 
 /*
  * Gavel-type jobs (rk_oracle_gavel_knows) get their length in the file's

@@ -325,6 +325,11 @@ void rk_oracle_gavel_stats_get(const struct rk_oracle *o, struct rk_oracle_gavel
 		*out = o->gavel->stats;
 }
 
+int rk_oracle_gavel_has_type(const struct rk_oracle *o, const char *gpu_type)
+{
+	return o && o->gavel && gpu_type && find_gpu(o->gavel, gpu_type) >= 0;
+}
+
 const char *rk_oracle_gavel_ref_type(const struct rk_oracle *o)
 {
 	return o && o->gavel ? o->gavel->gpus[o->gavel->ref] : NULL;

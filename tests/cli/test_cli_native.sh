@@ -50,6 +50,8 @@ jct_is gavel-k80 "$d/gk80" gavel-1 70995.148
 # a type the file lacks runs at the reference type's (v100) speed
 sim ga800 1x8:a800 "$d/g.trace"
 jct_is gavel-a800 "$d/ga800" gavel-1 10000.057
+grep -qF "warning: GPU type(s) a800 not in" "$d/ga800.err" || fail "gavel-a800: no type warning: $(cat "$d/ga800.err")"
+grep -qF "warning: GPU type" "$d/gk80.err" && fail "gavel-k80: warned about a type the file has"
 
 # Shockwave (12 fields): the run time is the length on v100 (LM (batch size 10) at
 # 94.91094148 steps/s), and on k80 (24.737547489916363) it takes 1000 x 94.91/24.74.

@@ -123,6 +123,9 @@ static void rules(void **state)
 	assert_int_equal(rk_oracle_gavel_ref_iter_s(f.o, "ResNet-50 (batch size 64)", 4, &it), 0);
 	assert_true(fabs(it - 0.1) < 1e-12);
 	assert_string_equal(rk_oracle_gavel_ref_type(f.o), "v100");
+	assert_int_equal(rk_oracle_gavel_has_type(f.o, "K80"), 1);
+	assert_int_equal(rk_oracle_gavel_has_type(f.o, "a800"), 0);
+	assert_int_equal(rk_oracle_gavel_has_type(f.o, "v100_unconsolidated"), 0);
 	rk_oracle_destroy(f.o);
 }
 
