@@ -8,8 +8,6 @@
 #include "cli/commands.h"
 #include "cli/sim_native.h"
 #include "cli/util.h"
-#include "rubick/perf.h"
-#include "rubick/sim.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
 
@@ -275,48 +273,6 @@ oom:
 	return RK_EXIT_FAILURE;
 }
 
-/*
- * Work at the request (sim_native.h): every job alone at its request, its
- * length as rubick sim replays it. Step counts of zoo models are priced by
- * the default measured oracle on --cluster; Gavel-type jobs by their
- * throughput file. Prints warnings on stderr; 0 or RK_EXIT_FAILURE.
- */
-static int price_work(const struct opts *o, const struct rk_trace *t, const struct rk_zoo *zoo,
-		      struct rk_cli_work *w)
-{
-	struct rk_perf_env env;
-	rk_perf_env_a800(&env);
-	struct rk_cluster cl = {0};
-	struct rk_oracle *orc = NULL;
-	struct rk_job *jobs = NULL;
-	int n = 0, rc = RK_EXIT_FAILURE;
-	struct rk_error err;
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
-	if (rk_cli_cluster_read(o->cluster ? o->cluster : "8x8", &cl, &err) ||
-	    rk_oracle_create_measured(&orc, &env, RK_ORACLE_FALLBACK_MODEL, &err) ||
-	    rk_oracle_load_dir(orc, dir, &err)) {
-		fprintf(stderr, "rubick trace: %s\n", err.msg);
-		goto out;
-	}
-	if (rk_cli_native_load("rubick trace", o->throughputs, t, NULL, orc))
-		goto out;
-	struct rk_sim_jobs_report rep;
-	if (rk_sim_jobs_from_trace(t, o->file, zoo, &cl, 1, &jobs, &n, &rep, &err)) {
-		fprintf(stderr, "rubick trace: %s\n", err.msg);
-		goto out;
-	}
-	rk_cli_native_apply(t, jobs, n, orc);
-	rk_cli_native_warn("rubick trace", t, orc, stderr);
-	rk_cli_native_work(t, jobs, n, orc, &cl, w);
-	rc = 0;
-out:
-	rk_sim_jobs_free(jobs, n);
-	rk_oracle_destroy(orc);
-	rk_cluster_fini(&cl);
-	return rc;
-}
-
 static int summarise(const struct opts *o, const struct rk_trace *t, const struct rk_cli_work *w)
 {
 	struct model_count mc[64];
@@ -411,7 +367,8 @@ int rk_cmd_trace(int argc, char **argv)
 		rc = rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 	} else {
 		struct rk_cli_work w;
-		rc = price_work(&o, &t, &zoo, &w);
+		rc = rk_cli_native_price("rubick trace", o.file, o.cluster, o.throughputs, &t, &zoo,
+					     &w);
 		if (!rc)
 			rc = summarise(&o, &t, &w);
 	}

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/util.h"
+#include "rubick/perf.h"
 #include "rubick/sim.h"
 
 #include <stdlib.h>
@@ -254,4 +255,42 @@ void rk_cli_native_work(const struct rk_trace *t, const struct rk_job *jobs, int
 		}
 	}
 	w->gpu_hours = w->from_duration + w->from_gavel + w->from_oracle;
+}
+
+int rk_cli_native_price(const char *prog, const char *file, const char *cluster_arg,
+                        const char *throughputs, const struct rk_trace *t, const struct rk_zoo *zoo,
+                        struct rk_cli_work *w)
+{
+	struct rk_perf_env env;
+	rk_perf_env_a800(&env);
+	struct rk_cluster cl = {0};
+	struct rk_oracle *orc = NULL;
+	struct rk_job *jobs = NULL;
+	int n = 0, rc = RK_EXIT_FAILURE;
+	struct rk_error err;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
+	if (rk_cli_cluster_read(cluster_arg ? cluster_arg : "8x8", &cl, &err) ||
+	    rk_oracle_create_measured(&orc, &env, RK_ORACLE_FALLBACK_MODEL, &err) ||
+	    rk_oracle_load_dir(orc, dir, &err)) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	if (rk_cli_native_load(prog, throughputs, t, NULL, orc))
+		goto out;
+	/* Jobs that cannot be built here (too big for the cluster) count as unpriced. */
+	struct rk_sim_jobs_report rep;
+	if (rk_sim_jobs_from_trace(t, file, zoo, &cl, 1, &jobs, &n, &rep, &err)) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	rk_cli_native_apply(t, jobs, n, orc);
+	rk_cli_native_warn(prog, t, orc, stderr);
+	rk_cli_native_work(t, jobs, n, orc, &cl, w);
+	rc = 0;
+out:
+	rk_sim_jobs_free(jobs, n);
+	rk_oracle_destroy(orc);
+	rk_cluster_fini(&cl);
+	return rc;
 }

@@ -72,4 +72,16 @@ struct rk_cli_work {
 void rk_cli_native_work(const struct rk_trace *t, const struct rk_job *jobs, int n,
                         struct rk_oracle *o, const struct rk_cluster *cl, struct rk_cli_work *w);
 
+/*
+ * `rubick trace`'s work figure: build the jobs of `t` (trace file `file`, zoo
+ * `zoo`) on cluster `cluster_arg` (NULL = 8x8, the A800 testbed the measured
+ * tables come from), price them with the default measured oracle plus
+ * --throughputs `throughputs`, warn about stand-in steps, fill `w`. Returns 0
+ * or RK_EXIT_FAILURE after printing the error.
+ */
+struct rk_zoo;
+int rk_cli_native_price(const char *prog, const char *file, const char *cluster_arg,
+                        const char *throughputs, const struct rk_trace *t, const struct rk_zoo *zoo,
+                        struct rk_cli_work *w);
+
 #endif
