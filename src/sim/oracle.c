@@ -354,9 +354,9 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 				    "job %lld (%s): plan uses dp*tp*pp = %d*%d*%d GPUs but the "
 				    "allocation holds %ld",
 				    (long long)job->id, m->name, plan->dp, plan->tp, plan->pp, g);
-	if (o->gavel && (rc = oracle_gavel_lookup(o->gavel, job, &pl, gpu_type, res, err)) !=
+	if (o->gavel && (rc = oracle_gavel_lookup(o->gavel, job, alloc, cluster, &pl, res, err)) !=
 			       RK_ENOTFOUND)
-		return rc;
+		return rc; /* trace-native speeds first (oracle_gavel.c) */
 	struct oracle_ckey ck;
 	oracle_ckey_init(&ck, job, plan, &pl, cpus, gpu_type);
 	if (oracle_cache_get(&o->cache, &ck, res))

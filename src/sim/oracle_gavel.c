@@ -14,7 +14,8 @@
  * workers sit on (the `*_unconsolidated` types are only used when a cluster
  * names them). We do the same:
  *
- *  - iteration time = 1 / throughput[node's GPU type][(job_type, GPUs held)];
+ *  - iteration time = 1 / throughput[node's GPU type][(job_type, GPUs held)]
+ *    (the slowest type held, for a job spread over several);
  *  - the placement (one node or several) does not change it;
  *  - GPUs held with no measured key (the Philly VC traces ask for 2-8 GPU
  *    Recommendation, A3C and CycleGAN jobs the file measured on 1 GPU only):
@@ -259,31 +260,60 @@ static int tput_of(const struct gavel_table *t, const char *type, int g, int gpu
 	return 0;
 }
 
+/* Steps/s of the job on GPU type index `g`; RK_EINFEASIBLE with `err` set when none. */
+static int tput_on(const struct gavel_table *t, const struct rk_job *job, int g, int gpus,
+                   double *tput, int *scaled, struct rk_error *err)
+{
+	if (tput_of(t, job->job_type, g, gpus, tput, scaled))
+		return rk_error_set(err, RK_EINFEASIBLE,
+		                    "job %lld (%s): %s has no throughput on %s", (long long)job->id,
+		                    job->job_type, t->file, t->gpus[g]);
+	if (!(*tput > 0) || !isfinite(*tput))
+		return rk_error_set(err, RK_EINFEASIBLE,
+		                    "job %lld (%s): %s measures no throughput on %d %s GPUs "
+		                    "(does not fit)",
+		                    (long long)job->id, job->job_type, t->file, gpus, t->gpus[g]);
+	return 0;
+}
+
 int oracle_gavel_lookup(struct gavel_table *t, const struct rk_job *job,
-                        const struct rk_placement *pl, const char *gpu_type,
-                        struct rk_oracle_result *res, struct rk_error *err)
+                        const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+                        const struct rk_placement *pl, struct rk_oracle_result *res,
+                        struct rk_error *err)
 {
 	if (!t || !job->job_type[0] || first_of(t, job->job_type, t->ref) < 0)
 		return RK_ENOTFOUND;
-	int g = find_gpu(t, gpu_type);
-	int other = g < 0;
-	if (other)
-		g = t->ref;
 	int gpus = 0;
 	for (int i = 0; i < pl->n_nodes; i++)
 		gpus += pl->gpus[i];
-	double tput = 0;
-	int scaled = 0;
-	if (tput_of(t, job->job_type, g, gpus, &tput, &scaled))
-		return rk_error_set(err, RK_EINFEASIBLE,
-		                    "job %lld (%s): %s has no throughput on "
-		                    "%s",
-		                    (long long)job->id, job->job_type, t->file, t->gpus[g]);
-	if (!(tput > 0) || !isfinite(tput))
-		return rk_error_set(err, RK_EINFEASIBLE,
-		                    "job %lld (%s): %s measures no throughput "
-		                    "on %d %s GPUs (does not fit)",
-		                    (long long)job->id, job->job_type, t->file, gpus, t->gpus[g]);
+	/*
+	 * Gavel never mixes GPU types in one job; a synchronous job that spans types
+	 * goes at the pace of its slowest one, so the smallest figure over the
+	 * types it holds answers.
+	 */
+	double tput = INFINITY;
+	int scaled = 0, other = 0;
+	for (int i = 0; i < alloc->n; i++) {
+		if (alloc->shares[i].gpus <= 0)
+			continue;
+		int g = find_gpu(t, cluster->nodes[alloc->shares[i].node].gpu_type);
+		if (g < 0) {
+			other = 1;
+			g = t->ref;
+		}
+		double x;
+		int sc;
+		int rc = tput_on(t, job, g, gpus, &x, &sc, err);
+		if (rc)
+			return rc;
+		if (x < tput) {
+			tput = x;
+			scaled = sc;
+		}
+	}
+	if (!isfinite(tput))
+		return rk_error_set(err, RK_EINVAL, "job %lld: allocation holds no GPU",
+		                    (long long)job->id);
 	memset(res, 0, sizeof(*res));
 	res->iter_s = 1.0 / tput;
 	res->source = RK_ORACLE_SRC_GAVEL;

@@ -123,8 +123,9 @@ void oracle_sia_free(struct sia_profile *p);
  * cache key has no job type). */
 struct gavel_table;
 int oracle_gavel_lookup(struct gavel_table *t, const struct rk_job *job,
-			const struct rk_placement *pl, const char *gpu_type,
-			struct rk_oracle_result *res, struct rk_error *err);
+			const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+			const struct rk_placement *pl, struct rk_oracle_result *res,
+			struct rk_error *err);
 void oracle_gavel_free(struct gavel_table *t);
 
 #endif

@@ -106,14 +106,17 @@ static void rules(void **state)
 	assert_int_equal(ask(&f, "1", &it, &r), 0);
 	assert_true(fabs(it - 1.0) < 1e-12);
 	assert_int_equal(ask(&f, "4", &it, &r), RK_EINFEASIBLE);
+	/* 1 v100 + 1 k80 (2 GPUs, scaled from 1): the k80's pace, 2 x 1 step/s */
+	assert_int_equal(ask(&f, "11", &it, &r), 0);
+	assert_true(fabs(it - 0.5) < 1e-12);
 	/* a type the file lacks: the reference (v100) figure */
 	snprintf(f.nodes[0].gpu_type, sizeof(f.nodes[0].gpu_type), "a800");
 	assert_int_equal(ask(&f, "1", &it, &r), 0);
 	assert_true(fabs(it - 0.25) < 1e-12);
 	struct rk_oracle_gavel_stats st;
 	rk_oracle_gavel_stats_get(f.o, &st);
-	assert_int_equal(st.lookups, 7);
-	assert_int_equal(st.scaled, 2);
+	assert_int_equal(st.lookups, 8);
+	assert_int_equal(st.scaled, 3);
 	assert_int_equal(st.other_type, 1);
 	/* a job type the file does not hold goes to the other rules (none here) */
 	snprintf(f.job.job_type, sizeof(f.job.job_type), "A3C");
