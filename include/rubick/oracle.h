@@ -80,6 +80,7 @@ enum rk_oracle_source {
 	RK_ORACLE_SRC_MODEL,
 	RK_ORACLE_SRC_NEAREST_POINT, /* rule 4 without a model: the nearest measured point as is */
 	RK_ORACLE_SRC_BATCH_SCALED,  /* rule 6: a table of another global batch, time x B/B0 */
+	RK_ORACLE_SRC_GAVEL,         /* the trace's own Gavel/Shockwave throughput file */
 	RK_ORACLE_SRC_COUNT
 };
 
@@ -171,6 +172,36 @@ int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct
 		     const struct rk_alloc *alloc, const struct rk_cluster *cluster,
 		     struct rk_oracle_result *res, struct rk_error *err);
 
+/*
+ * Trace-native speeds (src/sim/oracle_gavel.c, docs/oracle.md "Trace-native
+ * speeds"): a Gavel/Shockwave throughput file ({gpu_type: {"('JOB TYPE', SF)":
+ * {"null": steps/s}}}). A job whose rk_job.job_type the file holds is answered
+ * from it before any other rule: 1 / steps/s on the node's GPU type at the GPUs
+ * held, whatever the placement, as Gavel's simulator does; counts the file does
+ * not measure scale the nearest measured one by GPUs / count; node types the
+ * file lacks use `ref_gpu_type` (which must be in the file). One file per
+ * oracle: RK_EEXIST for a second. Malformed text fails with "FILE:...".
+ */
+struct rk_oracle_gavel_stats {
+	uint64_t lookups;    /* answered from the file */
+	uint64_t scaled;     /* ... at a GPU count the file does not measure */
+	uint64_t other_type; /* ... on a node type the file lacks (the reference type's figure) */
+};
+int rk_oracle_add_gavel_throughputs(struct rk_oracle *o, const char *text, size_t len,
+				    const char *filename, const char *ref_gpu_type,
+				    struct rk_error *err);
+/* 1 when the file holds `job_type` (its length then comes from the trace's steps). */
+int rk_oracle_gavel_knows(const struct rk_oracle *o, const char *job_type);
+/* Seconds per step of `job_type` on `gpus` GPUs of the reference type; RK_ENOTFOUND if unknown. */
+int rk_oracle_gavel_ref_iter_s(const struct rk_oracle *o, const char *job_type, int gpus,
+			       double *iter_s);
+/* 1 when the file measures GPU type `gpu_type` (case-insensitive). */
+int rk_oracle_gavel_has_type(const struct rk_oracle *o, const char *gpu_type);
+/* The reference GPU type, or NULL without a file. */
+const char *rk_oracle_gavel_ref_type(const struct rk_oracle *o);
+/* Counters since the file was added (not reset by rk_oracle_stats_reset). */
+void rk_oracle_gavel_stats_get(const struct rk_oracle *o, struct rk_oracle_gavel_stats *out);
+
 /* Counters since creation or the last reset. OUT: *out. */
 void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out);
 
@@ -178,7 +209,7 @@ void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
 void rk_oracle_stats_reset(struct rk_oracle *o);
 
 /* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model",
- * "nearest-point", "batch-scaled". */
+ * "nearest-point", "batch-scaled", "gavel". */
 const char *rk_oracle_source_name(enum rk_oracle_source s);
 
 /*

@@ -6,6 +6,7 @@
  */
 #include "cli/commands.h"
 #include "cli/sim_coloc.h"
+#include "cli/sim_native.h"
 #include "cli/sim_loan.h"
 #include "cli/sim_policies.h"
 #include "cli/sim_seeds.h"
@@ -35,6 +36,7 @@
 struct opts {
 	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
 	const char *quota; /* --quota TENANT:GPUS[/...] */
+	const char *throughputs; /* --throughputs (sim_native.h); NULL = auto */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -100,9 +102,9 @@ static void help(FILE *f)
 		"  --quota Q           guaranteed-GPU quotas per tenant, e.g. a:32/b:16: a guaranteed\n"
 		"                      job arriving over its tenant's quota is rejected (never runs);\n"
 		"                      jobs without a tenant in the trace belong to 'default'\n"
-		"%s%s\n"
+		"%s%s%s\n"
 		"policies:\n",
-		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help);
+		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help, rk_cli_native_help);
 	int n;
 	const struct rk_policy_ops *const *all = rk_policy_list(&n);
 	for (int i = 0; i < n; i++)
@@ -195,6 +197,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		int used = rk_cli_coloc_arg(&o->coloc, argc, argv, &i);
 		if (!used)
 			used = rk_cli_loan_arg(&o->loan, argc, argv, &i);
+		if (!used)
+			used = rk_cli_native_arg("rubick sim", &o->throughputs, argc, argv, &i);
 		if (used == 1)
 			continue;
 		if (used)
@@ -477,6 +481,11 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	}
 	if (load_oracle(o->oracle, env, &s->oracle))
 		return RK_EXIT_FAILURE;
+	/* Trace-native speeds: Gavel-type jobs run their own steps at their file's speeds. */
+	if (rk_cli_native_load("rubick sim", o->throughputs, &s->trace, &s->cl, s->oracle))
+		return RK_EXIT_FAILURE;
+	rk_cli_native_apply(&s->trace, s->jobs, s->n_jobs, s->oracle);
+	rk_cli_native_warn("rubick sim", &s->trace, s->oracle, stderr);
 	/* Jobs the oracle cannot price at their request would stop every run later. */
 	if (rk_sim_jobs_check_oracle(&s->cl, s->jobs, &s->n_jobs, rk_sim_oracle_iter, s->oracle,
 				     o->skip_bad, &rep, &err)) {

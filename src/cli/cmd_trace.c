@@ -7,6 +7,7 @@
  */
 #include "cli/commands.h"
 #include "cli/trace_arrivals.h"
+#include "cli/sim_native.h"
 #include "cli/util.h"
 #include "rubick/trace.h"
 #include "rubick/zoo.h"
@@ -21,6 +22,7 @@ int rk_cmd_trace(int argc, char **argv);
 
 struct opts {
 	const char *file, *format, *zoo;
+	const char *cluster, *throughputs; /* pricing step counts (work at the request) */
 	int skip_bad, native, json;
 	uint64_t seed;
 	double window_start_s, window_end_s;
@@ -34,7 +36,8 @@ static void help(FILE *out)
 	fprintf(out,
 		"usage: rubick trace FILE [--format auto|NAME] [--seed N] [--skip-bad]\n"
 		"                    [--window START:END] [--max-jobs N] [--zoo DIR]\n"
-		"                    [--load F] [--poisson RATE|mean] [--native | --json]\n\n"
+		"                    [--load F] [--poisson RATE|mean] [--cluster SPEC]\n"
+		"                    [--throughputs SRC] [--native | --json]\n\n"
 		"Read a job trace and summarise the jobs the simulator would replay.\n"
 		"  --format NAME   force a format (default auto: detected from the first line)\n"
 		"  --seed N        seed of the workload: the model mapping for traces without zoo\n"
@@ -48,9 +51,13 @@ static void help(FILE *out)
 		"                  arrival rate, half the span; Pollux's 0.5x-2x workloads)\n"
 		"  --poisson R     Poisson arrivals of R jobs per hour ('mean' = the trace's mean\n"
 		"                  rate), seeded by --seed; applied before --load, which scales it\n"
+		"  --cluster SPEC  cluster whose consolidated placements price step counts of zoo\n"
+		"                  models in the work figure (default 8x8: 8 A800 nodes, the\n"
+		"                  Rubick testbed the measured tables come from)\n"
+		"%s"
 		"  --native        print the jobs as rubick's native CSV\n"
 		"  --json          print the summary as one JSON object\n\n"
-		"formats:\n");
+		"formats:\n", rk_cli_native_help);
 	for (const char *const *f = rk_trace_formats(); *f; f++)
 		fprintf(out, "  %-9s %s\n", *f, rk_trace_format_summary(*f));
 }
@@ -112,6 +119,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->format = "auto";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int used = rk_cli_native_arg("rubick trace", &o->throughputs, argc, argv, &i);
+		if (used == 1)
+			continue;
+		if (used)
+			return used;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			help(stdout);
 			return -1;
@@ -132,7 +144,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (strcmp(a, "--format") && strcmp(a, "--seed") && strcmp(a, "--window") &&
 		    strcmp(a, "--max-jobs") && strcmp(a, "--zoo") && strcmp(a, "--workload-seed") &&
-		    strcmp(a, "--load") && strcmp(a, "--poisson"))
+		    strcmp(a, "--load") && strcmp(a, "--poisson") && strcmp(a, "--cluster"))
 			return usage_error(a, "unknown option");
 		if (i + 1 >= argc)
 			return usage_error(a, "needs a value");
@@ -143,6 +155,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->format = v;
 		else if (!strcmp(a, "--zoo"))
 			o->zoo = v;
+		else if (!strcmp(a, "--cluster"))
+			o->cluster = v;
 		else if (!strcmp(a, "--window"))
 			rc = parse_window(v, o);
 		else if (!strcmp(a, "--load") || !strcmp(a, "--poisson"))
@@ -215,7 +229,8 @@ static const char *bucket_label(int b, char *buf, size_t cap)
 
 static int print_json(const struct opts *o, const struct rk_trace *t,
 		      const struct model_count *mc, int n_models, const size_t *gb,
-		      double gpu_hours, size_t with_duration, size_t estimated)
+		      double gpu_hours, size_t with_duration, size_t estimated,
+		      const struct rk_cli_work *w)
 {
 	json_t *root = json_object(), *models = json_object(), *gpus = json_object(),
 	       *reasons = json_array();
@@ -246,6 +261,11 @@ static int print_json(const struct opts *o, const struct rk_trace *t,
 	json_object_set_new(root, "with_duration", json_integer((json_int_t)with_duration));
 	json_object_set_new(root, "estimated_duration", json_integer((json_int_t)estimated));
 	json_object_set_new(root, "gpu_hours", json_real(gpu_hours));
+	json_object_set_new(root, "work_gpu_hours", json_real(w->gpu_hours));
+	json_object_set_new(root, "work_from_duration_gpu_hours", json_real(w->from_duration));
+	json_object_set_new(root, "work_from_throughputs_gpu_hours", json_real(w->from_gavel));
+	json_object_set_new(root, "work_from_oracle_gpu_hours", json_real(w->from_oracle));
+	json_object_set_new(root, "work_unpriced", json_integer((json_int_t)w->n_unpriced));
 	json_object_set_new(root, "models", models);
 	json_object_set_new(root, "gpus", gpus);
 	json_object_set_new(root, "skip_reasons", reasons);
@@ -265,7 +285,7 @@ oom:
 	return RK_EXIT_FAILURE;
 }
 
-static int summarise(const struct opts *o, const struct rk_trace *t)
+static int summarise(const struct opts *o, const struct rk_trace *t, const struct rk_cli_work *w)
 {
 	struct model_count mc[64];
 	int n_models = count_models(t, mc, 64);
@@ -281,7 +301,7 @@ static int summarise(const struct opts *o, const struct rk_trace *t)
 		}
 	}
 	if (o->json)
-		return print_json(o, t, mc, n_models, gb, gpu_hours, with_duration, estimated);
+		return print_json(o, t, mc, n_models, gb, gpu_hours, with_duration, estimated, w);
 	printf("trace      %s\n", o->file);
 	printf("format     %s\n", t->format);
 	printf("jobs       %zu (data lines %zu, skipped %zu, no GPU %zu, outside window %zu, "
@@ -292,6 +312,10 @@ static int summarise(const struct opts *o, const struct rk_trace *t)
 	printf("span       %.3f s of arrivals\n", t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0);
 	printf("durations  %zu of %zu jobs (%zu estimated), %.1f GPU-hours\n", with_duration, t->n,
 	       estimated, gpu_hours);
+	printf("work       %.1f GPU-hours at the request (%zu jobs by run time %.1f, %zu by "
+	       "throughput file steps %.1f, %zu by oracle-priced steps %.1f, %zu unpriced)\n",
+	       w->gpu_hours, w->n_duration, w->from_duration, w->n_gavel, w->from_gavel,
+	       w->n_oracle, w->from_oracle, w->n_unpriced);
 	printf("models     %zu from the seeded mapping (seed %llu)\n", t->n_mapped,
 	       (unsigned long long)o->seed);
 	for (int k = 0; k < n_models; k++)
@@ -363,7 +387,11 @@ int rk_cmd_trace(int argc, char **argv)
 		}
 		rc = rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 	} else {
-		rc = summarise(&o, &t);
+		struct rk_cli_work w;
+		rc = rk_cli_native_price("rubick trace", o.file, o.cluster, o.throughputs, &t, &zoo,
+					     &w);
+		if (!rc)
+			rc = summarise(&o, &t, &w);
 		if (!rc && !o.json && arrivals[0])
 			printf("arrivals   %s\n", arrivals);
 	}

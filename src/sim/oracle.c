@@ -27,6 +27,7 @@ const char *rk_oracle_source_name(enum rk_oracle_source s)
 	case RK_ORACLE_SRC_MODEL: return "model";
 	case RK_ORACLE_SRC_NEAREST_POINT: return "nearest-point";
 	case RK_ORACLE_SRC_BATCH_SCALED: return "batch-scaled";
+	case RK_ORACLE_SRC_GAVEL: return "gavel";
 	default: return "unknown";
 	}
 }
@@ -118,6 +119,7 @@ void rk_oracle_destroy(struct rk_oracle *o)
 	for (int i = 0; i < o->n_profiles; i++)
 		oracle_sia_free(&o->profiles[i]);
 	free(o->profiles);
+	oracle_gavel_free(o->gavel);
 	oracle_cache_clear(&o->cache);
 	free(o);
 }
@@ -352,6 +354,9 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 				    "job %lld (%s): plan uses dp*tp*pp = %d*%d*%d GPUs but the "
 				    "allocation holds %ld",
 				    (long long)job->id, m->name, plan->dp, plan->tp, plan->pp, g);
+	if (o->gavel && (rc = oracle_gavel_lookup(o->gavel, job, alloc, cluster, &pl, res, err)) !=
+			       RK_ENOTFOUND)
+		return rc; /* trace-native speeds first (oracle_gavel.c) */
 	struct oracle_ckey ck;
 	oracle_ckey_init(&ck, job, plan, &pl, cpus, gpu_type);
 	if (oracle_cache_get(&o->cache, &ck, res))

@@ -87,6 +87,7 @@ struct rk_oracle {
 	struct sia_profile *profiles;
 	struct rk_oracle_stats stats;
 	struct oracle_cache cache;          /* answered lookups; cleared when tables change */
+	struct gavel_table *gavel;          /* trace-native throughputs (oracle_gavel.c); NULL = none */
 };
 
 /* Normalised model key: lower case, a "b" after the size digits dropped ("llama7b" -> "llama7"). */
@@ -116,5 +117,15 @@ int oracle_sia_lookup(const struct sia_profile *p, const struct rk_job *job,
 		      const struct rk_plan *plan, const struct rk_placement *pl,
 		      struct rk_oracle_result *res, struct rk_error *err);
 void oracle_sia_free(struct sia_profile *p);
+
+/* Trace-native Gavel/Shockwave throughputs (oracle_gavel.c): RK_ENOTFOUND when the
+ * file does not hold the job's type, so the other rules answer. Not cached (the
+ * cache key has no job type). */
+struct gavel_table;
+int oracle_gavel_lookup(struct gavel_table *t, const struct rk_job *job,
+			const struct rk_alloc *alloc, const struct rk_cluster *cluster,
+			const struct rk_placement *pl, struct rk_oracle_result *res,
+			struct rk_error *err);
+void oracle_gavel_free(struct gavel_table *t);
 
 #endif

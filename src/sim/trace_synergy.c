@@ -4,12 +4,43 @@
  * simulator/jobs/workload.py:populate_from_trace). Seconds. model_name is a
  * Synergy profile (alexnet, res18, gnmt, transformer, deepspeech, ...), mapped
  * onto the zoo.
+ *
+ * Job length: Synergy's simulator (msr-fiddle/synergy @ 1bb2bed,
+ * simulator/jobs/workload.py add_synergy_profile) runs num_iters iterations of
+ * the model's fair-share iteration time (1 GPU's share of a 24-CPU, 500 GB,
+ * 8-GPU server), whatever the job's GPU count ("Model carries per gpu
+ * iteration time for fair share"). Those times are Synergy's profiles
+ * (simulator/models/<model>_1.py iter_time, the same figures as
+ * jobs/model.py use_real_scores), so the reader turns the iterations into the
+ * run time at the request, duration_s = num_iters x iter_time, and the
+ * stand-in only prices other resources (docs/oracle.md, "Job length"). A
+ * model Synergy has no profile for keeps its iterations (steps of the
+ * stand-in; rubick sim and rubick trace warn).
  */
 #include "sim/trace_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
 enum { ID, MODEL, ARRIVAL, ITERS, GPUS, NFIELDS };
+
+/* Fair-share seconds per iteration (Synergy's simulator/models/<model>_1.py). */
+static const struct {
+	const char *model;
+	double iter_s;
+} profiles[] = {
+	{"alexnet", 0.6},      {"res18", 0.64},       {"res50", 0.78},   {"mobilenet", 0.71},
+	{"shufflenet", 0.615}, {"deepspeech", 0.757}, {"m5", 0.486},     {"transformer", 0.67},
+	{"gnmt", 0.12},        {"lstm", 0.011},
+};
+
+static double profile_iter_s(const char *model)
+{
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (!strcmp(profiles[i].model, model))
+			return profiles[i].iter_s;
+	return 0;
+}
 
 static int detect(const struct trace_row *first)
 {
@@ -39,6 +70,10 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 	/* Source names are short; 40 bytes + id always fit RK_JOB_NAME_MAX. */
 	snprintf(job->name, sizeof(job->name), "%.40s-%lld", job->source_type, (long long)id);
 	job->submit_ms = trace_s_to_ms(arrival_s);
+	/* The dispatcher moves iters to source_iters once the duration is set. */
+	double it = profile_iter_s(job->source_type);
+	if (it > 0)
+		job->duration_s = (double)job->iters * it;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * libFuzzer harness for the throughput oracle's table readers (oracle.h): the
  * first byte picks the format (Rubick placements.csv, Sia/Pollux placements,
- * Sia/Pollux scalability), the rest is the file text. A text that loads must
+ * Sia/Pollux scalability, a Gavel/Shockwave throughput JSON answering job type
+ * "A"), the rest is the file text. A text that loads must
  * then answer a few lookups with a finite positive time or an explained
  * error; a text that does not load must leave a message.
  */
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int kind = data[0] % 3;
+	int kind = data[0] % 4;
 	const char *text = (const char *)data + 1;
 	size_t len = size - 1;
 	struct rk_oracle *o = NULL;
@@ -56,15 +57,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rk_oracle_create_measured(&o, NULL, RK_ORACLE_FALLBACK_NONE, &err))
 		abort();
 	err.msg[0] = '\0';
-	int rc = kind == 0 ? rk_oracle_add_rubick_table(o, "m", 0, text, len, "fuzz.csv", &err)
-			   : rk_oracle_add_sia_profile(o, "m", "", kind == 1 ? RK_SIA_PLACEMENTS
-									      : RK_SIA_SCALABILITY,
-						       text, len, "fuzz.csv", &err);
+	int rc = kind == 3   ? rk_oracle_add_gavel_throughputs(o, text, len, "fuzz.json", "v100",
+								       &err)
+		 : kind == 0 ? rk_oracle_add_rubick_table(o, "m", 0, text, len, "fuzz.csv", &err)
+			     : rk_oracle_add_sia_profile(o, "m", "", kind == 1 ? RK_SIA_PLACEMENTS
+										: RK_SIA_SCALABILITY,
+							 text, len, "fuzz.csv", &err);
 	if (rc != 0 && err.msg[0] == '\0')
 		abort();
 	if (rc == 0) {
 		struct rk_model m = {.name = "m", .global_batch = 64};
-		struct rk_job job = {.id = 1, .model = &m, .global_batch = 64};
+		struct rk_job job = {.id = 1, .model = &m, .global_batch = 64, .job_type = "A"};
 		struct rk_plan dp = {.dp = 1, .tp = 1, .pp = 1, .mb = 4, .ga = 2};
 		struct rk_plan z = {.dp = 1, .tp = 1, .pp = 1, .mb = 8, .ga = 1, .zero = 2, .offload = 1};
 		struct rk_plan t = {.dp = 2, .tp = 2, .pp = 2, .mb = 1, .ga = 32};

@@ -9,7 +9,9 @@
 # requested GPUs, the placement its length was priced on. Jobs whose length
 # comes from the trace's own iteration count (iters > 0 in the native dump:
 # Rubick traces, whose steps belong to the exact zoo model named) are not
-# checked here. Tolerance: 1 ms + 1e-9 x the run time (the engine keeps times
+# checked here. Synergy's lengths (its iterations x its fair-share iteration
+# times) and Shockwave's run times (priced by its own throughput file, at its
+# v100 reference type on any other type) must hold too. Tolerance: 1 ms + 1e-9 x the run time (the engine keeps times
 # in whole milliseconds; jobs.csv prints 3 decimals).
 # usage: duration_at_request.sh RUBICK
 set -euo pipefail
@@ -23,6 +25,9 @@ traces=(
 	"$shared/traces/tiresias/60_job.csv"
 	"$shared/traces/sia-artifacts/workloads/philly/workload-1.csv"
 	"$shared/traces/pollux-osdi21/philly.csv"
+	"$shared/traces/synergy/static_100job_6_3_1100.0.csv"
+	"$shared/traces/synergy/dynamic_srtf.log"
+	"$shared/traces/shockwave/traces/900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

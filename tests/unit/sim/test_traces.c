@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "rubick/trace.h"
@@ -275,10 +276,24 @@ static void synergy_and_tiresias(void **state)
 	assert_string_equal(t.format, "synergy");
 	assert_string_equal(t.jobs[1].name, "gnmt-1");
 	assert_int_equal(t.jobs[1].submit_ms, 1);
-	assert_int_equal(t.jobs[1].iters, 26435);
+	/* Synergy's own length: 26435 iterations x gnmt's 0.12 s fair-share iteration
+	 * (Synergy simulator/models/gnmt_1.py), whatever the GPU count. */
+	assert_true(fabs(t.jobs[1].duration_s - 3172.2) < 1e-9);
+	assert_int_equal(t.jobs[1].iters, 0);
+	assert_int_equal(t.jobs[1].source_iters, 26435);
+	assert_true(fabs(t.jobs[0].duration_s - 3349 * 0.6) < 1e-9); /* alexnet: 0.6 s */
 	assert_int_equal(t.jobs[1].gpus, 2);
 	assert_string_equal(t.jobs[0].model, "vit");
 	assert_string_equal(t.jobs[1].model, "t5");
+	rk_trace_fini(&t);
+
+	/* LSTM: 0.011 s an iteration, so 1.2 M iterations are 3.7 h, not months. */
+	assert_int_equal(parse("7,lstm,5,1200000,1\n8,vae,6,500,1\n", "synergy", NULL, &t), 0);
+	assert_true(fabs(t.jobs[0].duration_s - 13200.0) < 1e-6);
+	assert_int_equal(t.jobs[0].iters, 0);
+	/* No Synergy profile for vae: the steps stay (they run at the stand-in's speed). */
+	assert_true(t.jobs[1].duration_s == 0);
+	assert_int_equal(t.jobs[1].iters, 500);
 	rk_trace_fini(&t);
 
 	const char *tir = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
