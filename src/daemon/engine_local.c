@@ -37,8 +37,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 enum phase { PH_RUNNING = 0, PH_USR1, PH_TERM, PH_KILL };
 
 struct run {
@@ -145,7 +143,9 @@ static struct run *run_add(struct local *l)
 
 static int local_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (rkd_mkdir_p(cfg->state_dir))
+	/* 0711 as root: jobs of other users reach their own folders, list none (engine.h). */
+	if (rkd_mkdir_p(cfg->state_dir) ||
+	    rkd_dir_ensure(cfg->state_dir, geteuid() == 0 ? 0711 : 0700, (uid_t)-1, (gid_t)-1))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	if (access(cfg->self_exe, X_OK))
@@ -189,19 +189,25 @@ static char *env_pair(const char *key, const char *value)
 	return s;
 }
 
-static int is_ours(const char *entry)
+/*
+ * The job's folder: rubickd's, 0711 when the job runs as another user (it may
+ * reach its files, not list or write the run records); ckpt/ and work/ and the
+ * plan and log files the job user's own (engine.h).
+ */
+static int job_dirs(const char *job_dir, const char *ckpt, const char *work, const char *logp,
+		    uid_t uid, gid_t gid)
 {
-	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strncmp(entry, keys[i], strlen(keys[i])))
-			return 1;
-	return 0;
+	return rkd_dir_ensure(job_dir, uid == (uid_t)-1 ? 0700 : 0711, (uid_t)-1, (gid_t)-1) ||
+		       rkd_dir_ensure(ckpt, 0700, uid, gid) || rkd_dir_ensure(work, 0700, uid, gid) ||
+		       rkd_file_ensure(logp, 0600, uid, gid)
+		       ? -1
+		       : 0;
 }
 
 static int local_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
 {
 	struct local *l = state;
-	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200];
+	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200], work[4200];
 	int lockfd = -1, ret = 0;
 	char **envp = NULL, *script = NULL;
 	size_t n_env = 0;
@@ -212,14 +218,20 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	    run_dir(l, ln->job_id, ln->run, dir, sizeof(dir)) ||
 	    rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
 	    rkd_path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
-	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir))
+	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir) ||
+	    rkd_path_fmt(work, sizeof(work), "%s/work", job_dir))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (rkd_mkdir_p(dir) || rkd_mkdir_p(ckpt))
-		return rk_error_set(err, RK_EIO, "%s: %s", dir, strerror(errno));
+	const struct rkd_ident *id = ln->ident;
+	/* chown only to another identity: an unprivileged rubickd never calls it */
+	int other = id && (id->uid != geteuid() || id->gid != getegid());
+	uid_t ou = other ? id->uid : (uid_t)-1;
+	gid_t og = other ? id->gid : (gid_t)-1;
+	if (rkd_mkdir_p(dir) || job_dirs(job_dir, ckpt, work, logp, ou, og))
+		return rk_error_set(err, RK_EIO, "%s: %s", job_dir, strerror(errno));
 	char plan_line[256];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (rkd_write_atomic(planp, plan_line))
+	if (rkd_write_atomic_owned(planp, plan_line, ou, og))
 		return rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
 				    strerror(errno));
 	/* Not O_CLOEXEC: the supervisor inherits this open file description. */
@@ -244,17 +256,14 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	rkd_path_fmt(path, sizeof(path), "%s/exit", dir);
 	unlink(path);
 
-	size_t n_base = 0;
-	while (environ[n_base])
-		n_base++;
-	envp = calloc(n_base + 16, sizeof(*envp));
-	if (!envp) {
+	/* A clean environment (identity.h), never rubickd's own variables. */
+	envp = calloc(32, sizeof(*envp));
+	int n_base = envp ? rkd_ident_env(id, 0, envp, 16) : RK_ENOMEM;
+	if (n_base < 0) {
 		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n_base; i++)
-		if (!is_ours(environ[i]))
-			envp[n_env++] = strdup(environ[i]);
+	n_env = (size_t)n_base;
 	char num[4][32];
 	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
 	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
@@ -305,7 +314,12 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	/* { CMD\n} keeps a command with several statements one background job */
 	snprintf(script, sizeof(pre) + cmd_len + sizeof(post) + 4, "%s{ %s\n}%s", pre, ln->command,
 		 post);
-	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c", script, NULL};
+	/* The supervisor stays rubickd's user; it drops to the job's before exec (supervise.c). */
+	char uid_s[24], gid_s[24];
+	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)(id ? id->uid : geteuid()));
+	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)(id ? id->gid : getegid()));
+	char *argv[] = {l->self_exe, "--supervise", dir,		      logp, uid_s, gid_s,
+			id ? (char *)id->user : "",   work, "/bin/sh", "-c",  script, NULL};
 
 	struct run *r = run_add(l);
 	if (!r) {

@@ -1,20 +1,25 @@
 /*
- * `rubickd --supervise RUNDIR LOGFILE CMD...`: the per-run supervisor of the
- * local engine (see engine_local.c for the record files). It holds the run's
+ * `rubickd --supervise RUNDIR LOGFILE UID GID USER WORKDIR CMD...`: the
+ * per-run supervisor of the local engine (see engine_local.c for the record
+ * files). It stays rubickd's user (the records are rubickd's) and the job's
+ * process drops to UID, GID and USER's groups before it runs. It holds the run's
  * lock on fd 3 for its whole life, starts the job in its own process group,
  * records the job's pid before letting it run (a start gate on a pipe), waits
  * for it and records how it ended. It ignores the stop signals: those go to
  * the job's process group, and the supervisor must outlive the job to write
  * the exit record.
  */
+#define _GNU_SOURCE /* getresuid */
 #include "daemon/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,13 +58,51 @@ static int record(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
+/*
+ * In the job's process, before exec: become uid:gid with user's supplementary
+ * groups, in that order (groups and gid need the privileges setuid gives up),
+ * and check that none of the old privileges is left. Nothing to drop when the
+ * job runs as rubickd's own identity. 0, or -1 with a message on fd 2.
+ */
+static int become(uid_t uid, gid_t gid, const char *user)
+{
+	if (uid == geteuid() && uid == getuid() && gid == getegid() && gid == getgid())
+		return 0;
+	if ((uid == 0 ? setgroups(0, NULL) : initgroups(user, gid)) || setgid(gid) || setuid(uid)) {
+		dprintf(2, "rubickd supervisor: cannot become user %s (uid %u gid %u): %s\n", user,
+			(unsigned)uid, (unsigned)gid, strerror(errno));
+		return -1;
+	}
+	gid_t rg, eg, sg;
+	uid_t ru, eu, su;
+	if (getresgid(&rg, &eg, &sg) || getresuid(&ru, &eu, &su) || rg != gid || eg != gid ||
+	    sg != gid || ru != uid || eu != uid || su != uid || (uid != 0 && setuid(0) == 0)) {
+		dprintf(2, "rubickd supervisor: user %s: privileges left after dropping them\n", user);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_id(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v > 0xfffffffeUL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
 int rkd_supervise_main(int argc, char **argv)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: rubickd --supervise RUNDIR LOGFILE CMD [ARGS...]\n");
+	unsigned uid, gid;
+	if (argc < 9 || parse_id(argv[4], &uid) || parse_id(argv[5], &gid)) {
+		fprintf(stderr, "usage: rubickd --supervise RUNDIR LOGFILE UID GID USER WORKDIR CMD"
+				" [ARGS...]\n");
 		return 2;
 	}
-	const char *dir = argv[2], *logp = argv[3];
+	const char *dir = argv[2], *logp = argv[3], *user = argv[6], *work = argv[7];
 	/* rubickd blocks its shutdown signals; neither we nor the job inherit that. */
 	sigset_t none;
 	sigemptyset(&none);
@@ -104,8 +147,17 @@ int rkd_supervise_main(int argc, char **argv)
 			dup2(nul, 0);
 		dup2(logfd, 1);
 		dup2(logfd, 2);
-		execv(argv[4], argv + 4);
-		dprintf(2, "rubickd supervisor: %s: %s\n", argv[4], strerror(errno));
+		if (become((uid_t)uid, (gid_t)gid, user))
+			_exit(126);
+		if (chdir(work)) {
+			dprintf(2, "rubickd supervisor: %s: cannot enter it as user %s: %s (every folder"
+				   " above the state folder must be searchable by the job's user)\n",
+				work, user, strerror(errno));
+			_exit(126);
+		}
+		umask(022); /* rubickd's own is 077 */
+		execv(argv[8], argv + 8);
+		dprintf(2, "rubickd supervisor: %s: %s\n", argv[8], strerror(errno));
 		_exit(127);
 	}
 	setpgid(pid, pid);
