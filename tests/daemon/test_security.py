@@ -101,7 +101,12 @@ def wait_file(path, timeout=30):
     raise AssertionError("%s never appeared" % path)
 
 
-def tenants_and_files(d, users):
+# The documented job environment (docs/rubickd.8, SECURITY), and what the shell adds.
+ENV_LOCAL = r"PATH|HOME|USER|LOGNAME|LANG|CUDA_VISIBLE_DEVICES|RUBICK_\w+|PWD|SHLVL|OLDPWD|_"
+
+
+def tenants_and_files(d, users, env_allowed=ENV_LOCAL, on_job=None):
+    """Bob's job leaves a secret; alice's job probes (PROBE). on_job(job) checks more."""
     state = os.path.join(d.dir, "state.db.jobs")
     a, b = users.pw("a"), users.pw("b")
     # bob's job leaves a secret in its folder
@@ -109,7 +114,7 @@ def tenants_and_files(d, users):
                     "bob")
     check(st == 201, "bob's submission: %s %s" % (st, jb))
     jb = d.wait_state(jb["id"], ["done", "failed"])
-    check(jb["state"] == "done", "bob's job: %s" % jb)
+    check(jb["state"] == "done", "bob's job: %s %s" % (jb, d.call("GET", "/v1/jobs/%d" % jb["id"])))
     bob_dir = os.path.join(state, "job-%d" % jb["id"])
     check(open(os.path.join(bob_dir, "ckpt", "uid")).read().strip() == str(b.pw_uid),
           "bob's job ran as bob")
@@ -128,6 +133,8 @@ def tenants_and_files(d, users):
     log = open(os.path.join(alice_dir, "log")).read()
     check(ja["state"] == "done", "alice's job: %s\n%s" % (ja, log))
     out = wait_file(os.path.join(alice_dir, "ckpt", "probe.out"))
+    if on_job:
+        on_job(ja)
     got = {}
     for line in out.splitlines():
         k, _, v = line.partition(" ")
@@ -156,8 +163,9 @@ def tenants_and_files(d, users):
     check(env.get("HOME") == a.pw_dir and env.get("USER") == a.pw_name and env.get("LOGNAME") == a.pw_name,
           "HOME/USER/LOGNAME: %s" % env)
     check(env.get("PATH") == "/usr/local/bin:/usr/bin:/bin", "PATH: %s" % env.get("PATH"))
-    allowed = re.compile(r"^(PATH|HOME|USER|LOGNAME|LANG|CUDA_VISIBLE_DEVICES|RUBICK_\w+|PWD|SHLVL|OLDPWD|_)$")
+    allowed = re.compile(r"^(%s)$" % env_allowed)
     extra = sorted(k for k in env if not allowed.match(k))
+    print("job environment: %s" % " ".join(sorted(env)))
     check(not extra, "variables outside the documented set: %s" % extra)
     # folder ownership and modes
     check(mode(state) == 0o711 and os.stat(state).st_uid == 0, "state folder %o" % mode(state))
