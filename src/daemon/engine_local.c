@@ -154,7 +154,8 @@ static int local_create(void **state, const struct rkd_engine_config *cfg, struc
 	struct local *l = calloc(1, sizeof(*l));
 	if (!l)
 		return rk_error_set(err, RK_ENOMEM, "local engine: out of memory");
-	l->state_dir = strdup(cfg->state_dir);
+	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
+	l->state_dir = realpath(cfg->state_dir, NULL);
 	l->self_exe = strdup(cfg->self_exe);
 	l->grace_ms = cfg->grace_ms;
 	if (!l->state_dir || !l->self_exe) {

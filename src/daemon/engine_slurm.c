@@ -164,7 +164,8 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
 	e->grace_ms = cfg->grace_ms;
-	e->state_dir = strdup(cfg->state_dir);
+	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
+	e->state_dir = realpath(cfg->state_dir, NULL);
 	int ret = e->state_dir ? load_nodes(e, err)
 			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	if (!ret && e->n_nodes == 0)

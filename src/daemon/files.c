@@ -86,9 +86,10 @@ static int ensure(const char *path, int dir, mode_t mode, uid_t uid, gid_t gid)
 {
 	if (dir && mkdir(path, mode) && errno != EEXIST)
 		return -1;
-	int fd = open(path, dir ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-				: O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		      mode);
+	int fd = open(path,
+	              dir ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+	                  : O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	              mode);
 	if (fd < 0)
 		return -1;
 	struct stat st;
@@ -97,7 +98,8 @@ static int ensure(const char *path, int dir, mode_t mode, uid_t uid, gid_t gid)
 		errno = EINVAL;
 		ok = 0;
 	}
-	ok = ok && own(fd, &st, uid, gid) == 0 && ((st.st_mode & 07777) == mode || fchmod(fd, mode) == 0);
+	ok = ok && own(fd, &st, uid, gid) == 0 &&
+	     ((st.st_mode & 07777) == mode || fchmod(fd, mode) == 0);
 	int e = errno;
 	close(fd);
 	errno = e;

@@ -12,21 +12,21 @@
 #include <unistd.h>
 
 /* Resolve a user (by name) and optionally a group into *id. */
-static int ident_lookup(struct rkd_ident *id, const char *user, const char *group,
-			const char *what, struct rk_error *err)
+static int ident_lookup(struct rkd_ident *id, const char *user, const char *group, const char *what,
+                        struct rk_error *err)
 {
 	char buf[16384];
 	struct passwd pw, *pwp = NULL;
 	int rc = getpwnam_r(user, &pw, buf, sizeof(buf), &pwp);
 	if (rc || !pwp)
 		return rk_error_set(err, RK_EINVAL, "%s: user '%s' %s", what, user,
-				    rc ? strerror(rc) : "does not exist (see /etc/passwd)");
+		                    rc ? strerror(rc) : "does not exist (see /etc/passwd)");
 	memset(id, 0, sizeof(*id));
 	id->uid = pw.pw_uid;
 	id->gid = pw.pw_gid;
 	if (strlen(pw.pw_name) >= sizeof(id->user) || strlen(pw.pw_dir) >= sizeof(id->home))
 		return rk_error_set(err, RK_ERANGE, "%s: user '%s': name or home folder too long",
-				    what, user);
+		                    what, user);
 	memcpy(id->user, pw.pw_name, strlen(pw.pw_name) + 1);
 	memcpy(id->home, pw.pw_dir, strlen(pw.pw_dir) + 1);
 	if (group && *group) {
@@ -34,7 +34,7 @@ static int ident_lookup(struct rkd_ident *id, const char *user, const char *grou
 		rc = getgrnam_r(group, &gr, buf, sizeof(buf), &grp);
 		if (rc || !grp)
 			return rk_error_set(err, RK_EINVAL, "%s: group '%s' %s", what, group,
-					    rc ? strerror(rc) : "does not exist (see /etc/group)");
+			                    rc ? strerror(rc) : "does not exist (see /etc/group)");
 		id->gid = gr.gr_gid;
 	}
 	return 0;
@@ -66,19 +66,21 @@ static int ident_self(struct rkd_ident *id, uid_t uid, struct rk_error *err)
 
 /* A named identity must be usable: not root unless allowed, rubickd's own when unprivileged. */
 static int ident_check(const struct rkd_idmap *m, const struct rkd_ident *id, int allow_root,
-		       const char *what, struct rk_error *err)
+                       const char *what, struct rk_error *err)
 {
 	if (id->uid == 0 && !allow_root)
-		return rk_error_set(err, RK_EPERM,
-				    "%s: user '%s' is root; jobs run as root only with allow_root = yes",
-				    what, id->user);
+		return rk_error_set(
+		    err, RK_EPERM,
+		    "%s: user '%s' is root; jobs run as root only with allow_root = yes", what,
+		    id->user);
 	if (!m->privileged && (id->uid != m->self.uid || id->gid != m->self.gid))
-		return rk_error_set(err, RK_EPERM,
-				    "%s: user '%s' (uid %u, gid %u): rubickd runs as uid %u gid %u, not"
-				    " root, and cannot run jobs as another user or group (docs/rubickd.8,"
-				    " SECURITY)",
-				    what, id->user, (unsigned)id->uid, (unsigned)id->gid,
-				    (unsigned)m->self.uid, (unsigned)m->self.gid);
+		return rk_error_set(
+		    err, RK_EPERM,
+		    "%s: user '%s' (uid %u, gid %u): rubickd runs as uid %u gid %u, not"
+		    " root, and cannot run jobs as another user or group (docs/rubickd.8,"
+		    " SECURITY)",
+		    what, id->user, (unsigned)id->uid, (unsigned)id->gid, (unsigned)m->self.uid,
+		    (unsigned)m->self.gid);
 	return 0;
 }
 
@@ -108,10 +110,11 @@ int rkd_idmap_init(struct rkd_idmap *m, const struct rkd_config *c, struct rk_er
 		e->allow_root = c->tenant_allow_root[i] || c->allow_root;
 		if (c->tenant_group[i][0] && !c->tenant_user[i][0])
 			ret = rk_error_set(err, RK_EINVAL, "tenant %s: group: needs user",
-					   c->tenants[i].name);
+			                   c->tenants[i].name);
 		else if (c->tenant_user[i][0]) {
 			e->has_user = 1;
-			ret = ident_lookup(&e->id, c->tenant_user[i], c->tenant_group[i], what, err);
+			ret =
+			    ident_lookup(&e->id, c->tenant_user[i], c->tenant_group[i], what, err);
 			if (!ret)
 				ret = ident_check(&n, &e->id, e->allow_root, what, err);
 		}
@@ -131,7 +134,7 @@ void rkd_idmap_fini(struct rkd_idmap *m)
 }
 
 int rkd_idmap_find(const struct rkd_idmap *m, const char *tenant, const struct rkd_ident **out,
-		   struct rk_error *err)
+                   struct rk_error *err)
 {
 	const struct rkd_idmap_entry *e = NULL;
 	for (int i = 0; i < m->n; i++)
@@ -153,11 +156,12 @@ int rkd_idmap_find(const struct rkd_idmap *m, const char *tenant, const struct r
 		*out = &m->root;
 		return 0;
 	}
-	return rk_error_set(err, RK_EPERM,
-			    "tenant '%s' names no Unix user to run its jobs as and rubickd runs as"
-			    " root: give user = NAME in its [tenant %s] section (or job_user = NAME;"
-			    " allow_root = yes runs them as root)",
-			    tenant, tenant);
+	return rk_error_set(
+	    err, RK_EPERM,
+	    "tenant '%s' names no Unix user to run its jobs as and rubickd runs as"
+	    " root: give user = NAME in its [tenant %s] section (or job_user = NAME;"
+	    " allow_root = yes runs them as root)",
+	    tenant, tenant);
 }
 
 static char *pair(const char *k, const char *v)
@@ -177,12 +181,13 @@ int rkd_ident_env(const struct rkd_ident *id, int slurm, char **env, int max)
 		id = &self;
 	}
 	/* The usual Debian defaults (login.defs ENV_PATH / ENV_SUPATH), never rubickd's PATH. */
-	const char *path = id->uid == 0 ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-					: "/usr/local/bin:/usr/bin:/bin";
+	const char *path = id->uid == 0
+	                       ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	                       : "/usr/local/bin:/usr/bin:/bin";
 	const char *conf = slurm ? getenv("SLURM_CONF") : NULL;
 	const char *kv[][2] = {
-		{"PATH", path},          {"HOME", id->home}, {"USER", id->user},
-		{"LOGNAME", id->user},   {"LANG", "C.UTF-8"}, {"SLURM_CONF", conf},
+	    {"PATH", path},        {"HOME", id->home},  {"USER", id->user},
+	    {"LOGNAME", id->user}, {"LANG", "C.UTF-8"}, {"SLURM_CONF", conf},
 	};
 	int n = 0;
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && n < max - 1; i++) {

@@ -22,27 +22,27 @@ struct rkd_config;
 /* A Unix identity a job runs as, resolved from the passwd and group files at start-up. */
 struct rkd_ident {
 	uid_t uid;
-	gid_t gid;        /* primary group: `group`, else the user's own */
-	char user[64];    /* login name: USER, LOGNAME, and its supplementary groups */
-	char home[1024];  /* HOME */
+	gid_t gid;       /* primary group: `group`, else the user's own */
+	char user[64];   /* login name: USER, LOGNAME, and its supplementary groups */
+	char home[1024]; /* HOME */
 };
 
 struct rkd_idmap_entry {
 	char tenant[64];
-	int has_user;      /* the section names a user */
-	int allow_root;    /* allow_root = yes in the section */
+	int has_user;   /* the section names a user */
+	int allow_root; /* allow_root = yes in the section */
 	struct rkd_ident id;
 };
 
 struct rkd_idmap {
 	struct rkd_idmap_entry *t;
 	int n;
-	int privileged;         /* rubickd runs as root: identities are enforced */
-	int has_job_user;       /* job_user given */
+	int privileged;   /* rubickd runs as root: identities are enforced */
+	int has_job_user; /* job_user given */
 	struct rkd_ident job_user;
-	int allow_root;         /* top-level allow_root = yes */
-	struct rkd_ident self;  /* rubickd's own user */
-	struct rkd_ident root;  /* uid 0, for allow_root */
+	int allow_root;        /* top-level allow_root = yes */
+	struct rkd_ident self; /* rubickd's own user */
+	struct rkd_ident root; /* uid 0, for allow_root */
 };
 
 /*
@@ -60,7 +60,7 @@ void rkd_idmap_fini(struct rkd_idmap *m);
  * user, no job_user is given and root is not allowed.
  */
 int rkd_idmap_find(const struct rkd_idmap *m, const char *tenant, const struct rkd_ident **out,
-		   struct rk_error *err);
+                   struct rk_error *err);
 
 /*
  * The base environment of a job run as `id` (NULL = rubickd's own user):

@@ -29,21 +29,21 @@ int rkd_secret_load(const char *path, unsigned char key[RKD_KEY_BYTES], struct r
 		unsigned char k[RKD_KEY_BYTES];
 		if (getrandom(k, sizeof(k), 0) != (ssize_t)sizeof(k))
 			return rk_error_set(err, RK_EIO, "%s: no random bytes: %s", path,
-					    strerror(errno));
+			                    strerror(errno));
 		char tmp[4200];
 		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 			return rk_error_set(err, RK_ERANGE, "%s: path too long", path);
 		int w = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		int ok = w >= 0 && fchmod(w, 0600) == 0 && write(w, k, sizeof(k)) == (ssize_t)sizeof(k) &&
-			 fsync(w) == 0;
+		int ok = w >= 0 && fchmod(w, 0600) == 0 &&
+		         write(w, k, sizeof(k)) == (ssize_t)sizeof(k) && fsync(w) == 0;
 		if (w >= 0)
 			ok = close(w) == 0 && ok;
 		/* link, not rename: a second rubickd racing us keeps the first key */
 		if (!ok || (link(tmp, path) && errno != EEXIST)) {
 			int e = errno;
 			unlink(tmp);
-			return rk_error_set(err, RK_EIO, "%s: cannot create the token key: %s", path,
-					    strerror(e));
+			return rk_error_set(err, RK_EIO, "%s: cannot create the token key: %s",
+			                    path, strerror(e));
 		}
 		unlink(tmp);
 		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -54,20 +54,21 @@ int rkd_secret_load(const char *path, unsigned char key[RKD_KEY_BYTES], struct r
 	int ret = 0;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		ret = rk_error_set(err, RK_EPERM, "%s: not a file of rubickd's user (uid %u)", path,
-				   (unsigned)geteuid());
+		                   (unsigned)geteuid());
 	else if ((st.st_mode & 077) && fchmod(fd, 0600))
 		ret = rk_error_set(err, RK_EPERM, "%s: mode %03o and cannot chmod 600: %s", path,
-				   (unsigned)(st.st_mode & 0777), strerror(errno));
+		                   (unsigned)(st.st_mode & 0777), strerror(errno));
 	else if (read(fd, key, RKD_KEY_BYTES) != RKD_KEY_BYTES)
-		ret = rk_error_set(err, RK_EIO, "%s: not a %d-byte key (remove it to make a new one;"
-				   " running jobs then report with their old tokens only)",
-				   path, RKD_KEY_BYTES);
+		ret = rk_error_set(err, RK_EIO,
+		                   "%s: not a %d-byte key (remove it to make a new one;"
+		                   " running jobs then report with their old tokens only)",
+		                   path, RKD_KEY_BYTES);
 	close(fd);
 	return ret;
 }
 
 void rkd_token_derive(const unsigned char key[RKD_KEY_BYTES], int64_t job_id,
-		      char out[RKD_TOKEN_HEX])
+                      char out[RKD_TOKEN_HEX])
 {
 	char msg[64];
 	int n = snprintf(msg, sizeof(msg), "rubick-job-token:%lld", (long long)job_id);
@@ -107,8 +108,9 @@ int rkd_secret_db_files(const char *db, struct rk_error *err)
 		if (lstat(path, &st))
 			continue; /* -wal and -shm come and go */
 		if (S_ISREG(st.st_mode) && (st.st_mode & 077) && chmod(path, 0600))
-			return rk_error_set(err, RK_EIO, "%s: cannot make it private (chmod 600): %s",
-					    path, strerror(errno));
+			return rk_error_set(err, RK_EIO,
+			                    "%s: cannot make it private (chmod 600): %s", path,
+			                    strerror(errno));
 	}
 	return 0;
 }

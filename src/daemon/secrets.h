@@ -23,7 +23,7 @@
 int rkd_secret_load(const char *path, unsigned char key[RKD_KEY_BYTES], struct rk_error *err);
 /* The report token of job `job_id` (hex). */
 void rkd_token_derive(const unsigned char key[RKD_KEY_BYTES], int64_t job_id,
-		      char out[RKD_TOKEN_HEX]);
+                      char out[RKD_TOKEN_HEX]);
 /* SHA-256 of `text` in hex: what the database keeps of a token. */
 void rkd_token_hash(const char *text, char out[RKD_TOKEN_HEX]);
 /* 1 when a and b are equal; time independent of where they differ. */
