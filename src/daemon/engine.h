@@ -45,6 +45,8 @@ struct rkd_launch {
 	 * are the job user's, 0600/0700, so no other tenant can read them.
 	 */
 	const struct rkd_ident *ident;
+	char *const *env;         /* the submission's `env`, "K=V" (jobspec.h) */
+	int n_env;
 };
 
 /* How a run ended. */

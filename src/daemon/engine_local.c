@@ -205,6 +205,25 @@ static int job_dirs(const char *job_dir, const char *ckpt, const char *work, con
 		       : 0;
 }
 
+/* RUNDIR/env: the job's environment as netstrings ("LEN:K=V,"), read by supervise.c. */
+static int write_env(const char *path, char *const *envp, size_t n)
+{
+	size_t cap = 1;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(envp[i]) + 24;
+	char *buf = malloc(cap);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%zu:%s,", strlen(envp[i]), envp[i]);
+	int ret = rkd_write_atomic(path, buf);
+	free(buf);
+	return ret;
+}
+
 static int local_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
 {
 	struct local *l = state;
@@ -258,8 +277,10 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	unlink(path);
 
 	/* A clean environment (identity.h), never rubickd's own variables. */
-	envp = calloc(32, sizeof(*envp));
-	int n_base = envp ? rkd_ident_env(id, 0, envp, 16) : RK_ENOMEM;
+	size_t cap_env = (size_t)ln->n_env + 32;
+	envp = calloc(cap_env, sizeof(*envp));
+	int n_base = envp ? rkd_ident_env(id, 0, ln->env, ln->n_env, envp, (int)cap_env - 16)
+			  : RK_ENOMEM;
 	if (n_base < 0) {
 		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 		goto out;
@@ -289,6 +310,16 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 			ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 			goto out;
 		}
+	/*
+	 * The job's environment goes to the supervisor in RUNDIR/env, not in its
+	 * own: the supervisor runs as rubickd's user (root), and a submission's
+	 * LD_PRELOAD or GCONV_PATH must reach only the job, after the drop.
+	 */
+	rkd_path_fmt(path, sizeof(path), "%s/env", dir);
+	if (write_env(path, envp, n_env)) {
+		ret = rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
 	/*
 	 * The wrapping shell (the group leader) forwards SIGUSR1 and SIGTERM to
 	 * the job's main process only: signalling the whole group would kill
@@ -344,7 +375,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 		posix_spawn_file_actions_adddup2(&fa, lockfd, 3);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
+	char *sup_env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, sup_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc) {

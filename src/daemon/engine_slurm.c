@@ -209,8 +209,9 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	 * A clean environment (identity.h), never rubickd's: slurmd adds SLURM_*
 	 * and the GPUs' CUDA_VISIBLE_DEVICES, env.sh the RUBICK_* of each run.
 	 */
-	char *env[16] = {0};
-	int n_env = rkd_ident_env(ln->ident, 1, env, 16);
+	char **env = calloc((size_t)ln->n_env + 8, sizeof(*env));
+	int n_env = env ? rkd_ident_env(ln->ident, 1, ln->env, ln->n_env, env, ln->n_env + 8)
+			: RK_ENOMEM;
 	char *script = rkd_sl_make_script(job_dir, ln->command);
 	char name[64], out[4200], work[4200];
 	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
@@ -251,6 +252,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 out:
 	for (int i = 0; i < n_env; i++)
 		free(env[i]);
+	free(env);
 	free(script);
 	return ret;
 }

@@ -173,33 +173,52 @@ static char *pair(const char *k, const char *v)
 	return s;
 }
 
-int rkd_ident_env(const struct rkd_ident *id, int slurm, char **env, int max)
+/* Whether "K=V" entry e names the variable k (k ends at '\0' or '='). */
+static int same_name(const char *e, const char *k)
+{
+	size_t n = strcspn(k, "=");
+	return !strncmp(e, k, n) && e[n] == '=';
+}
+
+int rkd_ident_env(const struct rkd_ident *id, int slurm, char *const *extra, int n_extra,
+		  char **env, int max)
 {
 	struct rkd_ident self;
 	if (!id) {
 		ident_self(&self, geteuid(), NULL);
 		id = &self;
 	}
+	if (max < 7 + n_extra)
+		return RK_ERANGE;
 	/* The usual Debian defaults (login.defs ENV_PATH / ENV_SUPATH), never rubickd's PATH. */
 	const char *path = id->uid == 0
-	                       ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	                       : "/usr/local/bin:/usr/bin:/bin";
+				   ? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+				   : "/usr/local/bin:/usr/bin:/bin";
 	const char *conf = slurm ? getenv("SLURM_CONF") : NULL;
 	const char *kv[][2] = {
-	    {"PATH", path},        {"HOME", id->home},  {"USER", id->user},
-	    {"LOGNAME", id->user}, {"LANG", "C.UTF-8"}, {"SLURM_CONF", conf},
+		{"PATH", path},        {"HOME", id->home},  {"USER", id->user},
+		{"LOGNAME", id->user}, {"LANG", "C.UTF-8"}, {"SLURM_CONF", conf},
 	};
 	int n = 0;
-	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && n < max - 1; i++) {
-		if (!kv[i][1])
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
+		int replaced = !kv[i][1];
+		for (int k = 0; k < n_extra && !replaced; k++)
+			replaced = same_name(extra[k], kv[i][0]);
+		if (replaced)
 			continue;
-		if (!(env[n] = pair(kv[i][0], kv[i][1]))) {
-			while (n > 0)
-				free(env[--n]);
-			return RK_ENOMEM;
-		}
+		if (!(env[n] = pair(kv[i][0], kv[i][1])))
+			goto oom;
+		n++;
+	}
+	for (int k = 0; k < n_extra; k++) {
+		if (!(env[n] = strdup(extra[k])))
+			goto oom;
 		n++;
 	}
 	env[n] = NULL;
 	return n;
+oom:
+	while (n > 0)
+		free(env[--n]);
+	return RK_ENOMEM;
 }

@@ -66,10 +66,13 @@ int rkd_idmap_find(const struct rkd_idmap *m, const char *tenant, const struct r
  * The base environment of a job run as `id` (NULL = rubickd's own user):
  * PATH (a fixed default), HOME, USER, LOGNAME, LANG (C.UTF-8) and, with
  * slurm = 1, SLURM_CONF when rubickd has it (the job's srun and squeue need
- * the same cluster). The engines append RUBICK_* and CUDA_VISIBLE_DEVICES.
- * OUT: env[] (up to max - 1 malloc'd "K=V" strings, the caller frees each),
- * returns how many, or RK_ENOMEM.
+ * the same cluster), then the submission's `extra` "K=V" entries, which
+ * replace a default of the same name. The engines append RUBICK_* and
+ * CUDA_VISIBLE_DEVICES. OUT: env[] (NULL-terminated malloc'd "K=V" strings,
+ * the caller frees each; max >= 7 + n_extra), returns how many, or
+ * RK_ENOMEM / RK_ERANGE.
  */
-int rkd_ident_env(const struct rkd_ident *id, int slurm, char **env, int max);
+int rkd_ident_env(const struct rkd_ident *id, int slurm, char *const *extra, int n_extra,
+		  char **env, int max);
 
 #endif

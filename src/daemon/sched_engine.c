@@ -149,6 +149,8 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		.gpus = rk_alloc_total_gpus(&j->core.alloc),
 		.cpus = rk_alloc_total_cpus(&j->core.alloc),
 		.ident = ident,
+		.env = j->spec.env,
+		.n_env = j->spec.n_env,
 	};
 	j->launch_pending = 0;
 	if (s->engine->launch(s->engine_state, &ln, &e)) {

@@ -83,6 +83,54 @@ static int become(uid_t uid, gid_t gid, const char *user)
 	return 0;
 }
 
+/*
+ * The job's environment from RUNDIR/env (netstrings, engine_local.c), never
+ * the supervisor's own. NULL when absent or malformed; the caller frees.
+ */
+static char **read_env(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/env", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	if (fstat(fd, &st) == 0 && st.st_size < (1 << 26)) {
+		len = (size_t)st.st_size;
+		buf = malloc(len + 1);
+		if (buf && read(fd, buf, len) != (ssize_t)len) {
+			free(buf);
+			buf = NULL;
+		} else if (buf)
+			buf[len] = '\0'; /* strtoul stops there */
+	}
+	close(fd);
+	/* at most one entry per 3 bytes ("0:," is the shortest) */
+	char **env = buf ? calloc(len / 3 + 1, sizeof(*env)) : NULL;
+	size_t n = 0, i = 0;
+	while (env && i < len) {
+		char *end;
+		unsigned long el = strtoul(buf + i, &end, 10);
+		size_t at = (size_t)(end - buf);
+		if (end == buf + i || *end != ':' || el > len || at + 2 + el > len ||
+		    buf[at + 1 + el] != ',' || !(env[n] = malloc(el + 1)))
+			break;
+		memcpy(env[n], buf + at + 1, el);
+		env[n++][el] = '\0';
+		i = at + 2 + el;
+	}
+	if (env && i != len) { /* malformed: nothing rather than part */
+		for (size_t j = 0; j < n; j++)
+			free(env[j]);
+		free(env);
+		env = NULL;
+	}
+	free(buf);
+	return env;
+}
+
 static int parse_id(const char *s, unsigned *out)
 {
 	char *end;
@@ -120,6 +168,7 @@ int rkd_supervise_main(int argc, char **argv)
 		record(dir, "exit", "exit 127\n");
 		return 1;
 	}
+	char **envp = read_env(dir); /* freed by exit */
 	int gate[2];
 	if (pipe(gate) || fcntl(gate[0], F_SETFD, FD_CLOEXEC) || fcntl(gate[1], F_SETFD, FD_CLOEXEC)) {
 		record(dir, "exit", "exit 127\n");
@@ -156,7 +205,11 @@ int rkd_supervise_main(int argc, char **argv)
 			_exit(126);
 		}
 		umask(022); /* rubickd's own is 077 */
-		execv(argv[8], argv + 8);
+		if (!envp) {
+			dprintf(2, "rubickd supervisor: %s/env: missing or malformed\n", dir);
+			_exit(126);
+		}
+		execve(argv[8], argv + 8, envp);
 		dprintf(2, "rubickd supervisor: %s: %s\n", argv[8], strerror(errno));
 		_exit(127);
 	}

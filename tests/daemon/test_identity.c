@@ -120,7 +120,7 @@ static void clean_env(void **state)
 	struct rkd_ident id = {.uid = 1234, .gid = 1234, .user = "alice", .home = "/home/alice"};
 	char *env[16];
 	setenv("SLURM_CONF", "/etc/slurm/x.conf", 1);
-	int n = rkd_ident_env(&id, 0, env, 16);
+	int n = rkd_ident_env(&id, 0, NULL, 0, env, 16);
 	assert_int_equal(n, 5);
 	const char *want[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/alice", "USER=alice",
 			      "LOGNAME=alice", "LANG=C.UTF-8"};
@@ -129,11 +129,21 @@ static void clean_env(void **state)
 		free(env[i]);
 	}
 	assert_null(env[n]);
-	n = rkd_ident_env(&id, 1, env, 16);
+	n = rkd_ident_env(&id, 1, NULL, 0, env, 16);
 	assert_int_equal(n, 6);
 	assert_string_equal(env[5], "SLURM_CONF=/etc/slurm/x.conf");
 	for (int i = 0; i < n; i++)
 		free(env[i]);
+	/* the submission's variables come last and replace a default of the same name */
+	char *extra[] = {"LANG=fr_FR.UTF-8", "NCCL_DEBUG=INFO"};
+	n = rkd_ident_env(&id, 0, extra, 2, env, 16);
+	assert_int_equal(n, 6);
+	assert_string_equal(env[3], "LOGNAME=alice");
+	assert_string_equal(env[4], "LANG=fr_FR.UTF-8");
+	assert_string_equal(env[5], "NCCL_DEBUG=INFO");
+	for (int i = 0; i < n; i++)
+		free(env[i]);
+	assert_int_equal(rkd_ident_env(&id, 0, extra, 2, env, 8), RK_ERANGE);
 	unsetenv("SLURM_CONF");
 }
 

@@ -87,9 +87,11 @@ def write_conf(d, users, extra=""):
     os.chmod(d.conf, 0o600)
 
 
-def submit(d, token, command, name):
-    return d.call("POST", "/v1/jobs", {"name": name, "model": "bert", "iterations": 10, "gpus": 1,
-                                       "command": command}, token=token)
+def submit(d, token, command, name, env=None):
+    body = {"name": name, "model": "bert", "iterations": 10, "gpus": 1, "command": command}
+    if env:
+        body["env"] = env
+    return d.call("POST", "/v1/jobs", body, token=token)
 
 
 def wait_file(path, timeout=30):
@@ -102,7 +104,8 @@ def wait_file(path, timeout=30):
 
 
 # The documented job environment (docs/rubickd.8, SECURITY), and what the shell adds.
-ENV_LOCAL = r"PATH|HOME|USER|LOGNAME|LANG|CUDA_VISIBLE_DEVICES|RUBICK_\w+|PWD|SHLVL|OLDPWD|_"
+ENV_LOCAL = r"PATH|HOME|USER|LOGNAME|LANG|CUDA_VISIBLE_DEVICES|RUBICK_\w+|PWD|SHLVL|OLDPWD|_|RKD_JOB_VAR"
+JOB_ENV = {"RKD_JOB_VAR": "asked for, with = and spaces", "LANG": "C"}  # the submission's env
 
 
 def tenants_and_files(d, users, env_allowed=ENV_LOCAL, on_job=None):
@@ -127,7 +130,7 @@ def tenants_and_files(d, users, env_allowed=ENV_LOCAL, on_job=None):
     cmd = "sh %s %s %s %s %s %s %s %d" % (probe, os.path.join(d.dir, "admin.token"), d.conf,
                                           os.path.join(d.dir, "state.db"), bob_dir, alice_dir,
                                           state, d.proc.pid)
-    st, ja = submit(d, ALICE, cmd, "alice")
+    st, ja = submit(d, ALICE, cmd, "alice", env=JOB_ENV)
     check(st == 201 and ja["id"] == jb["id"] + 1, "alice's submission: %s %s" % (st, ja))
     ja = d.wait_state(ja["id"], ["done", "failed"])
     log = open(os.path.join(alice_dir, "log")).read()
@@ -163,6 +166,8 @@ def tenants_and_files(d, users, env_allowed=ENV_LOCAL, on_job=None):
     check(env.get("HOME") == a.pw_dir and env.get("USER") == a.pw_name and env.get("LOGNAME") == a.pw_name,
           "HOME/USER/LOGNAME: %s" % env)
     check(env.get("PATH") == "/usr/local/bin:/usr/bin:/bin", "PATH: %s" % env.get("PATH"))
+    check(env.get("RKD_JOB_VAR") == JOB_ENV["RKD_JOB_VAR"] and env.get("LANG") == "C",
+          "the submission's env: %s" % env)
     allowed = re.compile(r"^(%s)$" % env_allowed)
     extra = sorted(k for k in env if not allowed.match(k))
     print("job environment: %s" % " ".join(sorted(env)))
@@ -191,6 +196,36 @@ def no_plaintext_tokens(d, token, jid):
     check(rows and all(re.fullmatch(r"[0-9a-f]{64}", t) for _, t in rows), "stored tokens: %s" % rows)
     stored = dict(rows)[jid]
     check(stored == hashlib.sha256(token.encode()).hexdigest(), "stored = SHA-256 of the job's token")
+
+
+def supervisor_env(d, users):
+    """The submission's env reaches the job only, never the root supervisor (LD_PRELOAD!)."""
+    st, j = submit(d, ALICE, "sleep 30", "sleeper", env={"RKD_JOB_VAR": "x", "LD_PRELOAD": ""})
+    check(st == 201, "sleeper: %s %s" % (st, j))
+    d.wait_state(j["id"], ["running"])
+    run = os.path.join(d.dir, "state.db.jobs", "job-%d" % j["id"], "run-1")
+    leader = int(wait_file(os.path.join(run, "pid")).split()[0])
+    sup = [l.split()[1] for l in open("/proc/%d/status" % leader) if l.startswith("PPid:")][0]
+    end = time.time() + 10  # the pid is recorded before the exec: wait for it
+    while True:
+        job_env = open("/proc/%d/environ" % leader, "rb").read().split(b"\0")
+        if b"RKD_JOB_VAR=x" in job_env or time.time() > end:
+            break
+        time.sleep(0.05)
+    sup_env = open("/proc/%s/environ" % sup, "rb").read().split(b"\0")
+    check(b"RKD_JOB_VAR=x" in job_env and b"LD_PRELOAD=" in job_env, "job env: %s" % job_env)
+    check(not any(e.startswith((b"RKD_JOB_VAR", b"LD_PRELOAD", b"RUBICK_JOB_TOKEN")) for e in sup_env),
+          "the supervisor (uid 0) got the job's variables: %s" % sup_env)
+    check(os.stat("/proc/%s" % sup).st_uid == 0 and os.stat("/proc/%d" % leader).st_uid == users.pw("a").pw_uid,
+          "supervisor as root, job as alice")
+    check(mode(os.path.join(run, "env")) == 0o600, "run-1/env is rubickd's")
+    st, _ = d.call("DELETE", "/v1/jobs/%d" % j["id"], token=ALICE)
+    check(st == 200, "cancel: %s" % st)
+    d.wait_state(j["id"], ["cancelled"])
+    for bad in ("RUBICK_URL", "SLURM_CONF", "CUDA_VISIBLE_DEVICES", "A-B"):
+        st, r = submit(d, ALICE, "true", "bad", env={bad: "x"})
+        check(st == 400 and r["error"]["field"] == "env" and bad in r["error"]["message"],
+              "env %s: %s %s" % (bad, st, r))
 
 
 def refusals(d, users):
@@ -276,6 +311,7 @@ def main():
         os.umask(old_umask)
         token, jid = tenants_and_files(d, users)
         no_plaintext_tokens(d, token, jid)
+        supervisor_env(d, users)
         refusals(d, users)
         d.stop()
         startup_checks(users)
