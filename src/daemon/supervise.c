@@ -83,6 +83,13 @@ static int become(uid_t uid, gid_t gid, const char *user)
 	return 0;
 }
 
+static void env_free(char **env)
+{
+	for (char **e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}
+
 /*
  * The job's environment from RUNDIR/env (netstrings, engine_local.c), never
  * the supervisor's own. NULL when absent or malformed; the caller frees.
@@ -122,9 +129,7 @@ static char **read_env(const char *dir)
 		i = at + 2 + el;
 	}
 	if (env && i != len) { /* malformed: nothing rather than part */
-		for (size_t j = 0; j < n; j++)
-			free(env[j]);
-		free(env);
+		env_free(env);
 		env = NULL;
 	}
 	free(buf);
@@ -168,13 +173,15 @@ int rkd_supervise_main(int argc, char **argv)
 		record(dir, "exit", "exit 127\n");
 		return 1;
 	}
-	char **envp = read_env(dir); /* freed by exit */
 	int gate[2];
 	if (pipe(gate) || fcntl(gate[0], F_SETFD, FD_CLOEXEC) || fcntl(gate[1], F_SETFD, FD_CLOEXEC)) {
 		record(dir, "exit", "exit 127\n");
 		return 1;
 	}
+	char **envp = read_env(dir); /* the child's: the parent frees it once forked */
 	pid_t pid = fork();
+	if (pid != 0)
+		env_free(envp);
 	if (pid < 0) {
 		record(dir, "exit", "exit 127\n");
 		return 1;
