@@ -21,7 +21,7 @@ printf '%s\n' "$token" >"$dir/token"
 chmod 600 "$dir/token"
 echo "machine: $(nproc) CPUs, $(uname -r), database on $(df -P "$dir" | awk 'NR==2 {print $1}')"
 "$build/src/daemon/rubickd" --listen 127.0.0.1:0 --db "$dir/state.db" --token-file "$dir/token" \
-	--cluster 1x8 --grace-ms 1000 --sync "${RUBICKD_SYNC:-full}" >"$dir/out" 2>"$dir/err" &
+	--allow-root yes --cluster 1x8 --grace-ms 1000 --sync "${RUBICKD_SYNC:-full}" >"$dir/out" 2>"$dir/err" &
 pid=$!
 for _ in $(seq 100); do grep -q listening "$dir/out" && break; sleep 0.05; done
 url=$(sed -n 's/.*listening on //p' "$dir/out")

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
 	build-essential meson ninja-build pkg-config python3
-	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev
+	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev nettle-dev
 	clang libclang-rt-14-dev curl
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch

@@ -49,6 +49,15 @@ static int set_int(int *dst, const char *value, long lo, long hi, const char *ke
 	return 0;
 }
 
+static int set_bool(int *dst, const char *value, const char *key, const char *where,
+		    struct rk_error *err)
+{
+	if (strcmp(value, "yes") && strcmp(value, "no"))
+		return rk_error_set(err, RK_EINVAL, "%s: %s: '%s' is not yes or no", where, key, value);
+	*dst = !strcmp(value, "yes");
+	return 0;
+}
+
 int rkd_config_set(struct rkd_config *c, const char *key, const char *value, const char *where,
 		   struct rk_error *err)
 {
@@ -68,6 +77,12 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"url", c->url, sizeof(c->url)},
 		{"admin_token_file", c->admin_token_file, sizeof(c->admin_token_file)},
 	};
+	if (!strcmp(key, "allow_root"))
+		return set_bool(&c->allow_root, value, key, where, err);
+	if (!strcmp(key, "job_user"))
+		return set_str(c->job_user, sizeof(c->job_user), value, key, where, err);
+	if (!strcmp(key, "job_group"))
+		return set_str(c->job_group, sizeof(c->job_group), value, key, where, err);
 	if (!strcmp(key, "sync")) {
 		if (strcmp(value, "full") && strcmp(value, "normal"))
 			return rk_error_set(err, RK_EINVAL, "%s: sync: '%s' is not full or normal", where,
@@ -113,8 +128,14 @@ static int tenant_key(struct rkd_config *c, int t, const char *key, const char *
 		return set_int(&c->tenants[t].gpu_quota, value, -1, 1 << 30, key, where, err);
 	if (!strcmp(key, "guaranteed_gpu_quota"))
 		return set_int(&c->tenants[t].guaranteed_gpu_quota, value, -1, 1 << 30, key, where, err);
+	if (!strcmp(key, "user"))
+		return set_str(c->tenant_user[t], sizeof(c->tenant_user[t]), value, key, where, err);
+	if (!strcmp(key, "group"))
+		return set_str(c->tenant_group[t], sizeof(c->tenant_group[t]), value, key, where, err);
+	if (!strcmp(key, "allow_root"))
+		return set_bool(&c->tenant_allow_root[t], value, key, where, err);
 	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota, "
-			    "guaranteed_gpu_quota)", where, key);
+			    "guaranteed_gpu_quota, user, group, allow_root)", where, key);
 }
 
 int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
@@ -166,6 +187,8 @@ int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
 			c->tenants[tenant].gpu_quota = -1;
 			c->tenants[tenant].guaranteed_gpu_quota = -1;
 			c->tenant_token_file[tenant][0] = '\0';
+			c->tenant_user[tenant][0] = c->tenant_group[tenant][0] = '\0';
+			c->tenant_allow_root[tenant] = 0;
 			continue;
 		}
 		char *eq = strchr(l, '=');

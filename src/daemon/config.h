@@ -31,6 +31,13 @@ struct rkd_config {
 	int n_tenants;
 	struct rkd_tenant_cfg tenants[RKD_MAX_TENANTS];
 	char tenant_token_file[RKD_MAX_TENANTS][1024];
+	/* Who jobs run as (identity.h): per tenant `user`/`group`/`allow_root`, and
+	 * `job_user`/`job_group` for tenants without a user, `allow_root` for all. */
+	char tenant_user[RKD_MAX_TENANTS][64];
+	char tenant_group[RKD_MAX_TENANTS][64];
+	int tenant_allow_root[RKD_MAX_TENANTS];
+	char job_user[64], job_group[64];
+	int allow_root;
 };
 
 /* Built-in defaults. */

@@ -15,6 +15,7 @@
 #ifndef RUBICKD_ENGINE_H
 #define RUBICKD_ENGINE_H
 
+#include "daemon/identity.h"
 #include "rubick/cluster.h"
 #include "rubick/error.h"
 
@@ -36,6 +37,16 @@ struct rkd_launch {
 	double iters_total;       /* RUBICK_ITERS */
 	int gpus;                 /* RUBICK_GPUS */
 	int cpus;                 /* RUBICK_CPUS */
+	/*
+	 * Who the job runs as (identity.h; NULL = rubickd's own user). The job's
+	 * folder is rubickd's (mode 0711 when the job runs as another user): the
+	 * run records in it are what rubickd trusts, so the job must not write
+	 * them. Its plan, log, env.sh, ckpt/ and work/ (the job's working folder)
+	 * are the job user's, 0600/0700, so no other tenant can read them.
+	 */
+	const struct rkd_ident *ident;
+	char *const *env;         /* the submission's `env`, "K=V" (jobspec.h) */
+	int n_env;
 };
 
 /* How a run ended. */

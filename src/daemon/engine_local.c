@@ -37,8 +37,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 enum phase { PH_RUNNING = 0, PH_USR1, PH_TERM, PH_KILL };
 
 struct run {
@@ -145,7 +143,9 @@ static struct run *run_add(struct local *l)
 
 static int local_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (rkd_mkdir_p(cfg->state_dir))
+	/* 0711 as root: jobs of other users reach their own folders, list none (engine.h). */
+	if (rkd_mkdir_p(cfg->state_dir) ||
+	    rkd_dir_ensure(cfg->state_dir, geteuid() == 0 ? 0711 : 0700, (uid_t)-1, (gid_t)-1))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	if (access(cfg->self_exe, X_OK))
@@ -154,7 +154,8 @@ static int local_create(void **state, const struct rkd_engine_config *cfg, struc
 	struct local *l = calloc(1, sizeof(*l));
 	if (!l)
 		return rk_error_set(err, RK_ENOMEM, "local engine: out of memory");
-	l->state_dir = strdup(cfg->state_dir);
+	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
+	l->state_dir = realpath(cfg->state_dir, NULL);
 	l->self_exe = strdup(cfg->self_exe);
 	l->grace_ms = cfg->grace_ms;
 	if (!l->state_dir || !l->self_exe) {
@@ -189,19 +190,44 @@ static char *env_pair(const char *key, const char *value)
 	return s;
 }
 
-static int is_ours(const char *entry)
+/*
+ * The job's folder: rubickd's, 0711 when the job runs as another user (it may
+ * reach its files, not list or write the run records); ckpt/ and work/ and the
+ * plan and log files the job user's own (engine.h).
+ */
+static int job_dirs(const char *job_dir, const char *ckpt, const char *work, const char *logp,
+		    uid_t uid, gid_t gid)
 {
-	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strncmp(entry, keys[i], strlen(keys[i])))
-			return 1;
-	return 0;
+	return rkd_dir_ensure(job_dir, uid == (uid_t)-1 ? 0700 : 0711, (uid_t)-1, (gid_t)-1) ||
+		       rkd_dir_ensure(ckpt, 0700, uid, gid) || rkd_dir_ensure(work, 0700, uid, gid) ||
+		       rkd_file_ensure(logp, 0600, uid, gid)
+		       ? -1
+		       : 0;
+}
+
+/* RUNDIR/env: the job's environment as netstrings ("LEN:K=V,"), read by supervise.c. */
+static int write_env(const char *path, char *const *envp, size_t n)
+{
+	size_t cap = 1;
+	for (size_t i = 0; i < n; i++)
+		cap += strlen(envp[i]) + 24;
+	char *buf = malloc(cap);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%zu:%s,", strlen(envp[i]), envp[i]);
+	int ret = rkd_write_atomic(path, buf);
+	free(buf);
+	return ret;
 }
 
 static int local_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
 {
 	struct local *l = state;
-	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200];
+	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200], work[4200];
 	int lockfd = -1, ret = 0;
 	char **envp = NULL, *script = NULL;
 	size_t n_env = 0;
@@ -212,14 +238,20 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	    run_dir(l, ln->job_id, ln->run, dir, sizeof(dir)) ||
 	    rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
 	    rkd_path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
-	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir))
+	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir) ||
+	    rkd_path_fmt(work, sizeof(work), "%s/work", job_dir))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (rkd_mkdir_p(dir) || rkd_mkdir_p(ckpt))
-		return rk_error_set(err, RK_EIO, "%s: %s", dir, strerror(errno));
+	const struct rkd_ident *id = ln->ident;
+	/* chown only to another identity: an unprivileged rubickd never calls it */
+	int other = id && (id->uid != geteuid() || id->gid != getegid());
+	uid_t ou = other ? id->uid : (uid_t)-1;
+	gid_t og = other ? id->gid : (gid_t)-1;
+	if (rkd_mkdir_p(dir) || job_dirs(job_dir, ckpt, work, logp, ou, og))
+		return rk_error_set(err, RK_EIO, "%s: %s", job_dir, strerror(errno));
 	char plan_line[256];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (rkd_write_atomic(planp, plan_line))
+	if (rkd_write_atomic_owned(planp, plan_line, ou, og))
 		return rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
 				    strerror(errno));
 	/* Not O_CLOEXEC: the supervisor inherits this open file description. */
@@ -244,17 +276,16 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	rkd_path_fmt(path, sizeof(path), "%s/exit", dir);
 	unlink(path);
 
-	size_t n_base = 0;
-	while (environ[n_base])
-		n_base++;
-	envp = calloc(n_base + 16, sizeof(*envp));
-	if (!envp) {
+	/* A clean environment (identity.h), never rubickd's own variables. */
+	size_t cap_env = (size_t)ln->n_env + 32;
+	envp = calloc(cap_env, sizeof(*envp));
+	int n_base = envp ? rkd_ident_env(id, 0, ln->env, ln->n_env, envp, (int)cap_env - 16)
+			  : RK_ENOMEM;
+	if (n_base < 0) {
 		ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n_base; i++)
-		if (!is_ours(environ[i]))
-			envp[n_env++] = strdup(environ[i]);
+	n_env = (size_t)n_base;
 	char num[4][32];
 	snprintf(num[0], sizeof(num[0]), "%lld", (long long)ln->job_id);
 	snprintf(num[1], sizeof(num[1]), "%d", ln->global_batch);
@@ -279,6 +310,16 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 			ret = rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 			goto out;
 		}
+	/*
+	 * The job's environment goes to the supervisor in RUNDIR/env, not in its
+	 * own: the supervisor runs as rubickd's user (root), and a submission's
+	 * LD_PRELOAD or GCONV_PATH must reach only the job, after the drop.
+	 */
+	rkd_path_fmt(path, sizeof(path), "%s/env", dir);
+	if (write_env(path, envp, n_env)) {
+		ret = rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
 	/*
 	 * The wrapping shell (the group leader) forwards SIGUSR1 and SIGTERM to
 	 * the job's main process only: signalling the whole group would kill
@@ -305,7 +346,12 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	/* { CMD\n} keeps a command with several statements one background job */
 	snprintf(script, sizeof(pre) + cmd_len + sizeof(post) + 4, "%s{ %s\n}%s", pre, ln->command,
 		 post);
-	char *argv[] = {l->self_exe, "--supervise", dir, logp, "/bin/sh", "-c", script, NULL};
+	/* The supervisor stays rubickd's user; it drops to the job's before exec (supervise.c). */
+	char uid_s[24], gid_s[24];
+	snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)(id ? id->uid : geteuid()));
+	snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)(id ? id->gid : getegid()));
+	char *argv[] = {l->self_exe, "--supervise", dir,		      logp, uid_s, gid_s,
+			id ? (char *)id->user : "",   work, "/bin/sh", "-c",  script, NULL};
 
 	struct run *r = run_add(l);
 	if (!r) {
@@ -329,7 +375,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 		posix_spawn_file_actions_adddup2(&fa, lockfd, 3);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
+	char *sup_env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, sup_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc) {

@@ -45,8 +45,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 /* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
 extern char *slurm_job_state_string(uint32_t state);
 extern char *slurm_job_reason_string(enum job_state_reason reason);
@@ -154,7 +152,9 @@ static void seng_destroy(void *state)
 
 static int seng_create(void **state, const struct rkd_engine_config *cfg, struct rk_error *err)
 {
-	if (rkd_mkdir_p(cfg->state_dir))
+	/* 0711 as root: jobs of other users reach their own folders, list none (engine.h). */
+	if (rkd_mkdir_p(cfg->state_dir) ||
+	    rkd_dir_ensure(cfg->state_dir, geteuid() == 0 ? 0711 : 0700, (uid_t)-1, (gid_t)-1))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
 	slurm_init(NULL); /* must come first; NULL reads $SLURM_CONF (slurm.md §5) */
@@ -164,7 +164,8 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
 	e->grace_ms = cfg->grace_ms;
-	e->state_dir = strdup(cfg->state_dir);
+	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
+	e->state_dir = realpath(cfg->state_dir, NULL);
 	int ret = e->state_dir ? load_nodes(e, err)
 			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	if (!ret && e->n_nodes == 0)
@@ -204,37 +205,37 @@ static struct srun *run_add(struct seng *e)
 static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_t *sid,
 		       struct rk_error *err)
 {
-	size_t n_env = 0;
-	while (environ[n_env])
-		n_env++;
-	char **env = calloc(n_env + 1, sizeof(*env));
+	/*
+	 * A clean environment (identity.h), never rubickd's: slurmd adds SLURM_*
+	 * and the GPUs' CUDA_VISIBLE_DEVICES, env.sh the RUBICK_* of each run.
+	 */
+	char **env = calloc((size_t)ln->n_env + 8, sizeof(*env));
+	int n_env = env ? rkd_ident_env(ln->ident, 1, ln->env, ln->n_env, env, ln->n_env + 8)
+			: RK_ENOMEM;
 	char *script = rkd_sl_make_script(job_dir, ln->command);
-	char name[64], out[4200];
+	char name[64], out[4200], work[4200];
 	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
 	rkd_path_fmt(out, sizeof(out), "%s/log", job_dir);
+	rkd_path_fmt(work, sizeof(work), "%s/work", job_dir);
 	int ret = 0;
-	if (!env || !script) {
+	if (n_env <= 0 || !script) {
 		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
 		goto out;
 	}
-	uint32_t k = 0;
-	for (size_t i = 0; i < n_env; i++)
-		if (!rkd_sl_is_ours(environ[i]))
-			env[k++] = environ[i];
-	if (k == 0)
-		env[k++] = "PATH=/usr/bin:/bin"; /* an empty environment fails (slurm.md §5) */
+	uint32_t k = (uint32_t)n_env;
 	job_desc_msg_t d;
 	slurm_init_job_desc_msg(&d);
 	d.name = name;
 	d.script = script;
 	d.environment = env;
 	d.env_size = k;
-	d.work_dir = (char *)job_dir;
+	d.work_dir = work; /* the job user's own folder: job_dir holds rubickd's records */
 	d.std_out = out;
 	d.std_err = out;
 	d.open_mode = OPEN_MODE_APPEND; /* every run appends to the one log */
-	d.user_id = getuid();
-	d.group_id = getgid();
+	/* Slurm's USER, accounting and file permissions are the tenant's user's (identity.h). */
+	d.user_id = ln->ident ? ln->ident->uid : getuid();
+	d.group_id = ln->ident ? ln->ident->gid : getgid();
 	d.min_nodes = d.max_nodes = 1;
 	d.num_tasks = 1;
 	d.priority = 0; /* held until placed */
@@ -249,6 +250,8 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	*sid = r->job_id; /* error_code 2042 (held) is informational */
 	slurm_free_submit_response_response_msg(r);
 out:
+	for (int i = 0; i < n_env; i++)
+		free(env[i]);
 	free(env);
 	free(script);
 	return ret;
@@ -421,8 +424,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (ret)
 		return ret;
 	p.ranks.master_port = master_port(e, ln->job_id, ln->run);
-	if (rkd_sl_write_env(ln, job_dir, &p.ranks) ||
-	    rkd_sl_write_node_script(job_dir, ln->command))
+	if (rkd_sl_job_dirs(ln, job_dir) || rkd_sl_write_env(ln, job_dir, &p.ranks) ||
+	    rkd_sl_write_node_script(ln, job_dir))
 		return rk_error_set(err, RK_EIO, "%s/env.sh, node.sh: cannot write: %s", job_dir,
 				    strerror(errno));
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */

@@ -88,6 +88,32 @@ static int put_ranks(char *buf, size_t cap, size_t *len, const struct rkd_sl_ran
 	return ret ? RK_ERANGE : 0;
 }
 
+/* Owner of the job user's files: (uid_t)-1 when it is rubickd's own identity. */
+static void job_owner(const struct rkd_launch *ln, uid_t *uid, gid_t *gid)
+{
+	const struct rkd_ident *id = ln->ident;
+	int other = id && (id->uid != geteuid() || id->gid != getegid());
+	*uid = other ? id->uid : (uid_t)-1;
+	*gid = other ? id->gid : (gid_t)-1;
+}
+
+int rkd_sl_job_dirs(const struct rkd_launch *ln, const char *job_dir)
+{
+	char ckpt[4200], work[4200], logp[4200];
+	uid_t uid;
+	gid_t gid;
+	job_owner(ln, &uid, &gid);
+	if (rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
+	    rkd_path_fmt(work, sizeof(work), "%s/work", job_dir) ||
+	    rkd_path_fmt(logp, sizeof(logp), "%s/log", job_dir))
+		return RK_ERANGE;
+	if (rkd_dir_ensure(job_dir, uid == (uid_t)-1 ? 0700 : 0711, (uid_t)-1, (gid_t)-1) ||
+	    rkd_dir_ensure(ckpt, 0700, uid, gid) || rkd_dir_ensure(work, 0700, uid, gid) ||
+	    rkd_file_ensure(logp, 0600, uid, gid))
+		return RK_EIO;
+	return 0;
+}
+
 /* env.sh: what changes between runs of the same Slurm job (gotcha 6). */
 int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 		     const struct rkd_sl_ranks *rk)
@@ -125,8 +151,12 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 		return RK_ERANGE;
 	char plan_line[512];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (rkd_path_fmt(path, sizeof(path), "%s/env.sh", job_dir) || rkd_mkdir_p(ckpt) ||
-	    rkd_write_atomic(planp, plan_line) || rkd_write_atomic(path, buf))
+	uid_t uid;
+	gid_t gid;
+	job_owner(ln, &uid, &gid);
+	if (rkd_path_fmt(path, sizeof(path), "%s/env.sh", job_dir) ||
+	    rkd_write_atomic_owned(planp, plan_line, uid, gid) ||
+	    rkd_write_atomic_owned(path, buf, uid, gid))
 		return RK_EIO;
 	return 0;
 }
@@ -168,8 +198,9 @@ char *rkd_sl_make_script(const char *job_dir, const char *command)
 	return s;
 }
 
-int rkd_sl_write_node_script(const char *job_dir, const char *command)
+int rkd_sl_write_node_script(const struct rkd_launch *ln, const char *job_dir)
 {
+	const char *command = ln->command;
 	size_t cap = 2 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
 		     sizeof(wait_part) + 256;
 	char *s = malloc(cap), path[4200];
@@ -179,17 +210,10 @@ int rkd_sl_write_node_script(const char *job_dir, const char *command)
 	}
 	snprintf(s, cap, "#!/bin/sh\n# one node's share of a multi-node run (srun, one task a node)\n"
 		 ". '%s/env.sh' || exit 70\n%s{ %s\n} &\n%s", job_dir, trap_part, command, wait_part);
-	int ret = rkd_write_atomic(path, s);
+	uid_t uid;
+	gid_t gid;
+	job_owner(ln, &uid, &gid);
+	int ret = rkd_write_atomic_owned(path, s, uid, gid);
 	free(s);
 	return ret;
 }
-
-int rkd_sl_is_ours(const char *entry)
-{
-	static const char *const keys[] = {"CUDA_VISIBLE_DEVICES=", "RUBICK_", "SLURM_JOB"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strncmp(entry, keys[i], strlen(keys[i])))
-			return 1;
-	return 0;
-}
-

@@ -29,7 +29,13 @@ struct rkd_sl_ranks {
 	int master_port;
 };
 
-/* JOB_DIR/env.sh and JOB_DIR/plan for launch `ln` on the nodes `rk`. */
+/*
+ * The job's folder (engine.h): JOB_DIR rubickd's (0711 for a job of another
+ * user), its log, ckpt/ and work/ (Slurm's work_dir) the job user's, since
+ * slurmstepd opens the log and enters work/ as that user.
+ */
+int rkd_sl_job_dirs(const struct rkd_launch *ln, const char *job_dir);
+/* JOB_DIR/env.sh and JOB_DIR/plan (the job user's, 0600: env.sh holds its token). */
 int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 		     const struct rkd_sl_ranks *rk);
 /*
@@ -39,8 +45,6 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
  */
 char *rkd_sl_make_script(const char *job_dir, const char *command);
 /* JOB_DIR/node.sh: one node's share of a multi-node run (env.sh again, the command). */
-int rkd_sl_write_node_script(const char *job_dir, const char *command);
-/* Whether an environment entry is one rubick sets per run (not inherited). */
-int rkd_sl_is_ours(const char *entry);
+int rkd_sl_write_node_script(const struct rkd_launch *ln, const char *job_dir);
 
 #endif

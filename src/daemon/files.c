@@ -38,15 +38,29 @@ int rkd_mkdir_p(const char *path)
 
 int rkd_write_atomic(const char *path, const char *text)
 {
+	return rkd_write_atomic_owned(path, text, (uid_t)-1, (gid_t)-1);
+}
+
+/* fchown only when asked and needed, so that an unprivileged rubickd never calls it. */
+static int own(int fd, const struct stat *st, uid_t uid, gid_t gid)
+{
+	if (uid == (uid_t)-1 || (st->st_uid == uid && st->st_gid == gid))
+		return 0;
+	return fchown(fd, uid, gid);
+}
+
+int rkd_write_atomic_owned(const char *path, const char *text, uid_t uid, gid_t gid)
+{
 	char tmp[4200];
 	if (rkd_path_fmt(tmp, sizeof(tmp), "%s.tmp", path))
 		return -1;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(text);
-	ssize_t w = write(fd, text, len);
-	int ok = w == (ssize_t)len && fsync(fd) == 0;
+	struct stat st;
+	int ok = fstat(fd, &st) == 0 && own(fd, &st, uid, gid) == 0 && fchmod(fd, 0600) == 0;
+	ok = ok && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
 	close(fd);
 	if (!ok || rename(tmp, path) != 0) {
 		unlink(tmp);
@@ -66,4 +80,38 @@ int rkd_read_small(const char *path, char *buf, size_t cap)
 		return -1;
 	buf[n] = '\0';
 	return 0;
+}
+
+static int ensure(const char *path, int dir, mode_t mode, uid_t uid, gid_t gid)
+{
+	if (dir && mkdir(path, mode) && errno != EEXIST)
+		return -1;
+	int fd = open(path,
+	              dir ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+	                  : O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	              mode);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int ok = fstat(fd, &st) == 0;
+	if (ok && !dir && !S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		ok = 0;
+	}
+	ok = ok && own(fd, &st, uid, gid) == 0 &&
+	     ((st.st_mode & 07777) == mode || fchmod(fd, mode) == 0);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return ok ? 0 : -1;
+}
+
+int rkd_dir_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	return ensure(path, 1, mode, uid, gid);
+}
+
+int rkd_file_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid)
+{
+	return ensure(path, 0, mode, uid, gid);
 }

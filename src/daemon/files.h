@@ -6,6 +6,7 @@
 #define RUBICKD_FILES_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* snprintf into buf; RK_ERANGE when it does not fit. */
 int rkd_path_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -14,6 +15,16 @@ int rkd_mkdir_p(const char *path);
 /* Write `text` to `path` atomically (temp file, fsync, rename): a job or a
  * restarted daemon may read it at any moment. 0 or -1. */
 int rkd_write_atomic(const char *path, const char *text);
+/* rkd_write_atomic, the file owned by uid:gid ((uid_t)-1: rubickd's), mode 0600. */
+int rkd_write_atomic_owned(const char *path, const char *text, uid_t uid, gid_t gid);
+/*
+ * Make `path` a folder (created when absent) with `mode`, owned by uid:gid
+ * ((uid_t)-1: left as is), whatever the umask; never through a symlink.
+ * 0 or -1 (errno set; ENOTDIR for a non-folder).
+ */
+int rkd_dir_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
+/* The same for a regular file (created empty when absent): a log a job appends to. */
+int rkd_file_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
 /* Read at most cap - 1 bytes of `path` into buf, NUL-terminated. 0 or -1. */
 int rkd_read_small(const char *path, char *buf, size_t cap);
 

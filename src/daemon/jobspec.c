@@ -201,13 +201,16 @@ void rkd_spec_fini(struct rkd_spec *s)
 	free(s->model_spec);
 	free(s->launch);
 	free(s->command);
+	for (int i = 0; i < s->n_env; i++)
+		free(s->env[i]);
+	free(s->env);
 	memset(s, 0, sizeof(*s));
 }
 
 static const char *const spec_fields[] = {
 	"name",    "tenant",     "model", "model_spec", "launch",     "command",
 	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan",
-	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", NULL,
+	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", NULL,
 };
 
 static int spec_strings(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
@@ -241,6 +244,60 @@ static int spec_strings(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
 	return 0;
 }
 
+/* A variable the job may ask for: a shell name, not one rubick or Slurm sets. */
+static int env_name_ok(const char *k)
+{
+	if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
+		return 0;
+	for (const char *c = k; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '_'))
+			return 0;
+	return strncmp(k, "RUBICK_", 7) && strncmp(k, "SLURM_", 6) && strcmp(k, "CUDA_VISIBLE_DEVICES");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* `env`: an object of strings, into s->env ("K=V", sorted: the stored spec is canonical). */
+static int get_env(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
+{
+	json_t *o = json_object_get(root, "env"), *val;
+	if (!o)
+		return 0;
+	if (!json_is_object(o))
+		return rkd_verr_set(v, RK_EINVAL, "env", "env: expected an object, got %s", type_name(o));
+	if (json_object_size(o) > RKD_ENV_MAX)
+		return rkd_verr_set(v, RK_ERANGE, "env", "env: %zu variables, at most %d",
+				    json_object_size(o), RKD_ENV_MAX);
+	if (!(s->env = calloc(json_object_size(o) + 1, sizeof(*s->env))))
+		return rkd_verr_set(v, RK_ENOMEM, "", "out of memory");
+	const char *k;
+	json_object_foreach(o, k, val) {
+		if (strlen(k) > RKD_ENV_NAME_MAX || !env_name_ok(k))
+			return rkd_verr_set(v, RK_EINVAL, "env",
+					    "env: '%.*s' is not a variable a job may set (a shell name,"
+					    " not RUBICK_*, SLURM_* or CUDA_VISIBLE_DEVICES)",
+					    RKD_ENV_NAME_MAX, k);
+		if (!json_is_string(val))
+			return rkd_verr_set(v, RK_EINVAL, "env", "env: %s: expected a string, got %s", k,
+					    type_name(val));
+		size_t n = json_string_length(val);
+		if (n > RKD_ENV_VALUE_MAX || strlen(json_string_value(val)) != n)
+			return rkd_verr_set(v, RK_EINVAL, "env",
+					    "env: %s: longer than %d bytes or holds a NUL", k,
+					    RKD_ENV_VALUE_MAX);
+		size_t cap = strlen(k) + n + 2;
+		if (!(s->env[s->n_env] = malloc(cap)))
+			return rkd_verr_set(v, RK_ENOMEM, "", "out of memory");
+		snprintf(s->env[s->n_env++], cap, "%s=%s", k, json_string_value(val));
+	}
+	qsort(s->env, (size_t)s->n_env, sizeof(*s->env), cmp_str);
+	return 0;
+}
+
 int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rkd_verr *v)
 {
 	struct rkd_spec s;
@@ -253,6 +310,8 @@ int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rk
 	int ret = check_fields(root, spec_fields, v);
 	if (!ret)
 		ret = spec_strings(root, &s, v);
+	if (!ret)
+		ret = get_env(root, &s, v);
 	if (!ret &&
 	    ((ret = get_int(root, "global_batch", 1, MAX_BATCH, &gb, NULL, v)) ||
 	     (ret = get_num(root, "iterations", 1, MAX_ITERS, &s.iterations, &has_iters, v)) ||
@@ -360,6 +419,16 @@ char *rkd_spec_encode(const struct rkd_spec *s)
 	json_object_set_new(o, "est_duration_s", json_real(s->est_duration_s));
 	if (s->key[0])
 		json_object_set_new(o, "idempotency_key", json_string(s->key));
+	if (s->n_env) {
+		json_t *env = json_object();
+		for (int i = 0; env && i < s->n_env; i++) {
+			const char *eq = strchr(s->env[i], '=');
+			char name[RKD_ENV_NAME_MAX + 1];
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - s->env[i]), s->env[i]);
+			json_object_set_new(env, name, json_string(eq + 1));
+		}
+		json_object_set_new(o, "env", env);
+	}
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return text;

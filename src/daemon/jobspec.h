@@ -21,6 +21,9 @@ struct rk_zoo;
 #define RKD_COMMAND_MAX 8192
 #define RKD_MODEL_TEXT_MAX 4096
 #define RKD_KEY_MAX 64
+#define RKD_ENV_MAX 64          /* variables a submission's `env` may set */
+#define RKD_ENV_NAME_MAX 128
+#define RKD_ENV_VALUE_MAX 4096
 
 /* A validation failure: the RK_E* code, the message and the JSON field at fault. */
 struct rkd_verr {
@@ -51,6 +54,13 @@ struct rkd_spec {
 	int min_gpus, max_gpus;
 	double est_duration_s;
 	char key[RKD_KEY_MAX];            /* idempotency key, "" = none */
+	/*
+	 * `env`: variables the job gets on top of the clean environment
+	 * (identity.h), "NAME=value", in name order; none may be one rubick or
+	 * Slurm sets (RUBICK_*, CUDA_VISIBLE_DEVICES, SLURM_*).
+	 */
+	char **env;
+	int n_env;
 };
 
 void rkd_spec_fini(struct rkd_spec *s);

@@ -6,7 +6,9 @@
 #include "daemon/config.h"
 #include "daemon/engine.h"
 #include "daemon/http.h"
+#include "daemon/identity.h"
 #include "daemon/sched.h"
+#include "daemon/secrets.h"
 #include "rubick/cluster.h"
 #include "rubick/zoo.h"
 
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,7 +32,7 @@ static void usage(FILE *out)
 		"               [--config FILE] [--policy NAME] [--policy-options K=V,...]\n"
 		"               [--cluster SPEC] [--token-file FILE] [--state-dir DIR]\n"
 		"               [--zoo DIR] [--url URL] [--round-ms N] [--grace-ms N]\n"
-		"               [--sync full|normal]\n\n"
+		"               [--sync full|normal] [--job-user NAME] [--allow-root yes|no]\n\n"
 		"rubickd runs the rubick scheduler as a service: an HTTP/JSON API (docs/api.md),\n"
 		"state in SQLite that survives crashes, and an engine that runs the jobs.\n\n"
 		"  --listen      where to serve (default 127.0.0.1:8642)\n"
@@ -45,7 +48,9 @@ static void usage(FILE *out)
 		"  --round-ms    periodic scheduling round interval (default 1000)\n"
 		"  --grace-ms    SIGUSR1 -> SIGTERM -> SIGKILL spacing (default 10000)\n"
 		"  --sync        full: a reply waits for stable storage (default); normal:\n"
-		"                for the OS (survives kill -9, not power loss)\n");
+		"                for the OS (survives kill -9, not power loss)\n"
+		"  --job-user    as root: the user jobs of tenants without `user` run as\n"
+		"  --allow-root  yes: as root, such jobs may run as root (default no)\n");
 }
 
 static int read_text(const char *path, char **text, struct rk_error *err)
@@ -114,6 +119,7 @@ static const struct {
 	{"--state-dir", "state_dir"}, {"--zoo", "zoo_dir"},
 	{"--url", "url"},             {"--round-ms", "round_interval_ms"},
 	{"--grace-ms", "grace_ms"},   {"--sync", "sync"},
+	{"--job-user", "job_user"},   {"--allow-root", "allow_root"},
 };
 
 static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_error *err)
@@ -126,6 +132,17 @@ static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_err
 			config = argv[i + 1];
 		}
 	if (config) {
+		/*
+		 * It says which token files count and who jobs run as: no other user
+		 * may change it, and jobs (other users) may not read it (SECURITY).
+		 */
+		struct stat st;
+		if (stat(config, &st) == 0 && (st.st_mode & 026))
+			return rk_error_set(err, RK_EPERM,
+					    "--config %s: %s by others (mode %03o); run chmod 600 (or 640"
+					    " for an admin group)",
+					    config, (st.st_mode & 022) ? "writable" : "readable",
+					    (unsigned)(st.st_mode & 0777));
 		char *text;
 		int ret = read_text(config, &text, err);
 		if (!ret) {
@@ -171,6 +188,19 @@ static int serve(struct rkd_config *c, char **argv)
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		return 2;
 	}
+	/* Who the jobs run as, resolved once (identity.h); refused tenants are named now. */
+	static struct rkd_idmap ids;
+	if (rkd_idmap_init(&ids, c, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		return 2;
+	}
+	const struct rkd_ident *who;
+	for (int i = 0; i < c->n_tenants; i++)
+		if (rkd_idmap_find(&ids, c->tenants[i].name, &who, &err))
+			fprintf(stderr, "rubickd: warning: submissions will be refused: %s\n", err.msg);
+	if (rkd_idmap_find(&ids, "default", &who, &err))
+		fprintf(stderr, "rubickd: warning: admin submissions without a tenant will be refused:"
+				" %s\n", err.msg);
 	struct rk_cluster cluster = {0};
 	if (rk_cluster_parse(&cluster, c->cluster, "--cluster", &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
@@ -204,6 +234,7 @@ static int serve(struct rkd_config *c, char **argv)
 		.round_interval_ms = c->round_interval_ms,
 		.tenants = c->tenants,
 		.n_tenants = c->n_tenants,
+		.ids = &ids,
 		.zoo = &zoo,
 	};
 	sigset_t sigs;
@@ -212,7 +243,7 @@ static int serve(struct rkd_config *c, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* every thread inherits it; we sigwait */
 	signal(SIGPIPE, SIG_IGN);
-	if (rkd_sched_create(&sched, &sc, &err)) {
+	if (rkd_sched_create(&sched, &sc, &err) || rkd_secret_db_files(c->db, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
 	}
@@ -259,6 +290,7 @@ out:
 	rkd_sched_destroy(sched);
 	rk_zoo_fini(&zoo);
 	rk_cluster_fini(&cluster);
+	rkd_idmap_fini(&ids);
 	return rc;
 }
 
@@ -271,6 +303,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+	/* Whatever the caller's umask: the database, its key and the run records are private. */
+	umask(077);
 	struct rkd_config c;
 	rkd_config_defaults(&c);
 	struct rk_error err;

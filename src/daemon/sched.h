@@ -53,6 +53,8 @@ struct rkd_sched_config {
 	int round_interval_ms;               /* periodic rounds */
 	const struct rkd_tenant_cfg *tenants;
 	int n_tenants;
+	/* who each tenant's jobs run as (borrowed; NULL = rubickd's user, no checks) */
+	const struct rkd_idmap *ids;
 	const struct rk_zoo *zoo;            /* borrowed, read-only */
 	/*
 	 * 1 = every round is a full one (rk_sched_input.incremental = 0), and

@@ -122,6 +122,19 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 	}
 	rkd_alloc_format(&j->core.alloc, alloc, sizeof(alloc));
 	rk_plan_format(&j->core.plan, plan, sizeof(plan));
+	struct rk_error e;
+	rk_error_clear(&e);
+	const struct rkd_ident *ident = NULL;
+	char token[RKD_TOKEN_HEX];
+	rkd_token_derive(s->token_key, j->core.id, token);
+	if (s->ids && rkd_idmap_find(s->ids, j->row.tenant, &ident, &e)) {
+		/* the config changed since it was accepted: it never runs as root */
+		j->launch_pending = 0;
+		job_finish(s, j, RK_JOB_FAILED, now, e.msg);
+		sched_event(s, j->core.id, "launch-failed", e.msg);
+		s->round_wanted = 1;
+		return;
+	}
 	struct rkd_launch ln = {
 		.job_id = j->core.id,
 		.run = j->row.run,
@@ -130,14 +143,15 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		.alloc_text = alloc,
 		.gpu_ids = ids,
 		.url = s->url,
-		.job_token = j->row.job_token,
+		.job_token = token,
 		.global_batch = j->core.global_batch,
 		.iters_total = j->core.iters_total,
 		.gpus = rk_alloc_total_gpus(&j->core.alloc),
 		.cpus = rk_alloc_total_cpus(&j->core.alloc),
+		.ident = ident,
+		.env = j->spec.env,
+		.n_env = j->spec.n_env,
 	};
-	struct rk_error e;
-	rk_error_clear(&e);
 	j->launch_pending = 0;
 	if (s->engine->launch(s->engine_state, &ln, &e)) {
 		job_finish(s, j, RK_JOB_FAILED, now, e.msg);

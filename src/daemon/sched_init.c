@@ -153,7 +153,7 @@ static int recover(struct rkd_sched *s, struct rk_error *err)
 		return ret;
 	int64_t now = rkd_now_ms();
 	for (int i = 0; i < n && !ret; i++) {
-		struct sjob *j;
+		struct sjob *j = NULL;
 		ret = job_from_row(s, &rows[i], &j, err);
 		if (!ret && (ret = sched_job_add(s, j)))
 			sjob_free(j);
@@ -241,7 +241,14 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	s->zoo = cfg->zoo;
 	s->full_rounds = cfg->full_rounds;
 	s->round_interval_ms = cfg->round_interval_ms > 0 ? cfg->round_interval_ms : 1000;
+	s->ids = cfg->ids;
 	int ret = rkd_store_open(&s->store, cfg->db_path, cfg->sync, err);
+	char key_path[4200];
+	if (!ret && (size_t)snprintf(key_path, sizeof(key_path), "%s.key", cfg->db_path) >=
+			    sizeof(key_path))
+		ret = rk_error_set(err, RK_ERANGE, "%s: path too long", cfg->db_path);
+	if (!ret)
+		ret = rkd_secret_load(key_path, s->token_key, err);
 	if (!ret)
 		ret = cluster_setup(s, cfg, err);
 	if (!ret && cfg->n_tenants > 0) {

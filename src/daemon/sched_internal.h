@@ -8,6 +8,7 @@
 #define RUBICKD_SCHED_INTERNAL_H
 
 #include "daemon/sched.h"
+#include "daemon/secrets.h"
 #include "rubick/perf.h"
 #include "rubick/policy.h"
 
@@ -66,6 +67,8 @@ struct rkd_sched {
 	struct rkd_tenant_cfg *tenants;
 	int n_tenants;
 	struct rk_tenant_quota *quotas; /* tenants with a guaranteed_gpu_quota, for every round */
+	const struct rkd_idmap *ids;    /* who jobs run as (identity.h); NULL = rubickd's user */
+	unsigned char token_key[RKD_KEY_BYTES]; /* job tokens derive from it (secrets.h) */
 	int n_quotas;
 	const struct rk_zoo *zoo;
 

@@ -343,13 +343,19 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_reply_job(s, m, 200, j->core.id, 0);
 }
 
-static int token_eq(const char *a, const char *b)
+/*
+ * A job's own report token: its hash is the stored one, or it is the token
+ * derived for the job now (the stored hash of a job whose plaintext token
+ * was migrated, schema 4, is the old token's; its relaunches get the new one).
+ */
+static int job_token_ok(const struct rkd_sched *s, const struct sjob *j, const char *bearer)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char d = la != lb;
-	for (size_t i = 0; i < la && i < lb; i++)
-		d |= (unsigned char)(a[i] ^ b[i]);
-	return d == 0;
+	if (!bearer || !j->row.job_token[0])
+		return 0;
+	char h[RKD_TOKEN_HEX], t[RKD_TOKEN_HEX];
+	rkd_token_hash(bearer, h);
+	rkd_token_derive(s->token_key, j->core.id, t);
+	return rkd_token_eq(h, j->row.job_token) | rkd_token_eq(bearer, t);
 }
 
 static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
@@ -357,7 +363,7 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	struct sjob *j = job_for_change(s, m);
 	if (!j)
 		return;
-	int own = m->who->bearer && j->row.job_token[0] && token_eq(m->who->bearer, j->row.job_token);
+	int own = job_token_ok(s, j, m->who->bearer);
 	if (!own && !may_modify(m->who, j)) {
 		set_err(m, m->who->authed ? RK_EPERM : RK_EPERM, "id",
 			"reports need the job's RUBICK_JOB_TOKEN or its tenant's token");

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
 {
@@ -41,19 +40,16 @@ const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const 
 	return NULL;
 }
 
-static void job_token(char *buf, size_t cap)
-{
-	unsigned char raw[16];
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		memset(raw, 0, sizeof(raw)); /* never reached on Linux >= 3.17 */
-	for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < cap; i++)
-		snprintf(buf + 2 * i, 3, "%02x", raw[i]);
-}
-
 int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenant, int64_t now,
 		       struct sjob **out)
 {
 	struct rkd_spec *sp = m->spec;
+	const struct rkd_ident *ident;
+	struct rk_error ie;
+	if (s->ids && rkd_idmap_find(s->ids, tenant, &ident, &ie)) {
+		sched_set_err(m, ie.code, "tenant", ie.msg); /* never run as root by default */
+		return ie.code;
+	}
 	int total = atomic_load(&s->gpus_up);
 	if (sp->min_gpus > total) {
 		char msg[128];
@@ -120,8 +116,10 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	c->first_start_ms = -1;
 	c->last_change_ms = now;
 	rk_alloc_init(&c->alloc);
-	char token[40] = "";
-	job_token(token, sizeof(token));
+	/* The database keeps only the token's hash (secrets.h). */
+	char token[RKD_TOKEN_HEX], token_hash[RKD_TOKEN_HEX];
+	rkd_token_derive(s->token_key, c->id, token);
+	rkd_token_hash(token, token_hash);
 	struct rkd_job_row *r = &j->row;
 	r->id = c->id;
 	r->name = strdup(c->name);
@@ -133,7 +131,7 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	r->plan = strdup("");
 	r->reason = strdup("");
 	r->idem_key = strdup(j->spec.key);
-	r->job_token = strdup(token);
+	r->job_token = strdup(token_hash);
 	r->gpu_ids = strdup("");
 	r->submit_ms = now;
 	r->first_start_ms = -1;

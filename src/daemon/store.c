@@ -4,6 +4,8 @@
  */
 #include "daemon/store.h"
 
+#include "daemon/secrets.h"
+
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,9 @@ static const char *const migrations[] = {
 	/* 3: a job's online-refit state (refit.c), so that it survives a restart */
 	"CREATE TABLE job_fits(job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
 	" state TEXT NOT NULL, t_ms INTEGER NOT NULL);",
+	/* 4: job tokens only as their SHA-256 (secrets.h); old plaintext ones had 32 digits */
+	"UPDATE jobs SET job_token = rkd_sha256(job_token)"
+	" WHERE job_token <> '' AND length(job_token) <> 64;",
 };
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -137,6 +142,15 @@ static int step_done(struct rkd_store *s, sqlite3_stmt *st, struct rk_error *err
 	return ret;
 }
 
+/* rkd_sha256(TEXT): the hex SHA-256 that migration 4 stores instead of a token. */
+static void sql_sha256(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const unsigned char *t = argc == 1 ? sqlite3_value_text(argv[0]) : NULL;
+	char h[RKD_TOKEN_HEX];
+	rkd_token_hash(t ? (const char *)t : "", h);
+	sqlite3_result_text(ctx, h, -1, SQLITE_TRANSIENT);
+}
+
 static int migrate(struct rkd_store *s, struct rk_error *err)
 {
 	sqlite3_stmt *st;
@@ -206,6 +220,11 @@ int rkd_store_open(struct rkd_store **out, const char *path, enum rkd_sync sync,
 		       err);
 	if (ret)
 		goto fail;
+	if (sqlite3_create_function(s->db, "rkd_sha256", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    sql_sha256, NULL, NULL) != SQLITE_OK) {
+		ret = db_error(s, err, "registering rkd_sha256");
+		goto fail;
+	}
 	ret = migrate(s, err);
 	if (ret)
 		goto fail;

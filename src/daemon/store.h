@@ -32,7 +32,7 @@ struct rkd_job_row {
 	char *plan;       /* current plan, canonical text, "" when none */
 	char *reason;     /* last state change reason, "" when none */
 	char *idem_key;   /* client idempotency key, "" when none */
-	char *job_token;  /* secret the job's own reports authenticate with */
+	char *job_token;  /* SHA-256 (hex) of the token the job reports with (secrets.h) */
 	char *gpu_ids;    /* virtual GPU ids of the live run, "" when none */
 	int64_t submit_ms;
 	int64_t first_start_ms; /* -1 until started */

@@ -1,20 +1,25 @@
 /*
- * `rubickd --supervise RUNDIR LOGFILE CMD...`: the per-run supervisor of the
- * local engine (see engine_local.c for the record files). It holds the run's
+ * `rubickd --supervise RUNDIR LOGFILE UID GID USER WORKDIR CMD...`: the
+ * per-run supervisor of the local engine (see engine_local.c for the record
+ * files). It stays rubickd's user (the records are rubickd's) and the job's
+ * process drops to UID, GID and USER's groups before it runs. It holds the run's
  * lock on fd 3 for its whole life, starts the job in its own process group,
  * records the job's pid before letting it run (a start gate on a pipe), waits
  * for it and records how it ended. It ignores the stop signals: those go to
  * the job's process group, and the supervisor must outlive the job to write
  * the exit record.
  */
+#define _GNU_SOURCE /* getresuid */
 #include "daemon/engine.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,13 +58,104 @@ static int record(const char *dir, const char *name, const char *text)
 	return 0;
 }
 
+/*
+ * In the job's process, before exec: become uid:gid with user's supplementary
+ * groups, in that order (groups and gid need the privileges setuid gives up),
+ * and check that none of the old privileges is left. Nothing to drop when the
+ * job runs as rubickd's own identity. 0, or -1 with a message on fd 2.
+ */
+static int become(uid_t uid, gid_t gid, const char *user)
+{
+	if (uid == geteuid() && uid == getuid() && gid == getegid() && gid == getgid())
+		return 0;
+	if ((uid == 0 ? setgroups(0, NULL) : initgroups(user, gid)) || setgid(gid) || setuid(uid)) {
+		dprintf(2, "rubickd supervisor: cannot become user %s (uid %u gid %u): %s\n", user,
+			(unsigned)uid, (unsigned)gid, strerror(errno));
+		return -1;
+	}
+	gid_t rg, eg, sg;
+	uid_t ru, eu, su;
+	if (getresgid(&rg, &eg, &sg) || getresuid(&ru, &eu, &su) || rg != gid || eg != gid ||
+	    sg != gid || ru != uid || eu != uid || su != uid || (uid != 0 && setuid(0) == 0)) {
+		dprintf(2, "rubickd supervisor: user %s: privileges left after dropping them\n", user);
+		return -1;
+	}
+	return 0;
+}
+
+static void env_free(char **env)
+{
+	for (char **e = env; e && *e; e++)
+		free(*e);
+	free(env);
+}
+
+/*
+ * The job's environment from RUNDIR/env (netstrings, engine_local.c), never
+ * the supervisor's own. NULL when absent or malformed; the caller frees.
+ */
+static char **read_env(const char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/env", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	if (fstat(fd, &st) == 0 && st.st_size < (1 << 26)) {
+		len = (size_t)st.st_size;
+		buf = malloc(len + 1);
+		if (buf && read(fd, buf, len) != (ssize_t)len) {
+			free(buf);
+			buf = NULL;
+		} else if (buf)
+			buf[len] = '\0'; /* strtoul stops there */
+	}
+	close(fd);
+	/* at most one entry per 3 bytes ("0:," is the shortest) */
+	char **env = buf ? calloc(len / 3 + 1, sizeof(*env)) : NULL;
+	size_t n = 0, i = 0;
+	while (env && i < len) {
+		char *end;
+		unsigned long el = strtoul(buf + i, &end, 10);
+		size_t at = (size_t)(end - buf);
+		if (end == buf + i || *end != ':' || el > len || at + 2 + el > len ||
+		    buf[at + 1 + el] != ',' || !(env[n] = malloc(el + 1)))
+			break;
+		memcpy(env[n], buf + at + 1, el);
+		env[n++][el] = '\0';
+		i = at + 2 + el;
+	}
+	if (env && i != len) { /* malformed: nothing rather than part */
+		env_free(env);
+		env = NULL;
+	}
+	free(buf);
+	return env;
+}
+
+static int parse_id(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || v > 0xfffffffeUL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
 int rkd_supervise_main(int argc, char **argv)
 {
-	if (argc < 5) {
-		fprintf(stderr, "usage: rubickd --supervise RUNDIR LOGFILE CMD [ARGS...]\n");
+	unsigned uid, gid;
+	if (argc < 9 || parse_id(argv[4], &uid) || parse_id(argv[5], &gid)) {
+		fprintf(stderr, "usage: rubickd --supervise RUNDIR LOGFILE UID GID USER WORKDIR CMD"
+				" [ARGS...]\n");
 		return 2;
 	}
-	const char *dir = argv[2], *logp = argv[3];
+	const char *dir = argv[2], *logp = argv[3], *user = argv[6], *work = argv[7];
 	/* rubickd blocks its shutdown signals; neither we nor the job inherit that. */
 	sigset_t none;
 	sigemptyset(&none);
@@ -82,7 +178,10 @@ int rkd_supervise_main(int argc, char **argv)
 		record(dir, "exit", "exit 127\n");
 		return 1;
 	}
+	char **envp = read_env(dir); /* the child's: the parent frees it once forked */
 	pid_t pid = fork();
+	if (pid != 0)
+		env_free(envp);
 	if (pid < 0) {
 		record(dir, "exit", "exit 127\n");
 		return 1;
@@ -104,8 +203,21 @@ int rkd_supervise_main(int argc, char **argv)
 			dup2(nul, 0);
 		dup2(logfd, 1);
 		dup2(logfd, 2);
-		execv(argv[4], argv + 4);
-		dprintf(2, "rubickd supervisor: %s: %s\n", argv[4], strerror(errno));
+		if (become((uid_t)uid, (gid_t)gid, user))
+			_exit(126);
+		if (chdir(work)) {
+			dprintf(2, "rubickd supervisor: %s: cannot enter it as user %s: %s (every folder"
+				   " above the state folder must be searchable by the job's user)\n",
+				work, user, strerror(errno));
+			_exit(126);
+		}
+		umask(022); /* rubickd's own is 077 */
+		if (!envp) {
+			dprintf(2, "rubickd supervisor: %s/env: missing or malformed\n", dir);
+			_exit(126);
+		}
+		execve(argv[8], argv + 8, envp);
+		dprintf(2, "rubickd supervisor: %s: %s\n", argv[8], strerror(errno));
 		_exit(127);
 	}
 	setpgid(pid, pid);

@@ -25,8 +25,10 @@ class Daemon:
             os.chmod(p, 0o600)
         self.conf = os.path.join(self.dir, "rubickd.conf")
         with open(self.conf, "w") as f:
-            f.write("admin_token_file = %s/admin.token\n[tenant alice]\ntoken_file = %s/alice.token\n"
+            # allow_root: CI runs as root; tenants' users are tested in test_security.py
+            f.write("admin_token_file = %s/admin.token\nallow_root = yes\n[tenant alice]\ntoken_file = %s/alice.token\n"
                     "gpu_quota = 3\nguaranteed_gpu_quota = 2\n[tenant bob]\ntoken_file = %s/bob.token\n" % ((self.dir,) * 3))
+        os.chmod(self.conf, 0o600)  # rubickd refuses a config others may read or change
         self.args = [RUBICKD, "--config", self.conf, "--listen", "127.0.0.1:0", "--db",
                      os.path.join(self.dir, "state.db"), "--cluster", cluster,
                      "--round-ms", str(round_ms), "--grace-ms", str(grace_ms)] + list(extra)

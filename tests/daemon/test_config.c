@@ -21,8 +21,25 @@ static void parse_good(void **state)
 	rkd_config_defaults(&c);
 	const char *text = "# comment\nlisten = unix:/tmp/x.sock\npolicy = sjf  # trailing\n"
 			   "sync = normal\ngrace_ms = 500\n[tenant alice]\ngpu_quota = 8\n"
-			   "guaranteed_gpu_quota = 4\ntoken_file = /a.token\n[tenant bob]\n";
+			   "guaranteed_gpu_quota = 4\ntoken_file = /a.token\nuser = alice\n"
+			   "group = staff\n[tenant bob]\nallow_root = yes\njob_user = x\n"
+			   "[tenant carol]\n";
+	/* job_user inside a section is a tenant key: unknown there */
+	assert_int_not_equal(rkd_config_parse(&c, text, "r.conf", &e), 0);
+	assert_non_null(strstr(e.msg, "r.conf:14:1: unknown tenant key 'job_user'"));
+	rkd_config_defaults(&c);
+	text = "# comment\nlisten = unix:/tmp/x.sock\npolicy = sjf  # trailing\n"
+	       "sync = normal\ngrace_ms = 500\njob_user = nobody\nallow_root = no\n"
+	       "[tenant alice]\ngpu_quota = 8\nguaranteed_gpu_quota = 4\ntoken_file = /a.token\n"
+	       "user = alice\ngroup = staff\n[tenant bob]\nallow_root = yes\n";
 	assert_int_equal(rkd_config_parse(&c, text, "r.conf", &e), 0);
+	assert_string_equal(c.job_user, "nobody");
+	assert_int_equal(c.allow_root, 0);
+	assert_string_equal(c.tenant_user[0], "alice");
+	assert_string_equal(c.tenant_group[0], "staff");
+	assert_int_equal(c.tenant_allow_root[0], 0);
+	assert_string_equal(c.tenant_user[1], "");
+	assert_int_equal(c.tenant_allow_root[1], 1);
 	assert_string_equal(c.listen, "unix:/tmp/x.sock");
 	assert_string_equal(c.policy, "sjf");
 	assert_string_equal(c.sync, "normal");
@@ -58,6 +75,9 @@ static void every_error(void **state)
 		{"[tenant a]\nguaranteed_gpu_quota = many\n", "r.conf:2:1: guaranteed_gpu_quota",
 		 RK_EINVAL},
 		{"sync = sometimes\n", "r.conf:1:1: sync", RK_EINVAL},
+		{"allow_root = maybe\n", "r.conf:1:1: allow_root: 'maybe' is not yes or no", RK_EINVAL},
+		{"[tenant a]\nallow_root = 1\n", "r.conf:2:1: allow_root", RK_EINVAL},
+		{"[tenant a]\nuser =\n", "r.conf:2:1: user", RK_ERANGE},
 		{"db = \n", "r.conf:1:1: db", RK_ERANGE},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

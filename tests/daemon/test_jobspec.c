@@ -17,7 +17,8 @@ static void good_spec(void **state)
 			"\"min_gpus\":2,\"max_gpus\":8,\"command\":\"run.sh\",\"cpus\":8,"
 			"\"mem_mb\":1024,\"net_gbps\":1.5,\"guaranteed\":true,\"global_batch\":64,"
 			"\"plan\":\"dp=4,tp=1,pp=1,mb=8,ga=2,gc=0,zero=1,offload=0\","
-			"\"est_duration_s\":60,\"tenant\":\"t\",\"idempotency_key\":\"k1\"}";
+			"\"est_duration_s\":60,\"tenant\":\"t\",\"idempotency_key\":\"k1\","
+			"\"env\":{\"Z_VAR\":\"a=b c\",\"NCCL_DEBUG\":\"INFO\"}}";
 	struct rkd_spec s;
 	struct rkd_verr v;
 	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
@@ -35,6 +36,10 @@ static void good_spec(void **state)
 	assert_int_equal(s2.global_batch, 64);
 	assert_string_equal(s2.command, "run.sh");
 	assert_string_equal(s2.key, "k1");
+	/* env: "K=V" in name order, through the encoding too */
+	assert_int_equal(s2.n_env, 2);
+	assert_string_equal(s2.env[0], "NCCL_DEBUG=INFO");
+	assert_string_equal(s2.env[1], "Z_VAR=a=b c");
 	free(enc);
 	rkd_spec_fini(&s);
 	rkd_spec_fini(&s2);
@@ -56,6 +61,20 @@ static void every_spec_error(void **state)
 		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"zz\":1}", RK_EINVAL, "zz"},
 		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":\"1\",\"command\":\"x\"}", RK_EINVAL, "gpus"},
 		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":0,\"command\":\"x\"}", RK_ERANGE, "gpus"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":[]}", RK_EINVAL, "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":{\"A\":1}}", RK_EINVAL,
+		 "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":{\"RUBICK_URL\":\"u\"}}",
+		 RK_EINVAL, "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":{\"SLURM_CONF\":\"u\"}}",
+		 RK_EINVAL, "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\","
+		 "\"env\":{\"CUDA_VISIBLE_DEVICES\":\"0\"}}",
+		 RK_EINVAL, "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":{\"1A\":\"u\"}}",
+		 RK_EINVAL, "env"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"env\":{\"A-B\":\"u\"}}",
+		 RK_EINVAL, "env"},
 		{"{\"model\":\"b\",\"iterations\":1.5,\"gpus\":1,\"command\":\"x\"}", RK_EINVAL, "iterations"},
 		{"{\"model\":\"b\",\"gpus\":1,\"command\":\"x\"}", RK_EINVAL, "iterations"},
 		{"{\"model\":\"b\",\"iterations\":1,\"command\":\"x\"}", RK_EINVAL, "gpus"},
