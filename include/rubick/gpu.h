@@ -18,16 +18,16 @@ enum rk_gpu_link {
 };
 
 struct rk_gpu_spec {
-	const char *name;         /* lower case, as a cluster spec writes it: "a800", "t4" */
-	const char *product;      /* the product the figures are for, e.g. "A800 SXM4 80GB" */
-	int mem_gib;              /* memory of one GPU (GiB) */
-	double fp16_tflops;       /* peak dense FP16 (tensor cores with FP32 accumulate where the
-				   * GPU has them); 0 = no FP16 rate above FP32 (K80) */
-	double fp32_tflops;       /* peak FP32 */
-	double mem_gbps;          /* memory bandwidth (GB/s) */
-	enum rk_gpu_link link;    /* intra-node GPU-GPU link */
-	double link_gbps;         /* intra-node bandwidth of one GPU, both directions (GB/s) */
-	double pcie_gbps;         /* host link of one GPU, both directions (GB/s) */
+	const char *name;      /* lower case, as a cluster spec writes it: "a800", "t4" */
+	const char *product;   /* the product the figures are for, e.g. "A800 SXM4 80GB" */
+	int mem_gib;           /* memory of one GPU (GiB) */
+	double fp16_tflops;    /* peak dense FP16 (tensor cores with FP32 accumulate where the
+	                        * GPU has them); 0 = no FP16 rate above FP32 (K80) */
+	double fp32_tflops;    /* peak FP32 */
+	double mem_gbps;       /* memory bandwidth (GB/s) */
+	enum rk_gpu_link link; /* intra-node GPU-GPU link */
+	double link_gbps;      /* intra-node bandwidth of one GPU, both directions (GB/s) */
+	double pcie_gbps;      /* host link of one GPU, both directions (GB/s) */
 };
 
 /* The spec of `name` (case-insensitive; aliases such as "rtx2080ti" -> "2080ti"

@@ -9,6 +9,7 @@
 #include "cli/sim_loan.h"
 #include "cli/util.h"
 
+#include "rubick/gpu.h"
 #include "rubick/oracle.h"
 #include "rubick/perf.h"
 #include "rubick/report.h"
@@ -32,6 +33,7 @@
 struct opts {
 	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
 	const char *quota; /* --quota TENANT:GPUS[/...] */
+	const char *trace_gpu; /* --trace-gpu TYPE|cluster; NULL = the trace format's own type */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -49,7 +51,8 @@ static void help(FILE *f)
 		"                  [--interval SECONDS] [--restart-cost SECONDS[,MODEL=SECONDS...]]\n"
 		"                  [--seed N] [--json] [--out DIR] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
-		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n\n"
+		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n"
+		"                  [--trace-gpu TYPE|cluster]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
 		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 		"never with the policy's own model.\n\n"
@@ -78,6 +81,9 @@ static void help(FILE *f)
 		"  --quota Q           guaranteed-GPU quotas per tenant, e.g. a:32/b:16: a guaranteed\n"
 		"                      job arriving over its tenant's quota is rejected (never runs);\n"
 		"                      jobs without a tenant in the trace belong to 'default'\n"
+		"  --trace-gpu TYPE    GPU type the trace's run times were measured on (default: the\n"
+		"                      format's own, e.g. t4 for Sia, v100 for Philly-derived traces;\n"
+		"                      docs/oracle.md); 'cluster' = the type each job runs on\n"
 		"%s%s\n"
 		"policies:\n",
 		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help);
@@ -215,6 +221,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->policy_options;
 		else if (!strcmp(a, "--quota"))
 			str = &o->quota;
+		else if (!strcmp(a, "--trace-gpu"))
+			str = &o->trace_gpu;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 			 strcmp(a, "--seed") && strcmp(a, "--horizon"))
 			return usage_error(a, "unknown option");
@@ -251,6 +259,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("--policy", "required");
 	if (o->interval_s * 1000.0 < 1)
 		return usage_error("--interval", "must be at least 1 ms");
+	if (o->trace_gpu && strcmp(o->trace_gpu, "cluster") && !rk_gpu_find(o->trace_gpu)) {
+		char known[256];
+		rk_gpu_list(known, sizeof(known));
+		fprintf(stderr, "rubick sim: --trace-gpu: unknown GPU type '%s' (known: %s, or "
+			"cluster)\n", o->trace_gpu, known);
+		return RK_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -421,6 +436,9 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		fprintf(stderr, "rubick sim: %s (--skip-bad drops such jobs)\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
+	if (o->trace_gpu)
+		rk_sim_jobs_set_ref_gpu(s->jobs, s->n_jobs, strcmp(o->trace_gpu, "cluster")
+							   ? rk_gpu_find(o->trace_gpu)->name : "");
 	if (load_oracle(o->oracle, env, &s->oracle))
 		return RK_EXIT_FAILURE;
 	/* Jobs the oracle cannot price at their request would stop every run later. */
@@ -524,6 +542,7 @@ int rk_cmd_sim(int argc, char **argv)
 			cfg.progress_ctx = &pr;
 		}
 		struct rk_error err;
+		rk_oracle_stats_reset(s->oracle); /* each run reports its own lookups */
 		double t0 = now_s();
 		rc = rk_sim_run(&s->cl, s->jobs, s->n_jobs, pols[i], &cfg, &s->results[i], &err);
 		double wall = now_s() - t0;
@@ -542,6 +561,7 @@ int rk_cmd_sim(int argc, char **argv)
 		run->n_outcomes = r->n_outcomes;
 		run->samples = r->samples;
 		run->n_samples = r->n_samples;
+		rk_oracle_stats_get(s->oracle, &run->oracle_stats);
 		if (o.loan.inference) {
 			rk_cli_loan_stats(&o.loan, &s->cl, r, &s->loans[i]);
 			run->loan = &s->loans[i];
@@ -571,6 +591,10 @@ int rk_cmd_sim(int argc, char **argv)
 			    : rk_report_write_table(stdout, &rep, &err);
 		if (rc)
 			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
+		/* Lookup provenance (per GPU type) goes to summary.json and report.html only,
+		 * so the stdout formats stay as scripts read them. */
+		for (int i = 0; i < s->n_runs; i++)
+			s->runs[i].has_oracle_stats = 1;
 		if (!rc && o.out)
 			rc = write_out(o.out, &rep);
 		for (int i = 0; !rc && !o.json && o.loan.inference && i < s->n_runs; i++)
