@@ -43,7 +43,7 @@
  * (RK_GPU_REFERENCE); a Sia/Pollux profile answers for the type it was
  * measured on. On a type with no table or profile of its own, the answer
  * measured on another type is carried over with the GPU table (gpu.h):
- * compute by the training peaks, memory-bound terms by memory bandwidth,
+ * compute by the peak rates, memory-bound terms by memory bandwidth,
  * intra-node communication by the link bandwidths; the lookup's source is
  * then TYPE_SCALED. The analytic model (rules 4-5) is itself carried to the
  * node's type the same way. Lookups are counted per type (rk_oracle_stats).
@@ -174,7 +174,7 @@ int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int 
  * (case-insensitive), then the aliases t4->aws, v100->azure, a100->dgx-ext,
  * rtx6000->quad, 2080ti->rtx. The untyped profile is the Pollux cluster's
  * (T4). A type with no profile of its own is never answered by another
- * type's profile as is: the profile of the type with the nearest training
+ * type's profile as is: the profile of the type with the nearest FP32
  * peak is scaled to it (TYPE_SCALED).
  */
 int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const char *gpu_type,

@@ -392,7 +392,8 @@ static int answer_typed(const struct rk_oracle *o, const char *key, const struct
 		const struct sia_profile *p = oracle_sia_find(o, keys[k], type);
 		struct oracle_gpu_scale sc = {.same = 1};
 		if (!p && (p = oracle_sia_find_other(o, keys[k], type))) {
-			int rc = oracle_gpu_scale(oracle_gpu_of_profile(p->gpu_type), type, &sc, err);
+			int rc = oracle_gpu_scale(oracle_gpu_of_profile(p->gpu_type), type, 1, &sc,
+						  err);
 			if (rc)
 				return rc;
 		}
@@ -454,7 +455,7 @@ static int answer(const struct rk_oracle *o, const struct rk_job *job, const str
 			return rc;
 		/* The Rubick tables were measured on the A800 testbed. */
 		struct oracle_gpu_scale sc;
-		if ((rc = oracle_gpu_scale(RK_GPU_REFERENCE, type, &sc, err)))
+		if ((rc = oracle_gpu_scale(RK_GPU_REFERENCE, type, 0, &sc, err)))
 			return rk_error_prefix(err, "job %lld", (long long)job->id);
 		const struct rubick_table *t = find_table(o, key, job->global_batch, m->global_batch);
 		if (t) {

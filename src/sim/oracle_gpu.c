@@ -2,8 +2,14 @@
  * GPU types in the oracle (docs/oracle.md "GPU types", docs/gpus.md): how an
  * answer measured or modelled on one GPU type is carried to another with the
  * GPU table (gpu.h). The rule, term by term:
- *  - compute (forward, backward, recompute): time x the ratio of training
- *    peaks (FP16 tensor rate, FP32 where there is none), from / to;
+ *  - compute (forward, backward, recompute): time x the ratio of peak rates,
+ *    from / to, at the precision the measured workload trained in: FP16
+ *    (tensor cores; FP32 where a GPU has no faster FP16 path) for the Rubick
+ *    tables and the model (mixed precision, perf env act/grad bytes 2), FP32
+ *    for the Sia/Pollux profiles (their PyTorch apps train in FP32: on their
+ *    own per-type measurements the FP32 peaks predict the median T4/A100 and
+ *    T4/2080 Ti ratios within 6%, the FP16 peaks get the 2080 Ti/T4 order
+ *    wrong; docs/oracle.md "GPU types");
  *  - the optimizer step, memory-bound (it streams parameters, gradients and
  *    states once): time x the ratio of memory bandwidths;
  *  - intra-node collectives: bandwidth x the ratio of intra-node links (NVLink
@@ -37,8 +43,8 @@ const char *oracle_gpu_of_profile(const char *profile_type)
 	return g ? g->name : NULL;
 }
 
-int oracle_gpu_scale(const char *from, const char *to, struct oracle_gpu_scale *s,
-                     struct rk_error *err)
+int oracle_gpu_scale(const char *from, const char *to, int fp32, struct oracle_gpu_scale *s,
+		     struct rk_error *err)
 {
 	const struct rk_gpu_spec *a = rk_gpu_find(from), *b = rk_gpu_find(to);
 	if (!a || !b)
@@ -47,7 +53,8 @@ int oracle_gpu_scale(const char *from, const char *to, struct oracle_gpu_scale *
 		                    "scale an answer to it",
 		                    a ? to : from);
 	s->same = a == b;
-	s->compute = rk_gpu_train_tflops(a) / rk_gpu_train_tflops(b);
+	s->compute = fp32 ? a->fp32_tflops / b->fp32_tflops
+			  : rk_gpu_train_tflops(a) / rk_gpu_train_tflops(b);
 	s->mem = a->mem_gbps / b->mem_gbps;
 	s->link = a->link_gbps / b->link_gbps;
 	s->pcie = a->pcie_gbps / b->pcie_gbps;
@@ -62,7 +69,7 @@ int oracle_model_iter_typed(const struct rk_oracle *o, const struct rk_model *m,
 	/* Untyped nodes (clusters built without the parser) run as the reference. */
 	const char *to = gpu_type && *gpu_type ? gpu_type : RK_GPU_REFERENCE;
 	struct oracle_gpu_scale s;
-	int rc = oracle_gpu_scale(RK_GPU_REFERENCE, to, &s, err);
+	int rc = oracle_gpu_scale(RK_GPU_REFERENCE, to, 0, &s, err);
 	if (rc)
 		return rc;
 	if (s.same || !o->env)

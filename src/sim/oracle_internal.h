@@ -109,14 +109,15 @@ int oracle_model_iter_s(const struct rk_oracle *o, const struct rk_model *m,
 /* Time multipliers that carry an answer from one GPU type to another (t_to = t_from x ratio). */
 struct oracle_gpu_scale {
 	int same;       /* 1 = the same type: nothing to scale */
-	double compute; /* training peak from / to */
+	double compute; /* peak rate from / to (FP16 training peak, or FP32) */
 	double mem;     /* memory bandwidth from / to */
 	double link;    /* intra-node link from / to */
 	double pcie;    /* host link from / to */
 };
 
-/* Ratios from `from` to `to` (GPU table names); RK_ENOTFOUND naming a type not in the table. */
-int oracle_gpu_scale(const char *from, const char *to, struct oracle_gpu_scale *s,
+/* Ratios from `from` to `to` (GPU table names), compute at FP32 peaks when fp32 is 1, else at
+ * the training (FP16) peaks; RK_ENOTFOUND naming a type not in the table. */
+int oracle_gpu_scale(const char *from, const char *to, int fp32, struct oracle_gpu_scale *s,
 		     struct rk_error *err);
 
 /* The GPU table name of a Sia/Pollux profile type ("aws" -> "t4", "" -> "t4"), or NULL. */
@@ -139,7 +140,7 @@ int oracle_rubick_lookup(const struct rk_oracle *o, const struct rubick_table *t
  * Sia/Pollux lookup for a DP plan (oracle_sia.c). oracle_sia_find: the
  * profile measured on `gpu_type` (exact name or its Sia alias), else NULL;
  * oracle_sia_find_other: the profile of the model on the type with the
- * training peak nearest `gpu_type`'s (for scaling), else NULL.
+ * FP32 peak nearest `gpu_type`'s (for scaling), else NULL.
  * oracle_sia_lookup with `scale` non-NULL carries the answer to another type:
  * compute (step - sync) x scale->compute, a one-node sync x scale->link.
  */

@@ -90,8 +90,9 @@ const struct sia_profile *oracle_sia_find_other(const struct rk_oracle *o, const
 		const struct rk_gpu_spec *g = name ? rk_gpu_find(name) : NULL;
 		if (strcmp(p->model, model_key) || !g)
 			continue;
-		/* nearest training peak in ratio; ties: the first loaded (name order) */
-		double d = fabs(log(rk_gpu_train_tflops(g) / rk_gpu_train_tflops(to)));
+		/* nearest FP32 peak in ratio (the profiles' precision, oracle_gpu.c);
+		 * ties: the first loaded (name order) */
+		double d = fabs(log(g->fp32_tflops / to->fp32_tflops));
 		if (!best || d < best_d) {
 			best = p;
 			best_d = d;

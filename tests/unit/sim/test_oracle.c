@@ -685,8 +685,9 @@ static void gpu_types(void **state)
 	fx_alloc(&fx, "2", 4);
 	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
 	assert_int_equal(res.source, RK_ORACLE_SRC_TYPE_SCALED);
-	/* compute 0.2 x 65/312, one-node sync 0.1 x PCIe 32 / NVLink 400 */
-	double want = 0.2 * 65.0 / 312.0 + 0.1 * 32.0 / 400.0;
+	/* compute 0.2 x FP32 8.1/19.5 (profiles train in FP32), one-node sync 0.1 x PCIe 32 /
+	 * NVLink 400 */
+	double want = 0.2 * 8.1 / 19.5 + 0.1 * 32.0 / 400.0;
 	assert_true(fabs(res.iter_s - want) < 1e-12);
 	/* a V100 profile is nearer the A800 than the T4's: it is the one scaled */
 	const char *pv = "placement,local_bsz,step_time,sync_time\n2,4,0.2,0.05\n";
@@ -694,7 +695,7 @@ static void gpu_types(void **state)
 						   strlen(pv), "pv.csv", &err),
 			 0);
 	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
-	want = 0.15 * 125.0 / 312.0 + 0.05 * 300.0 / 400.0;
+	want = 0.15 * 15.7 / 19.5 + 0.05 * 300.0 / 400.0;
 	assert_true(fabs(res.iter_s - want) < 1e-12);
 	/* a job of another model whose trace application has a profile gets it */
 	fx_init(&fx, "v100", "other", 8);
