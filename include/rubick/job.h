@@ -61,6 +61,10 @@ struct rk_job {
 	 * so the same work runs faster on faster GPUs (docs/oracle.md "Job length").
 	 * "" = on the cluster the job runs on. */
 	char ref_gpu_type[RK_GPU_TYPE_MAX];
+	/* Global batch of the trace's own application (job_type) when the trace
+	 * gives one the stand-in model does not take (Sia's batch_size): a profile
+	 * of that application is read at app_batch / replicas. 0 = none. */
+	int app_batch;
 };
 
 #endif

@@ -182,6 +182,24 @@ int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const
 			      const char *filename, struct rk_error *err);
 
 /*
+ * Add the validation target of `model_name` at global batch `batch` from a
+ * Sia/Pollux `validation-<batch>.csv` (columns found by header name; the last
+ * row's `iteration` = iterations of that batch to the target). RK_EEXIST when
+ * that (model, batch) has one; "FILE:LINE:COL: ..." on a bad row.
+ */
+int rk_oracle_add_sia_target(struct rk_oracle *o, const char *model_name, int batch,
+			     const char *text, size_t len, const char *filename,
+			     struct rk_error *err);
+
+/*
+ * Iterations of global batch `batch` that application `app` needs to reach its
+ * validation target: a measured batch's, log-log linear between the measured
+ * batches around it, the nearest measured one's outside them. OUT: *iters.
+ * RK_ENOTFOUND when `app` has no target.
+ */
+int rk_oracle_target_iters(const struct rk_oracle *o, const char *app, int batch, double *iters);
+
+/*
  * Seconds per iteration of `job` (its model and global batch) running `plan`
  * on `alloc` in `cluster`. OUT: *iter_s. Errors: RK_EINVAL (empty alloc, a
  * share on an unknown node, plan GPU count != allocated GPUs),
@@ -222,7 +240,8 @@ int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap);
  * format (header starts "exec_plan"), or Sia/Pollux `placements[-<gpu>].csv`
  * and `scalability[-<gpu>].csv`. A folder named `<model>_bsz<N>` holds a table
  * measured at global batch N. Subfolders and files are read in name order;
- * other files (README, validation-*.csv) are ignored. Fails with RK_EIO naming
+ * `validation-<B>.csv` files are job targets (rk_oracle_add_sia_target); other files (README) are
+ * ignored. Fails with RK_EIO naming
  * the path, RK_ENOTFOUND when the folder holds no table, RK_EEXIST when a
  * (model, batch) is loaded twice, or the parser's "FILE:LINE:COL: ..." error
  * (FILE is the full path). Tables added before a failure stay added.

@@ -34,6 +34,7 @@ struct opts {
 	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
 	const char *quota; /* --quota TENANT:GPUS[/...] */
 	const char *trace_gpu; /* --trace-gpu TYPE|cluster; NULL = the trace format's own type */
+	const char *job_length; /* --job-length trace|sia-target; NULL = trace */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -52,7 +53,7 @@ static void help(FILE *f)
 		"                  [--seed N] [--json] [--out DIR] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
 		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n"
-		"                  [--trace-gpu TYPE|cluster]\n\n"
+		"                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
 		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 		"never with the policy's own model.\n\n"
@@ -84,6 +85,11 @@ static void help(FILE *f)
 		"  --trace-gpu TYPE    GPU type the trace's run times were measured on (default: the\n"
 		"                      format's own, e.g. t4 for Sia, v100 for Philly-derived traces;\n"
 		"                      docs/oracle.md); 'cluster' = the type each job runs on\n"
+		"  --job-length L      trace (default: the trace's run time or iterations) or\n"
+		"                      sia-target: a job whose trace gives its application's batch\n"
+		"                      runs the iterations that batch needs to reach the\n"
+		"                      application's validation target (Sia/Pollux validation-*.csv\n"
+		"                      in the --oracle folder)\n"
 		"%s%s\n"
 		"policies:\n",
 		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help);
@@ -223,6 +229,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->quota;
 		else if (!strcmp(a, "--trace-gpu"))
 			str = &o->trace_gpu;
+		else if (!strcmp(a, "--job-length"))
+			str = &o->job_length;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 			 strcmp(a, "--seed") && strcmp(a, "--horizon"))
 			return usage_error(a, "unknown option");
@@ -259,6 +267,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return usage_error("--policy", "required");
 	if (o->interval_s * 1000.0 < 1)
 		return usage_error("--interval", "must be at least 1 ms");
+	if (o->job_length && strcmp(o->job_length, "trace") && strcmp(o->job_length, "sia-target"))
+		return usage_error("--job-length", "expected trace or sia-target");
 	if (o->trace_gpu && strcmp(o->trace_gpu, "cluster") && !rk_gpu_find(o->trace_gpu)) {
 		char known[256];
 		rk_gpu_list(known, sizeof(known));
@@ -401,6 +411,38 @@ static void run_state_fini(struct run_state *s)
 	free(s->text);
 }
 
+/*
+ * --job-length sia-target: a job whose trace gives its application's batch
+ * runs the iterations that batch needs to reach the application's validation
+ * target, as Sia's and Pollux's simulators end their jobs (without their
+ * batch adaptation); its run-time estimate then comes from those iterations.
+ */
+static int sia_targets(const struct opts *o, struct run_state *s)
+{
+	int set = 0, kept = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		struct rk_job *j = &s->jobs[i];
+		double it;
+		if (j->app_batch <= 0 || rk_oracle_target_iters(s->oracle, j->job_type, j->app_batch,
+								&it) != 0) {
+			kept++;
+			continue;
+		}
+		j->iters_total = it;
+		j->est_duration_s = 0;
+		set++;
+	}
+	if (set == 0) {
+		fprintf(stderr, "rubick sim: --job-length sia-target: no job of %s has a validation "
+			"target (needs a Sia/Pollux trace and --oracle measured=DIR with "
+			"validation-<batch>.csv files)\n", o->trace);
+		return 1;
+	}
+	fprintf(stderr, "rubick sim: %s: %d job(s) run to their validation target; %d keep the "
+		"trace's length\n", o->trace, set, kept);
+	return 0;
+}
+
 static int load_inputs(const struct opts *o, struct run_state *s, const struct rk_perf_env *env)
 {
 	struct rk_error err;
@@ -440,6 +482,8 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		rk_sim_jobs_set_ref_gpu(s->jobs, s->n_jobs, strcmp(o->trace_gpu, "cluster")
 							   ? rk_gpu_find(o->trace_gpu)->name : "");
 	if (load_oracle(o->oracle, env, &s->oracle))
+		return RK_EXIT_FAILURE;
+	if (o->job_length && !strcmp(o->job_length, "sia-target") && sia_targets(o, s))
 		return RK_EXIT_FAILURE;
 	/* Jobs the oracle cannot price at their request would stop every run later. */
 	if (rk_sim_jobs_check_oracle(&s->cl, s->jobs, &s->n_jobs, rk_sim_oracle_iter, s->oracle,

@@ -120,6 +120,7 @@ void rk_oracle_destroy(struct rk_oracle *o)
 	for (int i = 0; i < o->n_profiles; i++)
 		oracle_sia_free(&o->profiles[i]);
 	free(o->profiles);
+	free(o->targets);
 	oracle_cache_clear(&o->cache);
 	free(o);
 }
@@ -402,12 +403,29 @@ static int answer_typed(const struct rk_oracle *o, const char *key, const struct
 		struct rk_plan q = *plan;
 		if (k == 0 && strcmp(app, key)) {
 			/* A stand-in's local batch means nothing to the application's
-			 * profile; its length comes from the trace's run time, so only the
-			 * profile's speed ratios matter: read it inside its measured range. */
+			 * profile: read it at the application's own batch over these
+			 * replicas (Sia's fixed-batch jobs), with gradient accumulation
+			 * where that exceeds the largest measured local batch; without one,
+			 * at the stand-in's local batch capped at the largest measured (its
+			 * length then comes from its run time, so only ratios matter). */
 			double lo, hi;
 			oracle_sia_batch_range(p, &lo, &hi);
-			if (q.mb > hi)
-				q.mb = hi >= 1 ? (int)hi : 1;
+			int cap = hi >= 1 ? (int)hi : 1;
+			if (job->app_batch > 0) {
+				/* the fewest accumulation steps this placement's rows fit */
+				long reps = (long)plan->dp;
+				long local = (job->app_batch + reps - 1) / reps;
+				for (long ga = (local + cap - 1) / cap; ga <= local; ga++) {
+					q.ga = (int)ga;
+					q.mb = (int)((local + ga - 1) / ga);
+					int rc = oracle_sia_lookup(p, job, &q, pl, &sc, res, err);
+					if (rc != RK_EINFEASIBLE)
+						return rc;
+				}
+				return RK_EINFEASIBLE; /* err says why (the last try) */
+			}
+			if (q.mb > cap)
+				q.mb = cap;
 		}
 		return oracle_sia_lookup(p, job, &q, pl, &sc, res, err);
 	}

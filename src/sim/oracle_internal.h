@@ -48,11 +48,19 @@ struct sia_profile {
 	struct sia_row *scale;           /* from scalability[-gpu].csv */
 };
 
+/* Iterations of one application at one global batch to its validation target (oracle_target.c). */
+struct sia_target {
+	char model[RK_MODEL_NAME_MAX]; /* normalised */
+	int batch;
+	double iters;
+};
+
 /* Everything an answer depends on besides the tables (oracle_cache.c). */
 struct oracle_ckey {
 	const struct rk_model *model;
 	char model_name[RK_MODEL_NAME_MAX];
 	char app[RK_MODEL_NAME_MAX]; /* the trace's application, normalised (a profile may answer it) */
+	int app_batch;               /* its global batch (rk_job.app_batch) */
 	int model_batch, perf_fitted;
 	struct rk_perf_params perf;
 	int batch;
@@ -86,6 +94,8 @@ struct rk_oracle {
 	struct rubick_table *tables;
 	int n_profiles;
 	struct sia_profile *profiles;
+	int n_targets;
+	struct sia_target *targets;         /* Sia/Pollux validation targets */
 	struct rk_oracle_stats stats;
 	struct oracle_cache cache;          /* answered lookups; cleared when tables change */
 };

@@ -86,6 +86,7 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	j->max_gpus = tj->max_gpus > 0 ? tj->max_gpus : tj->gpus;
 	j->iters_total = (double)tj->iters;
 	j->est_duration_s = tj->duration_s;
+	j->app_batch = tj->source_batch;
 	j->first_start_ms = -1;
 	j->last_change_ms = -1;
 	/* No batch in the trace: the model's own, rounded up later if the plan needs it. */

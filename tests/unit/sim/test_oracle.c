@@ -733,6 +733,69 @@ static void gpu_types(void **state)
 	rk_oracle_destroy(o);
 }
 
+/* Sia/Pollux job targets: the last row's iterations per batch, log-log between batches. */
+static void sia_targets(void **state)
+{
+	(void)state;
+	struct rk_oracle *o;
+	struct rk_error err;
+	assert_int_equal(rk_oracle_create_measured(&o, NULL, RK_ORACLE_FALLBACK_NONE, NULL), 0);
+	const char *v1 = "progress,iteration,metric,grad_sqr,grad_var\n1,10,0.5,1,1\n2,400,0.9,1,1\n";
+	const char *v4 = "progress,iteration,metric\n2,100,0.9\n";
+	assert_int_equal(rk_oracle_add_sia_target(o, "App", 128, v1, strlen(v1), "v1.csv", &err), 0);
+	assert_int_equal(rk_oracle_add_sia_target(o, "app", 512, v4, strlen(v4), "v4.csv", &err), 0);
+	double it = 0;
+	assert_int_equal(rk_oracle_target_iters(o, "app", 128, &it), 0);
+	assert_true(it == 400);
+	assert_int_equal(rk_oracle_target_iters(o, "APP", 256, &it), 0);
+	assert_true(fabs(it - 200) < 1e-9); /* sqrt(400 * 100) */
+	assert_int_equal(rk_oracle_target_iters(o, "app", 64, &it), 0);
+	assert_true(it == 400); /* below the measured batches: the nearest */
+	assert_int_equal(rk_oracle_target_iters(o, "app", 4096, &it), 0);
+	assert_true(it == 100);
+	assert_int_equal(rk_oracle_target_iters(o, "other", 128, &it), RK_ENOTFOUND);
+	/* errors */
+	assert_int_equal(rk_oracle_add_sia_target(o, "app", 128, v1, strlen(v1), "v1.csv", &err),
+			 RK_EEXIST);
+	const char *bad = "progress,iteration\n1,x\n";
+	assert_int_equal(rk_oracle_add_sia_target(o, "b", 8, bad, strlen(bad), "bad.csv", &err),
+			 RK_EINVAL);
+	assert_non_null(strstr(err.msg, "bad.csv:2:"));
+	const char *nocol = "progress,metric\n1,2\n";
+	assert_int_equal(rk_oracle_add_sia_target(o, "b", 8, nocol, strlen(nocol), "n.csv", &err),
+			 RK_EINVAL);
+	assert_non_null(strstr(err.msg, "missing column 'iteration'"));
+	const char *unk = "progress,iters\n1,2\n";
+	assert_int_equal(rk_oracle_add_sia_target(o, "b", 8, unk, strlen(unk), "u.csv", &err),
+			 RK_EINVAL);
+	assert_non_null(strstr(err.msg, "unknown column 'iters'"));
+	const char *empty = "progress,iteration\n";
+	assert_int_equal(rk_oracle_add_sia_target(o, "b", 8, empty, strlen(empty), "e.csv", &err),
+			 RK_EINVAL);
+	assert_int_equal(rk_oracle_add_sia_target(o, "b", 0, v1, strlen(v1), "z.csv", &err),
+			 RK_ERANGE);
+
+	/* the application's profile is read at its own batch over the replicas, accumulating
+	 * where a placement's rows stop: 2 replicas x 64 = 16 x 4 accumulation steps */
+	const char *pl = "placement,local_bsz,step_time,sync_time\n2,16,0.4,0.1\n2,8,0.3,0.1\n";
+	assert_int_equal(rk_oracle_add_sia_profile(o, "app", "t4", RK_SIA_PLACEMENTS, pl,
+						   strlen(pl), "p.csv", &err),
+			 0);
+	struct fixture fx;
+	fx_init(&fx, "t4", "standin", 8);
+	snprintf(fx.job.job_type, sizeof(fx.job.job_type), "app");
+	fx.job.app_batch = 128;
+	fx_alloc(&fx, "2", 4);
+	struct rk_plan p = {.dp = 2, .tp = 1, .pp = 1, .mb = 4, .ga = 1};
+	struct rk_oracle_result res;
+	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
+	assert_true(fabs(res.iter_s - (0.4 + 3 * 0.3)) < 1e-12);
+	fx.job.app_batch = 16; /* 8 per replica: exact, no accumulation */
+	assert_int_equal(look(o, &fx, &p, &res, &err), 0);
+	assert_true(res.iter_s == 0.3);
+	rk_oracle_destroy(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +804,7 @@ int main(void)
 		cmocka_unit_test(sia_profiles),    cmocka_unit_test(errors),
 		cmocka_unit_test(families_and_names), cmocka_unit_test(load_dir),
 		cmocka_unit_test(cache_is_transparent), cmocka_unit_test(gpu_types),
+		cmocka_unit_test(sia_targets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
