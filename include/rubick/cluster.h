@@ -69,7 +69,9 @@ struct rk_alloc {
  * number is MiB. Defaults scale the Rubick A800 testbed node (96 CPUs, 1600 GiB,
  * 400 GB/s NVLink, 100 GB/s RDMA for 8 GPUs) per GPU: TYPE "a800", cpus = 12 x
  * GPUS, mem = 200 GiB x GPUS, nvlink = 400, net = 100, pool = training, and
- * gpumem from rk_gpu_type_mem_mb(TYPE).
+ * gpumem from rk_gpu_type_mem_mb(TYPE). TYPE must be in the GPU table (gpu.h,
+ * docs/gpus.md; case-insensitive, aliases resolved to the canonical name):
+ * an unknown type is an error that lists the known ones.
  * Node ids run 0.. in the order the groups are written.
  */
 #define RK_CLUSTER_MAX_NODES 1000000
@@ -88,10 +90,9 @@ int rk_cluster_parse(struct rk_cluster *out, const char *text, const char *name,
 		     struct rk_error *err);
 
 /*
- * Memory of one GPU of a known type (MiB): a800/a100-80g/h100/h800 80 GiB,
- * a100 (Sia's dgx-ext A100-40GB) 40 GiB, v100 32 GiB, rtx6000 24 GiB, t4 16 GiB,
- * 2080ti 11 GiB, k80 12 GiB, p100 16 GiB; unknown types get 80 GiB (the A800 of
- * the Rubick testbed) and should say gpumem= in the spec.
+ * Memory of one GPU of a known type (MiB), from the GPU table (gpu.h): e.g.
+ * a800 80 GiB, a100 (Sia's dgx-ext A100-40GB) 40 GiB, v100 32 GiB, t4 16 GiB,
+ * 2080ti 11 GiB; a type not in the table (the parser rejects those) 80 GiB.
  */
 int64_t rk_gpu_type_mem_mb(const char *type);
 

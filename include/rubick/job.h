@@ -56,6 +56,15 @@ struct rk_job {
 	/* the trace's own job type (e.g. "ResNet-50 (batch size 64)", "vgg16"): the key of
 	 * the interference tables (sharing.h); "" = use the model name */
 	char job_type[RK_JOB_TYPE_MAX];
+	/* The GPU type the trace's run time was measured on (gpu.h names): the
+	 * simulator turns a run time into work (iterations) on nodes of this type,
+	 * so the same work runs faster on faster GPUs (docs/oracle.md "Job length").
+	 * "" = on the cluster the job runs on. */
+	char ref_gpu_type[RK_GPU_TYPE_MAX];
+	/* Global batch of the trace's own application (job_type) when the trace
+	 * gives one the stand-in model does not take (Sia's batch_size): a profile
+	 * of that application is read at app_batch / replicas. 0 = none. */
+	int app_batch;
 };
 
 #endif

@@ -38,6 +38,15 @@
  *     ties: the larger): rules 1-4 on it, iteration time times B/B0 (samples
  *     per second held). Trace jobs known only by their duration at the
  *     request advance by throughput ratios, which this factor cancels out of.
+ *
+ * GPU types (docs/oracle.md "GPU types"): the Rubick tables are the A800's
+ * (RK_GPU_REFERENCE); a Sia/Pollux profile answers for the type it was
+ * measured on. On a type with no table or profile of its own, the answer
+ * measured on another type is carried over with the GPU table (gpu.h):
+ * compute by the peak rates, memory-bound terms by memory bandwidth,
+ * intra-node communication by the link bandwidths; the lookup's source is
+ * then TYPE_SCALED. The analytic model (rules 4-5) is itself carried to the
+ * node's type the same way. Lookups are counted per type (rk_oracle_stats).
  * Rules 4-5 need an analytic back-end (fallback RK_ORACLE_FALLBACK_MODEL, an
  * env and a fitted model). Without one, rule 4 answers with the nearest
  * measured point of the same family unscaled (NEAREST_POINT: same order as
@@ -81,6 +90,8 @@ enum rk_oracle_source {
 	RK_ORACLE_SRC_NEAREST_POINT, /* rule 4 without a model: the nearest measured point as is */
 	RK_ORACLE_SRC_BATCH_SCALED,  /* rule 6: a table of another global batch, time x B/B0 */
 	RK_ORACLE_SRC_GAVEL,         /* the trace's own Gavel/Shockwave throughput file */
+	RK_ORACLE_SRC_TYPE_SCALED,   /* a table or profile of another GPU type, carried to this one
+				      * with the GPU table (docs/oracle.md "GPU types") */
 	RK_ORACLE_SRC_COUNT
 };
 
@@ -107,12 +118,24 @@ struct rk_oracle_result {
 	char placement[RK_PLACEMENT_MAX_NODES + 1]; /* canonical placement, e.g. "8844" */
 };
 
+/* Successful lookups on the GPUs of one type. */
+struct rk_oracle_type_stats {
+	char gpu_type[RK_GPU_TYPE_MAX];          /* the node's type ("" = untyped) */
+	uint64_t lookups;
+	uint64_t by_source[RK_ORACLE_SRC_COUNT];
+};
+
+/* Types counted separately; lookups on further types are counted only in the totals. */
+#define RK_ORACLE_STATS_TYPES 16
+
 /* Lookup counters since creation. */
 struct rk_oracle_stats {
 	uint64_t lookups;                        /* successful lookups */
 	uint64_t by_source[RK_ORACLE_SRC_COUNT]; /* successful lookups per rule */
 	uint64_t infeasible;                     /* lookups that hit a measured OOM row */
 	uint64_t failed;                         /* other failed lookups */
+	int n_types;                             /* entries of `types` used, first seen first */
+	struct rk_oracle_type_stats types[RK_ORACLE_STATS_TYPES];
 };
 
 /*
@@ -150,11 +173,32 @@ int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int 
  * ("" = untyped, the original Pollux profile). Columns are found by header
  * name. A node's rk_node.gpu_type selects the profile: exact name
  * (case-insensitive), then the aliases t4->aws, v100->azure, a100->dgx-ext,
- * rtx6000->quad, 2080ti->rtx, then the untyped profile.
+ * rtx6000->quad, 2080ti->rtx. The untyped profile is the Pollux cluster's
+ * (T4). A type with no profile of its own is never answered by another
+ * type's profile as is: the profile of the type with the nearest FP32
+ * peak is scaled to it (TYPE_SCALED).
  */
 int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const char *gpu_type,
 			      enum rk_sia_kind kind, const char *text, size_t len,
 			      const char *filename, struct rk_error *err);
+
+/*
+ * Add the validation target of `model_name` at global batch `batch` from a
+ * Sia/Pollux `validation-<batch>.csv` (columns found by header name; the last
+ * row's `iteration` = iterations of that batch to the target). RK_EEXIST when
+ * that (model, batch) has one; "FILE:LINE:COL: ..." on a bad row.
+ */
+int rk_oracle_add_sia_target(struct rk_oracle *o, const char *model_name, int batch,
+			     const char *text, size_t len, const char *filename,
+			     struct rk_error *err);
+
+/*
+ * Iterations of global batch `batch` that application `app` needs to reach its
+ * validation target: a measured batch's, log-log linear between the measured
+ * batches around it, the nearest measured one's outside them. OUT: *iters.
+ * RK_ENOTFOUND when `app` has no target.
+ */
+int rk_oracle_target_iters(const struct rk_oracle *o, const char *app, int batch, double *iters);
 
 /*
  * Seconds per iteration of `job` (its model and global batch) running `plan`
@@ -209,7 +253,7 @@ void rk_oracle_stats_get(const struct rk_oracle *o, struct rk_oracle_stats *out)
 void rk_oracle_stats_reset(struct rk_oracle *o);
 
 /* Short name of a rule: "exact", "nearest", "interp", "model-scaled", "model",
- * "nearest-point", "batch-scaled", "gavel". */
+ * "nearest-point", "batch-scaled", "gavel", "type-scaled". */
 const char *rk_oracle_source_name(enum rk_oracle_source s);
 
 /*
@@ -227,7 +271,8 @@ int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap);
  * format (header starts "exec_plan"), or Sia/Pollux `placements[-<gpu>].csv`
  * and `scalability[-<gpu>].csv`. A folder named `<model>_bsz<N>` holds a table
  * measured at global batch N. Subfolders and files are read in name order;
- * other files (README, validation-*.csv) are ignored. Fails with RK_EIO naming
+ * `validation-<B>.csv` files are job targets (rk_oracle_add_sia_target); other files (README) are
+ * ignored. Fails with RK_EIO naming
  * the path, RK_ENOTFOUND when the folder holds no table, RK_EEXIST when a
  * (model, batch) is loaded twice, or the parser's "FILE:LINE:COL: ..." error
  * (FILE is the full path). Tables added before a failure stay added.

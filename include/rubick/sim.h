@@ -130,8 +130,9 @@ void rk_sim_result_fini(struct rk_sim_result *r);
  * (req_gpus >= 1 and req_plan valid for them) and either iters_total > 0 or
  * est_duration_s > 0: a job with only a duration gets iters_total = duration
  * / the oracle's iteration time at its request on a consolidated placement
- * of an empty cluster; one with only iterations gets est_duration_s the same
- * way. OUT: *out (release with rk_sim_result_fini). Errors name the job or
+ * of an empty cluster of its ref_gpu_type (this cluster's shape, every node
+ * of that type; this cluster itself when ref_gpu_type is ""); one with only
+ * iterations gets est_duration_s the same way. OUT: *out (release with rk_sim_result_fini). Errors name the job or
  * policy: a bad job (RK_EINVAL), a rejected decision (the validator's code),
  * an oracle failure for a decided allocation, a broken invariant in check mode
  * (RK_EINTERNAL).
@@ -171,6 +172,17 @@ int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 			   struct rk_error *err);
 
 void rk_sim_jobs_free(struct rk_job *jobs, int n);
+
+/*
+ * The GPU type a trace format's run times were measured on ("a800" for
+ * Rubick traces, "t4" for Sia's, "v100" for Philly-derived ones, ...; the
+ * table and its sources are in src/sim/sim_jobs.c and docs/oracle.md), or ""
+ * for an unknown format. rk_sim_jobs_from_trace sets every job's
+ * ref_gpu_type to it; rk_sim_jobs_set_ref_gpu overrides it ("" = the cluster
+ * each job runs on, the length rubick used before GPU types were modelled).
+ */
+const char *rk_sim_trace_gpu_type(const char *format);
+void rk_sim_jobs_set_ref_gpu(struct rk_job *jobs, int n, const char *gpu_type);
 
 /*
  * The oracle's seconds per iteration of `job`'s requested plan on the

@@ -42,6 +42,8 @@ struct rk_trace_job {
 	char plan[RK_PLAN_TEXT_MAX];    /* plan text as given (canonical or artifact form); "" = none */
 	int64_t iters;                  /* iterations of `model` to finish; 0 = unknown */
 	int64_t source_iters;           /* the trace's own iteration count (of its model); 0 = none */
+	int source_batch;               /* the trace's own global batch of its application (Sia's
+					 * batch_size), which the stand-in model does not take; 0 = none */
 	int guaranteed;                 /* 1 = keeps its requested performance (SLA / guaranteed QoS) */
 	char tenant[RK_TENANT_MAX];     /* tenant or virtual cluster; "" = none */
 	int min_gpus, max_gpus;         /* elastic range; both == gpus when inelastic */

@@ -13,6 +13,7 @@
 #include "cli/trace_arrivals.h"
 #include "cli/util.h"
 
+#include "rubick/gpu.h"
 #include "rubick/oracle.h"
 #include "rubick/perf.h"
 #include "rubick/report.h"
@@ -37,6 +38,8 @@ struct opts {
 	const char *trace, *format, *cluster, *policies, *oracle, *out, *zoo, *policy_options;
 	const char *quota; /* --quota TENANT:GPUS[/...] */
 	const char *throughputs; /* --throughputs (sim_native.h); NULL = auto */
+	const char *trace_gpu; /* --trace-gpu TYPE|cluster; NULL = the trace format's own type */
+	const char *job_length; /* --job-length trace|sia-target; NULL = trace */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -60,7 +63,8 @@ static void help(FILE *f)
 		"                  [--load F] [--poisson RATE|mean]\n"
 		"                  [--json] [--out DIR] [--normalize POLICY] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
-		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n\n"
+		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n"
+		"                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
 		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 		"never with the policy's own model.\n\n"
@@ -102,6 +106,14 @@ static void help(FILE *f)
 		"  --quota Q           guaranteed-GPU quotas per tenant, e.g. a:32/b:16: a guaranteed\n"
 		"                      job arriving over its tenant's quota is rejected (never runs);\n"
 		"                      jobs without a tenant in the trace belong to 'default'\n"
+		"  --trace-gpu TYPE    GPU type the trace's run times were measured on (default: the\n"
+		"                      format's own, e.g. t4 for Sia, v100 for Philly-derived traces;\n"
+		"                      docs/oracle.md); 'cluster' = the type each job runs on\n"
+		"  --job-length L      trace (default: the trace's run time or iterations) or\n"
+		"                      sia-target: a job whose trace gives its application's batch\n"
+		"                      runs the iterations that batch needs to reach the\n"
+		"                      application's validation target (Sia/Pollux validation-*.csv\n"
+		"                      in the --oracle folder)\n"
 		"%s%s%s\n"
 		"policies:\n",
 		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help, rk_cli_native_help);
@@ -245,6 +257,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->seeds;
 		else if (!strcmp(a, "--normalize"))
 			str = &o->normalize;
+		else if (!strcmp(a, "--trace-gpu"))
+			str = &o->trace_gpu;
+		else if (!strcmp(a, "--job-length"))
+			str = &o->job_length;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 		         strcmp(a, "--seed") && strcmp(a, "--horizon") &&
 		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed") &&
@@ -302,6 +318,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->seeds && o->have_workload_seed && o->have_policy_seed)
 		return usage_error("--seeds", "varies nothing when both --workload-seed and "
 		                              "--policy-seed are given");
+	if (o->job_length && strcmp(o->job_length, "trace") && strcmp(o->job_length, "sia-target"))
+		return usage_error("--job-length", "expected trace or sia-target");
+	if (o->trace_gpu && strcmp(o->trace_gpu, "cluster") && !rk_gpu_find(o->trace_gpu)) {
+		char known[256];
+		rk_gpu_list(known, sizeof(known));
+		fprintf(stderr, "rubick sim: --trace-gpu: unknown GPU type '%s' (known: %s, or "
+			"cluster)\n", o->trace_gpu, known);
+		return RK_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -437,6 +462,38 @@ static void run_state_fini(struct run_state *s)
 	free(s->text);
 }
 
+/*
+ * --job-length sia-target: a job whose trace gives its application's batch
+ * runs the iterations that batch needs to reach the application's validation
+ * target, as Sia's and Pollux's simulators end their jobs (without their
+ * batch adaptation); its run-time estimate then comes from those iterations.
+ */
+static int sia_targets(const struct opts *o, struct run_state *s)
+{
+	int set = 0, kept = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		struct rk_job *j = &s->jobs[i];
+		double it;
+		if (j->app_batch <= 0 || rk_oracle_target_iters(s->oracle, j->job_type, j->app_batch,
+								&it) != 0) {
+			kept++;
+			continue;
+		}
+		j->iters_total = it;
+		j->est_duration_s = 0;
+		set++;
+	}
+	if (set == 0) {
+		fprintf(stderr, "rubick sim: --job-length sia-target: no job of %s has a validation "
+			"target (needs a Sia/Pollux trace and --oracle measured=DIR with "
+			"validation-<batch>.csv files)\n", o->trace);
+		return 1;
+	}
+	fprintf(stderr, "rubick sim: %s: %d job(s) run to their validation target; %d keep the "
+		"trace's length\n", o->trace, set, kept);
+	return 0;
+}
+
 static int load_inputs(const struct opts *o, struct run_state *s, const struct rk_perf_env *env,
                        uint64_t workload_seed)
 {
@@ -479,6 +536,9 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		fprintf(stderr, "rubick sim: %s (--skip-bad drops such jobs)\n", err.msg);
 		return RK_EXIT_FAILURE;
 	}
+	if (o->trace_gpu)
+		rk_sim_jobs_set_ref_gpu(s->jobs, s->n_jobs, strcmp(o->trace_gpu, "cluster")
+							   ? rk_gpu_find(o->trace_gpu)->name : "");
 	if (load_oracle(o->oracle, env, &s->oracle))
 		return RK_EXIT_FAILURE;
 	/* Trace-native speeds: Gavel-type jobs run their own steps at their file's speeds. */
@@ -486,6 +546,8 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 		return RK_EXIT_FAILURE;
 	rk_cli_native_apply(&s->trace, s->jobs, s->n_jobs, s->oracle);
 	rk_cli_native_warn("rubick sim", &s->trace, s->oracle, stderr);
+	if (o->job_length && !strcmp(o->job_length, "sia-target") && sia_targets(o, s))
+		return RK_EXIT_FAILURE;
 	/* Jobs the oracle cannot price at their request would stop every run later. */
 	if (rk_sim_jobs_check_oracle(&s->cl, s->jobs, &s->n_jobs, rk_sim_oracle_iter, s->oracle,
 				     o->skip_bad, &rep, &err)) {
@@ -543,6 +605,7 @@ static int run_policies(const struct run_ctx *c, struct run_state *s)
 			cfg.progress_ctx = &pr;
 		}
 		struct rk_error err;
+		rk_oracle_stats_reset(s->oracle); /* each run reports its own lookups */
 		double t0 = now_s();
 		rc = rk_sim_run(&s->cl, s->jobs, s->n_jobs, c->pols[i].ops, &cfg, &s->results[i],
 		                &err);
@@ -562,6 +625,7 @@ static int run_policies(const struct run_ctx *c, struct run_state *s)
 		run->n_outcomes = r->n_outcomes;
 		run->samples = r->samples;
 		run->n_samples = r->n_samples;
+		rk_oracle_stats_get(s->oracle, &run->oracle_stats);
 		if (o->loan.inference) {
 			rk_cli_loan_stats(&o->loan, &s->cl, r, &s->loans[i]);
 			run->loan = &s->loans[i];
@@ -768,6 +832,10 @@ int rk_cmd_sim(int argc, char **argv)
 		if (rc)
 			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
 		rep.meta = &rmeta; /* stdout stays comparable across machines and paths */
+		/* Lookup provenance (per GPU type) goes to summary.json and report.html only,
+		 * so the stdout formats stay as scripts read them. */
+		for (int i = 0; i < s->n_runs; i++)
+			s->runs[i].has_oracle_stats = 1;
 		if (!rc && o.out)
 			rc = write_out(o.out, &rep);
 		for (int i = 0; !rc && !o.json && o.loan.inference && i < s->n_runs; i++)

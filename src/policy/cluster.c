@@ -5,6 +5,8 @@
  */
 #include "rubick/cluster.h"
 
+#include "rubick/gpu.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -25,21 +27,10 @@
 #define MAX_MEM_MB_PER_NODE (1LL << 40) /* 1 EiB in MiB: anything above is a typo */
 #define MAX_GBPS 1e6
 
-static const struct {
-	const char *type;
-	int gib;
-} gpu_mem_table[] = {
-	{"a800", 80}, {"a100-80g", 80}, {"h100", 80}, {"h800", 80}, {"a100", 40},
-	{"v100", 32}, {"rtx6000", 24}, {"t4", 16},    {"2080ti", 11}, {"k80", 12},
-	{"p100", 16},
-};
-
 int64_t rk_gpu_type_mem_mb(const char *type)
 {
-	for (size_t i = 0; i < sizeof(gpu_mem_table) / sizeof(gpu_mem_table[0]); i++)
-		if (type && !strcmp(type, gpu_mem_table[i].type))
-			return (int64_t)gpu_mem_table[i].gib * 1024;
-	return 80LL * 1024;
+	const struct rk_gpu_spec *g = rk_gpu_find(type);
+	return (int64_t)(g ? g->mem_gib : 80) * 1024;
 }
 
 /* Cursor over the spec text; line and column are 1-based for messages. */
@@ -231,9 +222,19 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 		if (n >= RK_GPU_TYPE_MAX)
 			return FAIL(c, t, err, RK_ERANGE, "GPU type is longer than %d characters",
 				    RK_GPU_TYPE_MAX - 1);
+		char want[RK_GPU_TYPE_MAX];
 		for (size_t i = 0; i < n; i++)
-			proto.gpu_type[i] = (char)tolower((unsigned char)t[i]);
-		proto.gpu_type[n] = '\0';
+			want[i] = (char)tolower((unsigned char)t[i]);
+		want[n] = '\0';
+		/* Types are a modelled resource (docs/gpus.md): a typo must not run as an A800. */
+		const struct rk_gpu_spec *g = rk_gpu_find(want);
+		if (!g) {
+			char known[256];
+			rk_gpu_list(known, sizeof(known));
+			return FAIL(c, t, err, RK_EINVAL, "unknown GPU type '%s' (known: %s)", want,
+				    known);
+		}
+		snprintf(proto.gpu_type, sizeof(proto.gpu_type), "%s", g->name);
 		c->p += n;
 	}
 	unsigned seen = 0;

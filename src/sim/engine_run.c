@@ -104,7 +104,52 @@ int rk_sim_jobs_check_oracle(const struct rk_cluster *cluster, struct rk_job *jo
 	return 0;
 }
 
+static int init_jobs_on(struct sim *s, const struct rk_job *tmpl, struct rk_cluster *ref,
+			struct rk_error *err);
+
+/*
+ * The cluster a job's trace run time is read on: this cluster's shape with
+ * every node of the trace's GPU type (docs/oracle.md "Job length"), so a run
+ * time becomes the same work whatever GPUs the simulated cluster has. `ref`
+ * keeps the last one built (a trace has one type); NULL type or a cluster
+ * already all of it: the cluster itself.
+ */
+static int ref_cluster(const struct rk_cluster *cl, const char *type, struct rk_cluster *ref,
+		       const struct rk_cluster **out, struct rk_error *err)
+{
+	*out = cl;
+	if (!type || !type[0])
+		return 0;
+	int uniform = 1;
+	for (int i = 0; i < cl->n_nodes && uniform; i++)
+		uniform = !strcmp(cl->nodes[i].gpu_type, type);
+	if (uniform)
+		return 0;
+	if (ref->n_nodes == cl->n_nodes && ref->n_nodes > 0 && !strcmp(ref->nodes[0].gpu_type, type)) {
+		*out = ref;
+		return 0;
+	}
+	rk_cluster_fini(ref);
+	if (strlen(type) >= RK_GPU_TYPE_MAX || rk_cluster_copy(ref, cl))
+		return rk_error_set(err, RK_ENOMEM, "simulator: out of memory");
+	for (int i = 0; i < ref->n_nodes; i++) {
+		memcpy(ref->nodes[i].gpu_type, type, strlen(type) + 1);
+		ref->nodes[i].gpu_mem_mb = rk_gpu_type_mem_mb(type);
+	}
+	*out = ref;
+	return 0;
+}
+
 static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *err)
+{
+	struct rk_cluster ref = {0, NULL};
+	int rc = init_jobs_on(s, tmpl, &ref, err);
+	rk_cluster_fini(&ref);
+	return rc;
+}
+
+static int init_jobs_on(struct sim *s, const struct rk_job *tmpl, struct rk_cluster *ref,
+			struct rk_error *err)
 {
 	for (int i = 0; i < s->n; i++) {
 		const struct rk_job *t = &tmpl[i];
@@ -137,8 +182,11 @@ static int init_jobs(struct sim *s, const struct rk_job *tmpl, struct rk_error *
 		/* Fill whichever of iterations and duration the trace left out. */
 		if (!(t->iters_total > 0) || !(t->est_duration_s > 0)) {
 			double it_s;
-			rc = rk_sim_iter_at_request(s->cluster, t, s->cfg.iter, s->cfg.iter_ctx, &it_s,
-						    err);
+			const struct rk_cluster *on;
+			rc = ref_cluster(s->cluster, t->ref_gpu_type, ref, &on, err);
+			if (!rc)
+				rc = rk_sim_iter_at_request(on, t, s->cfg.iter, s->cfg.iter_ctx, &it_s,
+							    err);
 			if (rc)
 				return rc;
 			if (!(t->iters_total > 0)) {

@@ -7,6 +7,7 @@
  */
 #include "sim/oracle_internal.h"
 
+#include "rubick/gpu.h"
 #include "rubick/measured.h"
 #include "rubick/perf.h"
 
@@ -28,6 +29,7 @@ const char *rk_oracle_source_name(enum rk_oracle_source s)
 	case RK_ORACLE_SRC_NEAREST_POINT: return "nearest-point";
 	case RK_ORACLE_SRC_BATCH_SCALED: return "batch-scaled";
 	case RK_ORACLE_SRC_GAVEL: return "gavel";
+	case RK_ORACLE_SRC_TYPE_SCALED: return "type-scaled";
 	default: return "unknown";
 	}
 }
@@ -120,6 +122,7 @@ void rk_oracle_destroy(struct rk_oracle *o)
 		oracle_sia_free(&o->profiles[i]);
 	free(o->profiles);
 	oracle_gavel_free(o->gavel);
+	free(o->targets);
 	oracle_cache_clear(&o->cache);
 	free(o);
 }
@@ -335,7 +338,7 @@ static int answer(const struct rk_oracle *o, const struct rk_job *job, const str
 
 static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
 		  const struct rk_alloc *alloc, const struct rk_cluster *cluster,
-		  struct rk_oracle_result *res, struct rk_error *err)
+		  struct rk_oracle_result *res, const char **type_out, struct rk_error *err)
 {
 	if (!job || !job->model || !plan || !res)
 		return rk_error_set(err, RK_EINVAL, "oracle: job, its model, plan and result are required");
@@ -346,6 +349,7 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 	int rc = alloc_shape(job, alloc, cluster, &pl, &cpus, &gpu_type, err);
 	if (rc)
 		return rc;
+	*type_out = gpu_type;
 	long g = 0;
 	for (int i = 0; i < pl.n_nodes; i++)
 		g += pl.gpus[i];
@@ -370,6 +374,93 @@ static int lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk
 	return rc;
 }
 
+/*
+ * Measured sources for the node's own GPU type, tried before the A800 tables:
+ * the Sia/Pollux profile of the job's trace application or of its model on
+ * this type, else one of another type scaled to it. Further per-type sources
+ * (Gavel's per-type throughputs) belong here. Returns 0 answered, 1 when no
+ * source of this kind knows the job, or a negative error.
+ */
+static int answer_typed(const struct rk_oracle *o, const char *key, const struct rk_job *job,
+			const struct rk_plan *plan, const struct rk_placement *pl, const char *type,
+			struct rk_oracle_result *res, struct rk_error *err)
+{
+	if (plan->tp != 1 || plan->pp != 1 || o->n_profiles == 0)
+		return 1;
+	/* The trace's own application first (a Sia workload's "cifar10" runs on
+	 * a stand-in zoo model, but Sia measured cifar10), then the model. */
+	char app[RK_MODEL_NAME_MAX];
+	oracle_model_key(job->job_type, app, sizeof(app));
+	const char *keys[2] = {app, key};
+	for (int k = 0; k < 2; k++) {
+		if (!keys[k][0] || (k == 1 && !strcmp(keys[0], keys[1])))
+			continue;
+		const struct sia_profile *p = oracle_sia_find(o, keys[k], type);
+		struct oracle_gpu_scale sc = {.same = 1};
+		if (!p && (p = oracle_sia_find_other(o, keys[k], type))) {
+			int rc = oracle_gpu_scale(oracle_gpu_of_profile(p->gpu_type), type, 1, &sc,
+						  err);
+			if (rc)
+				return rc;
+		}
+		if (!p)
+			continue;
+		struct rk_plan q = *plan;
+		if (k == 0 && strcmp(app, key)) {
+			/* A stand-in's local batch means nothing to the application's
+			 * profile: read it at the application's own batch over these
+			 * replicas (Sia's fixed-batch jobs), with gradient accumulation
+			 * where that exceeds the largest measured local batch; without one,
+			 * at the stand-in's local batch capped at the largest measured (its
+			 * length then comes from its run time, so only ratios matter). */
+			double lo, hi;
+			oracle_sia_batch_range(p, &lo, &hi);
+			int cap = hi >= 1 ? (int)hi : 1;
+			if (job->app_batch > 0) {
+				/* the fewest accumulation steps this placement's rows fit */
+				long reps = (long)plan->dp;
+				long local = (job->app_batch + reps - 1) / reps;
+				for (long ga = (local + cap - 1) / cap; ga <= local; ga++) {
+					q.ga = (int)ga;
+					q.mb = (int)((local + ga - 1) / ga);
+					int rc = oracle_sia_lookup(p, job, &q, pl, &sc, res, err);
+					if (rc != RK_EINFEASIBLE)
+						return rc;
+				}
+				return RK_EINFEASIBLE; /* err says why (the last try) */
+			}
+			if (q.mb > cap)
+				q.mb = cap;
+		}
+		return oracle_sia_lookup(p, job, &q, pl, &sc, res, err);
+	}
+	return 1;
+}
+
+/* Carry an answer of the A800 tables to `type`: by the model's own ratio when
+ * it has one, else by the training peaks (the iteration taken as compute). */
+static int carry_to_type(const struct rk_oracle *o, const struct rk_model *m,
+			 const struct rk_plan *plan, const struct rk_placement *pl, int cpus,
+			 const char *type, const struct oracle_gpu_scale *sc,
+			 struct rk_oracle_result *res, struct rk_error *err)
+{
+	if (sc->same)
+		return 0;
+	double ratio = sc->compute;
+	if (oracle_model_usable(o, m)) {
+		double at_ref, at_type;
+		int rc = oracle_model_iter_s(o, m, plan, pl, cpus, &at_ref, err);
+		if (!rc)
+			rc = oracle_model_iter_typed(o, m, plan, pl, cpus, type, &at_type, err);
+		if (rc)
+			return rc;
+		ratio = at_type / at_ref;
+	}
+	res->iter_s *= ratio;
+	res->source = RK_ORACLE_SRC_TYPE_SCALED;
+	return 0;
+}
+
 /* The rules of oracle.h for one canonical query (lookup() checked and cached it). */
 static int answer(const struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
 		  const struct rk_placement *plp, int cpus, const char *gpu_type,
@@ -377,16 +468,23 @@ static int answer(const struct rk_oracle *o, const struct rk_job *job, const str
 {
 	const struct rk_model *m = job->model;
 	const struct rk_placement pl = *plp;
+	const char *type = gpu_type && *gpu_type ? gpu_type : RK_GPU_REFERENCE;
 	int rc;
 	char key[RK_MODEL_NAME_MAX];
 	oracle_model_key(m->name, key, sizeof(key));
 	if (o->measured) {
-		const struct sia_profile *p = oracle_sia_find(o, key, gpu_type);
-		if (p && plan->tp == 1 && plan->pp == 1)
-			return oracle_sia_lookup(p, job, plan, &pl, res, err);
+		rc = answer_typed(o, key, job, plan, &pl, type, res, err);
+		if (rc <= 0)
+			return rc;
+		/* The Rubick tables were measured on the A800 testbed. */
+		struct oracle_gpu_scale sc;
+		if ((rc = oracle_gpu_scale(RK_GPU_REFERENCE, type, 0, &sc, err)))
+			return rk_error_prefix(err, "job %lld", (long long)job->id);
 		const struct rubick_table *t = find_table(o, key, job->global_batch, m->global_batch);
-		if (t)
-			return oracle_rubick_lookup(o, t, job, plan, &pl, cpus, res, err);
+		if (t) {
+			rc = oracle_rubick_lookup(o, t, job, plan, &pl, cpus, res, err);
+			return rc ? rc : carry_to_type(o, m, plan, &pl, cpus, type, &sc, res, err);
+		}
 		int b0 = 0;
 		if (!oracle_model_usable(o, m) && job->global_batch > 0 &&
 		    (t = find_table_other_batch(o, key, job->global_batch, m->global_batch, &b0))) {
@@ -394,6 +492,7 @@ static int answer(const struct rk_oracle *o, const struct rk_job *job, const str
 			if (rc == 0) {
 				res->iter_s *= (double)job->global_batch / (double)b0;
 				res->source = RK_ORACLE_SRC_BATCH_SCALED;
+				rc = carry_to_type(o, m, plan, &pl, cpus, type, &sc, res, err);
 			}
 			return rc;
 		}
@@ -406,13 +505,32 @@ static int answer(const struct rk_oracle *o, const struct rk_job *job, const str
 						    ? " and the model fallback is off"
 						    : " and no fitted model to fall back on");
 	}
-	rc = oracle_model_iter_s(o, m, plan, &pl, cpus, &res->iter_s, err);
+	rc = oracle_model_iter_typed(o, m, plan, &pl, cpus, type, &res->iter_s, err);
 	if (rc) {
 		rk_error_prefix(err, "job %lld", (long long)job->id);
 		return rc;
 	}
 	res->source = RK_ORACLE_SRC_MODEL;
 	return 0;
+}
+
+/* Count a successful lookup in the totals and under its GPU type. */
+static void count(struct rk_oracle_stats *st, const char *type, enum rk_oracle_source src)
+{
+	st->lookups++;
+	st->by_source[src]++;
+	int i = 0;
+	while (i < st->n_types && strcmp(st->types[i].gpu_type, type))
+		i++;
+	if (i == st->n_types) {
+		if (i == RK_ORACLE_STATS_TYPES || strlen(type) >= RK_GPU_TYPE_MAX)
+			return;
+		st->n_types++;
+		memset(&st->types[i], 0, sizeof(st->types[i]));
+		memcpy(st->types[i].gpu_type, type, strlen(type) + 1);
+	}
+	st->types[i].lookups++;
+	st->types[i].by_source[src]++;
 }
 
 int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct rk_plan *plan,
@@ -422,10 +540,10 @@ int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct
 	if (!o)
 		return rk_error_set(err, RK_EINVAL, "oracle: NULL oracle");
 	struct rk_oracle_result tmp;
-	int rc = lookup(o, job, plan, alloc, cluster, &tmp, err);
+	const char *type = "";
+	int rc = lookup(o, job, plan, alloc, cluster, &tmp, &type, err);
 	if (rc == 0) {
-		o->stats.lookups++;
-		o->stats.by_source[tmp.source]++;
+		count(&o->stats, type, tmp.source);
 		if (res)
 			*res = tmp;
 	} else if (rc == RK_EINFEASIBLE) {

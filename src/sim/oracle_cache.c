@@ -29,6 +29,8 @@ void oracle_ckey_init(struct oracle_ckey *k, const struct rk_job *job, const str
 	const struct rk_model *m = job->model;
 	k->model = m;
 	memcpy(k->model_name, m->name, sizeof(k->model_name));
+	oracle_model_key(job->job_type, k->app, sizeof(k->app));
+	k->app_batch = job->app_batch;
 	k->model_batch = m->global_batch;
 	k->perf_fitted = m->perf_fitted;
 	k->perf = m->perf;

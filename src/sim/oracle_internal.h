@@ -48,10 +48,19 @@ struct sia_profile {
 	struct sia_row *scale;           /* from scalability[-gpu].csv */
 };
 
+/* Iterations of one application at one global batch to its validation target (oracle_target.c). */
+struct sia_target {
+	char model[RK_MODEL_NAME_MAX]; /* normalised */
+	int batch;
+	double iters;
+};
+
 /* Everything an answer depends on besides the tables (oracle_cache.c). */
 struct oracle_ckey {
 	const struct rk_model *model;
 	char model_name[RK_MODEL_NAME_MAX];
+	char app[RK_MODEL_NAME_MAX]; /* the trace's application, normalised (a profile may answer it) */
+	int app_batch;               /* its global batch (rk_job.app_batch) */
 	int model_batch, perf_fitted;
 	struct rk_perf_params perf;
 	int batch;
@@ -85,6 +94,8 @@ struct rk_oracle {
 	struct rubick_table *tables;
 	int n_profiles;
 	struct sia_profile *profiles;
+	int n_targets;
+	struct sia_target *targets;         /* Sia/Pollux validation targets */
 	struct rk_oracle_stats stats;
 	struct oracle_cache cache;          /* answered lookups; cleared when tables change */
 	struct gavel_table *gavel;          /* trace-native throughputs (oracle_gavel.c); NULL = none */
@@ -104,19 +115,57 @@ int oracle_model_iter_s(const struct rk_oracle *o, const struct rk_model *m,
 			const struct rk_plan *plan, const struct rk_placement *pl, int cpus_per_gpu,
 			double *iter_s, struct rk_error *err);
 
+/* ---- GPU types (oracle_gpu.c) ---- */
+
+/* Time multipliers that carry an answer from one GPU type to another (t_to = t_from x ratio). */
+struct oracle_gpu_scale {
+	int same;       /* 1 = the same type: nothing to scale */
+	double compute; /* peak rate from / to (FP16 training peak, or FP32) */
+	double mem;     /* memory bandwidth from / to */
+	double link;    /* intra-node link from / to */
+	double pcie;    /* host link from / to */
+};
+
+/* Ratios from `from` to `to` (GPU table names), compute at FP32 peaks when fp32 is 1, else at
+ * the training (FP16) peaks; RK_ENOTFOUND naming a type not in the table. */
+int oracle_gpu_scale(const char *from, const char *to, int fp32, struct oracle_gpu_scale *s,
+		     struct rk_error *err);
+
+/* The GPU table name of a Sia/Pollux profile type ("aws" -> "t4", "" -> "t4"), or NULL. */
+const char *oracle_gpu_of_profile(const char *profile_type);
+
+/* The analytic model on GPUs of `gpu_type` ("" = the reference): oracle_model_iter_s with the
+ * model's reference-type times carried over by oracle_gpu_scale. */
+int oracle_model_iter_typed(const struct rk_oracle *o, const struct rk_model *m,
+			    const struct rk_plan *plan, const struct rk_placement *pl,
+			    int cpus_per_gpu, const char *gpu_type, double *iter_s,
+			    struct rk_error *err);
+
 /* Rules 1-4 on one Rubick table (oracle_rubick.c). */
 int oracle_rubick_lookup(const struct rk_oracle *o, const struct rubick_table *t,
 			 const struct rk_job *job, const struct rk_plan *plan,
 			 const struct rk_placement *pl, int cpus_per_gpu,
 			 struct rk_oracle_result *res, struct rk_error *err);
 
-/* Sia/Pollux lookup for a DP plan (oracle_sia.c). */
+/*
+ * Sia/Pollux lookup for a DP plan (oracle_sia.c). oracle_sia_find: the
+ * profile measured on `gpu_type` (exact name or its Sia alias), else NULL;
+ * oracle_sia_find_other: the profile of the model on the type with the
+ * FP32 peak nearest `gpu_type`'s (for scaling), else NULL.
+ * oracle_sia_lookup with `scale` non-NULL carries the answer to another type:
+ * compute (step - sync) x scale->compute, a one-node sync x scale->link.
+ */
 const struct sia_profile *oracle_sia_find(const struct rk_oracle *o, const char *model_key,
 					  const char *gpu_type);
+const struct sia_profile *oracle_sia_find_other(const struct rk_oracle *o, const char *model_key,
+						const char *gpu_type);
 int oracle_sia_lookup(const struct sia_profile *p, const struct rk_job *job,
 		      const struct rk_plan *plan, const struct rk_placement *pl,
-		      struct rk_oracle_result *res, struct rk_error *err);
+		      const struct oracle_gpu_scale *scale, struct rk_oracle_result *res,
+		      struct rk_error *err);
 void oracle_sia_free(struct sia_profile *p);
+/* Smallest and largest local batch measured in `p` (both files). OUT: *lo, *hi. */
+void oracle_sia_batch_range(const struct sia_profile *p, double *lo, double *hi);
 
 /* Trace-native Gavel/Shockwave throughputs (oracle_gavel.c): RK_ENOTFOUND when the
  * file does not hold the job's type, so the other rules answer. Not cached (the

@@ -158,8 +158,22 @@ static int load_file(struct rk_oracle *o, const char *model, int batch, const ch
 	} else if (!strncmp(file, "scalability", 11)) {
 		kind = RK_SIA_SCALABILITY;
 		rest = file + 11;
+	} else if (!strncmp(file, "validation-", 11)) {
+		/* Sia/Pollux job targets: validation-<global batch>.csv */
+		char *end = NULL;
+		long b = strtol(file + 11, &end, 10);
+		if (end == file + 11 || strcmp(end, ".csv") || b < 1 || b > 1 << 30)
+			return 0;
+		char *text = NULL;
+		size_t len = 0;
+		int rc = read_file(path, &text, &len, err);
+		if (rc)
+			return rc;
+		rc = rk_oracle_add_sia_target(o, model, (int)b, text, len, path, err);
+		free(text);
+		return rc; /* a target alone is not a throughput table: *added unchanged */
 	} else {
-		return 0; /* validation-*.csv and other files are not throughput tables */
+		return 0; /* other files are not throughput tables */
 	}
 	char gpu[64] = "";
 	if (*rest == '-') {

@@ -16,6 +16,7 @@
 #include "sim/oracle_internal.h"
 
 #include "model/csvline.h"
+#include "rubick/gpu.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -59,7 +60,9 @@ const struct sia_profile *oracle_sia_find(const struct rk_oracle *o, const char 
 	for (size_t i = 0; i < sizeof(gpu_alias) / sizeof(gpu_alias[0]); i++)
 		if (!strcmp(want, gpu_alias[i][0]))
 			alias = gpu_alias[i][1];
-	const struct sia_profile *by_alias = NULL, *untyped = NULL;
+	/* No fallback to the untyped (Pollux T4) profile: a type without its own
+	 * profile is scaled from another type's, and counted (oracle.c). */
+	const struct sia_profile *by_alias = NULL;
 	for (int i = 0; i < o->n_profiles; i++) {
 		const struct sia_profile *p = &o->profiles[i];
 		if (strcmp(p->model, model_key))
@@ -68,10 +71,34 @@ const struct sia_profile *oracle_sia_find(const struct rk_oracle *o, const char 
 			return p;
 		if (alias && !strcmp(p->gpu_type, alias))
 			by_alias = p;
-		if (!p->gpu_type[0])
-			untyped = p;
 	}
-	return by_alias ? by_alias : untyped;
+	return by_alias;
+}
+
+const struct sia_profile *oracle_sia_find_other(const struct rk_oracle *o, const char *model_key,
+						const char *gpu_type)
+{
+	const struct rk_gpu_spec *to = rk_gpu_find(gpu_type && *gpu_type ? gpu_type
+									  : RK_GPU_REFERENCE);
+	if (!to)
+		return NULL;
+	const struct sia_profile *best = NULL;
+	double best_d = 0;
+	for (int i = 0; i < o->n_profiles; i++) {
+		const struct sia_profile *p = &o->profiles[i];
+		const char *name = oracle_gpu_of_profile(p->gpu_type);
+		const struct rk_gpu_spec *g = name ? rk_gpu_find(name) : NULL;
+		if (strcmp(p->model, model_key) || !g)
+			continue;
+		/* nearest FP32 peak in ratio (the profiles' precision, oracle_gpu.c);
+		 * ties: the first loaded (name order) */
+		double d = fabs(log(g->fp32_tflops / to->fp32_tflops));
+		if (!best || d < best_d) {
+			best = p;
+			best_d = d;
+		}
+	}
+	return best;
 }
 
 static int parse_header(const struct rk_csv *c, enum rk_sia_kind kind, const char *name,
@@ -246,6 +273,24 @@ int rk_oracle_add_sia_profile(struct rk_oracle *o, const char *model_name, const
 }
 
 /* ---- lookup ------------------------------------------------------------------- */
+
+void oracle_sia_batch_range(const struct sia_profile *p, double *lo, double *hi)
+{
+	*lo = *hi = 0;
+	int any = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const struct sia_row *rows = pass == 0 ? p->place : p->scale;
+		int nr = pass == 0 ? p->n_place : p->n_scale;
+		for (int i = 0; i < nr; i++) {
+			double b = rows[i].local_bsz;
+			if (!any || b < *lo)
+				*lo = b;
+			if (!any || b > *hi)
+				*hi = b;
+			any = 1;
+		}
+	}
+}
 
 /* Which rows a group holds: the placement's own, or every row with (nodes, replicas). */
 struct group {
@@ -424,7 +469,8 @@ static int interp_replicas(const struct sia_profile *p, int nodes, int replicas,
 
 int oracle_sia_lookup(const struct sia_profile *p, const struct rk_job *job,
 		      const struct rk_plan *plan, const struct rk_placement *pl,
-		      struct rk_oracle_result *res, struct rk_error *err)
+		      const struct oracle_gpu_scale *scale, struct rk_oracle_result *res,
+		      struct rk_error *err)
 {
 	int replicas = 0;
 	for (int i = 0; i < pl->n_nodes; i++)
@@ -455,6 +501,16 @@ int oracle_sia_lookup(const struct sia_profile *p, const struct rk_job *job,
 					    (long long)job->id, job->model->name, replicas, pl->n_nodes,
 					    plan->mb, p->gpu_type[0] ? " for GPU type " : "", p->gpu_type);
 		}
+	}
+	if (scale && !scale->same) {
+		/* Another type's profile (oracle_gpu.c): the compute part by the training
+		 * peaks, a one-node all-reduce by the intra-node links; across nodes the
+		 * NICs, not the GPUs, set the sync time. */
+		double comp = step - sync > 0 ? step - sync : 0;
+		double sy = step - comp;
+		step = comp * scale->compute + (pl->n_nodes == 1 ? sy * scale->link : sy);
+		sync = pl->n_nodes == 1 ? sync * scale->link : sync;
+		res->source = RK_ORACLE_SRC_TYPE_SCALED;
 	}
 	double accum = step - sync > 0 ? step - sync : 0;
 	res->iter_s = step + (plan->ga - 1) * accum;

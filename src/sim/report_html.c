@@ -412,6 +412,16 @@ static void summary_table(FILE *f, const struct rk_report *r)
 		fprintf(f, "<td>%llu</td><td>%llu</td></tr>\n",
 			(unsigned long long)u->oracle_stats.infeasible,
 			(unsigned long long)u->oracle_stats.failed);
+		/* one row per GPU type when the cluster has several */
+		for (int t = 0; u->oracle_stats.n_types > 1 && t < u->oracle_stats.n_types; t++) {
+			const struct rk_oracle_type_stats *ts = &u->oracle_stats.types[t];
+			fputs("<tr><td>&nbsp;&nbsp;on ", f);
+			put_escaped(f, ts->gpu_type[0] ? ts->gpu_type : "untyped");
+			fputs("</td>", f);
+			for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
+				fprintf(f, "<td>%llu</td>", (unsigned long long)ts->by_source[k]);
+			fputs("<td></td><td></td></tr>\n", f);
+		}
 	}
 	fputs("</table>\n", f);
 }

@@ -148,6 +148,26 @@ static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 				    json_integer((json_int_t)u->oracle_stats.by_source[k]));
 			put(b, st, "infeasible", json_integer((json_int_t)u->oracle_stats.infeasible));
 			put(b, st, "failed", json_integer((json_int_t)u->oracle_stats.failed));
+			/* where each GPU type's answers came from (docs/oracle.md "GPU types") */
+			json_t *bt = json_object();
+			for (int t = 0; bt && t < u->oracle_stats.n_types; t++) {
+				const struct rk_oracle_type_stats *ts = &u->oracle_stats.types[t];
+				json_t *e = json_object();
+				if (!e) {
+					b->failed = 1;
+					break;
+				}
+				put(b, e, "lookups", json_integer((json_int_t)ts->lookups));
+				for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
+					if (ts->by_source[k])
+						put(b, e, rk_oracle_source_name((enum rk_oracle_source)k),
+						    json_integer((json_int_t)ts->by_source[k]));
+				put(b, bt, ts->gpu_type[0] ? ts->gpu_type : "untyped", e);
+			}
+			if (!bt)
+				b->failed = 1;
+			else
+				put(b, st, "by_gpu_type", bt);
 			put(b, o, "oracle_lookups", st);
 		}
 	}

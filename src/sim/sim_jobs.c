@@ -86,6 +86,7 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	j->max_gpus = tj->max_gpus > 0 ? tj->max_gpus : tj->gpus;
 	j->iters_total = (double)tj->iters;
 	j->est_duration_s = tj->duration_s;
+	j->app_batch = tj->source_batch;
 	j->first_start_ms = -1;
 	j->last_change_ms = -1;
 	/* No batch in the trace: the model's own, rounded up later if the plan needs it. */
@@ -125,6 +126,40 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	return 0;
 }
 
+/*
+ * The GPU type each trace format's run times were measured on
+ * (docs/oracle.md "Job length"): the testbed of the paper whose artifact the
+ * trace comes from. Philly-derived traces record no hardware per job; they
+ * are read as V100 runs, as Gavel's simulator runs them (its
+ * cluster_specs.json: 500 V100).
+ */
+static const char *const trace_gpu[][2] = {
+	{"rubick", "a800"},   /* the Rubick artifact's 8 x 8 A800 testbed */
+	{"native", "a800"},   /* rubick's own reference type */
+	{"alibaba", "a800"},  /* mixed PAI fleet, no single type: the reference */
+	{"sia", "t4"},        /* Pollux/Sia testbed and profiles (AWS g4dn, T4) */
+	{"philly", "v100"},   /* Philly run times, read as Gavel does */
+	{"gavel", "v100"},    /* Gavel's Philly VC traces on its V100 cluster */
+	{"muri", "v100"},     /* Philly-derived, as above */
+	{"synergy", "v100"},  /* Synergy's V100 servers */
+	{"tiresias", "p100"}, /* the Tiresias testbed's P100 machines */
+};
+
+const char *rk_sim_trace_gpu_type(const char *format)
+{
+	for (size_t i = 0; format && i < sizeof(trace_gpu) / sizeof(trace_gpu[0]); i++)
+		if (!strcmp(format, trace_gpu[i][0]))
+			return trace_gpu[i][1];
+	return "";
+}
+
+void rk_sim_jobs_set_ref_gpu(struct rk_job *jobs, int n, const char *gpu_type)
+{
+	for (int i = 0; i < n; i++)
+		snprintf(jobs[i].ref_gpu_type, sizeof(jobs[i].ref_gpu_type), "%s",
+			 gpu_type ? gpu_type : "");
+}
+
 int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 			   const struct rk_zoo *zoo, const struct rk_cluster *cluster, int skip_bad,
 			   struct rk_job **jobs, int *n, struct rk_sim_jobs_report *rep,
@@ -162,6 +197,7 @@ int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 		}
 		m++;
 	}
+	rk_sim_jobs_set_ref_gpu(v, m, rk_sim_trace_gpu_type(t->format));
 	*jobs = v;
 	*n = m;
 	return 0;

@@ -69,11 +69,15 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 	    (rc = trace_get_int(ctx, r, trace_idx(ctx, REPLICAS), "num_replicas", 1, 1 << 20,
 				&job->gpus)) < 0)
 		return rc;
-	/* Validated although not kept: a corrupt batch means a corrupt line. */
-	if (trace_has(r, trace_idx(ctx, BATCH)) &&
-	    (rc = trace_get_int(ctx, r, trace_idx(ctx, BATCH), "batch_size", 1, 1 << 30,
-				&batch)) < 0)
-		return rc;
+	/* Kept as the application's batch (the stand-in keeps its own): the
+	 * oracle reads the application's profile at it, and Sia's job targets are
+	 * per batch (docs/oracle.md "Sia's heterogeneous experiment"). */
+	if (trace_has(r, trace_idx(ctx, BATCH))) {
+		if ((rc = trace_get_int(ctx, r, trace_idx(ctx, BATCH), "batch_size", 1, 1 << 30,
+					&batch)) < 0)
+			return rc;
+		job->source_batch = batch;
+	}
 	job->submit_ms = trace_s_to_ms(submit_s);
 	estimate_duration(ctx, job);
 	return 0;

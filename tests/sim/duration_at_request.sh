@@ -4,9 +4,12 @@
 # mapped onto only decides how its speed changes when a policy gives it other
 # resources; at the request the simulator must reproduce the trace.
 #
-# Each trace is replayed with FIFO on a cluster far larger than it needs, so
-# every job starts at its submission on a consolidated placement of its
-# requested GPUs, the placement its length was priced on. Jobs whose length
+# Each trace is replayed with FIFO on a cluster far larger than it needs, made
+# of the trace's own GPU type (the type its run times were measured on,
+# rk_sim_trace_gpu_type), so every job starts at its submission on a
+# consolidated placement of its requested GPUs, the placement and type its
+# length was priced on. On other types the same work takes longer or shorter
+# (tests/sim/gpu_types.sh). Jobs whose length
 # comes from the trace's own iteration count (iters > 0 in the native dump:
 # Rubick traces, whose steps belong to the exact zoo model named) are not
 # checked here. Synergy's lengths (its iterations x its fair-share iteration
@@ -18,24 +21,26 @@ set -euo pipefail
 rubick=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${RK_SHARED_DIR:-$here/../../../shared}
+# trace and its own GPU type
 traces=(
-	"$shared/traces/muri/trace-data/trace1.csv"
-	"$shared/traces/muri/trace-data/trace2.csv"
-	"$shared/traces/muri/testbed/cluster_trace.csv"
-	"$shared/traces/tiresias/60_job.csv"
-	"$shared/traces/sia-artifacts/workloads/philly/workload-1.csv"
-	"$shared/traces/pollux-osdi21/philly.csv"
-	"$shared/traces/synergy/static_100job_6_3_1100.0.csv"
-	"$shared/traces/synergy/dynamic_srtf.log"
-	"$shared/traces/shockwave/traces/900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace"
+	"$shared/traces/muri/trace-data/trace1.csv" v100
+	"$shared/traces/muri/trace-data/trace2.csv" v100
+	"$shared/traces/muri/testbed/cluster_trace.csv" v100
+	"$shared/traces/tiresias/60_job.csv" p100
+	"$shared/traces/sia-artifacts/workloads/philly/workload-1.csv" t4
+	"$shared/traces/pollux-osdi21/philly.csv" v100
+	"$shared/traces/synergy/static_100job_6_3_1100.0.csv" v100
+	"$shared/traces/synergy/dynamic_srtf.log" v100
+	"$shared/traces/shockwave/traces/900_0.2_5_1000_5_15_0,0.5,0.5_0.6,0.3,0.09,0.01_multigpu_dynamic.trace" v100
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for trace in "${traces[@]}"; do
+for ((k = 0; k < ${#traces[@]}; k += 2)); do
+	trace=${traces[k]} gpu=${traces[k + 1]}
 	[ -f "$trace" ] || { echo "missing trace $trace" >&2; status=1; continue; }
 	"$rubick" trace "$trace" --native --skip-bad >"$tmp/native.csv"
-	"$rubick" sim --trace "$trace" --cluster 1024x8 --policy fifo --skip-bad --no-timing \
+	"$rubick" sim --trace "$trace" --cluster "1024x8:$gpu" --policy fifo --skip-bad --no-timing \
 		--out "$tmp/out" >/dev/null 2>&1
 	# Join by job name; columns are found by header name in both files.
 	if ! awk -F, -v trace="$trace" '

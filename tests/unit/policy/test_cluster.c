@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rubick/cluster.h"
+#include "rubick/gpu.h"
 #include "rubick/job.h"
 #include "rubick/plan.h"
 
@@ -116,6 +117,10 @@ static void parse_errors(void **state)
 	expect_error("8x65", RK_ERANGE, "X:1:3: GPUs per node must be in 1..64");
 	expect_error("8x8:", RK_EINVAL, "X:1:5: expected a GPU type");
 	expect_error("8x8:abcdefghijklmnopq", RK_ERANGE, "X:1:5: GPU type is longer");
+	/* GPU types are modelled (docs/gpus.md): a typo is an error listing the known types. */
+	expect_error("8x8:foo", RK_EINVAL, "X:1:5: unknown GPU type 'foo' (known: a800, a100,");
+	expect_error("2x4:t4+1x8:A1000", RK_EINVAL, "X:1:12: unknown GPU type 'a1000'");
+	expect_error("8x8:aws", RK_EINVAL, "2080ti");
 	expect_error("8x8,gpus=3", RK_EINVAL, "X:1:5: unknown key 'gpus'");
 	expect_error("8x8,cpus=1,cpus=2", RK_EINVAL, "X:1:12: key 'cpus' given twice");
 	expect_error("8x8,cpus", RK_EINVAL, "X:1:9: expected '=' after 'cpus'");
@@ -136,6 +141,39 @@ static void parse_errors(void **state)
 	expect_error("8x8+", RK_EINVAL, "X:1:5: expected a group after '+'");
 	expect_error("1x8\n2x8:a800,cpus=x\n", RK_EINVAL, "X:2:15: cpus: 'x'");
 	expect_error("999999x8+2x8", RK_ERANGE, "more than 1000000 nodes");
+}
+
+/* The GPU table (gpu.h): every type has its figures, aliases resolve, memory follows it. */
+static void gpu_table(void **state)
+{
+	(void)state;
+	assert_true(rk_gpu_count() >= 7);
+	for (int i = 0; i < rk_gpu_count(); i++) {
+		const struct rk_gpu_spec *g = rk_gpu_at(i);
+		assert_non_null(g);
+		assert_ptr_equal(rk_gpu_find(g->name), g);
+		assert_true(g->mem_gib > 0 && g->fp32_tflops > 0 && g->mem_gbps > 0);
+		assert_true(g->link_gbps > 0 && g->pcie_gbps > 0);
+		assert_true(rk_gpu_train_tflops(g) >= g->fp32_tflops);
+	}
+	static const char *const need[] = {"a800", "a100", "v100", "p100", "k80", "t4", "2080ti"};
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		assert_non_null(rk_gpu_find(need[i]));
+	assert_ptr_equal(rk_gpu_find("RTX2080Ti"), rk_gpu_find("2080ti"));
+	assert_null(rk_gpu_find("foo"));
+	assert_null(rk_gpu_find(NULL));
+	struct rk_cluster c;
+	struct rk_error err;
+	assert_int_equal(rk_cluster_parse(&c, "1x4:rtx2080ti+1x8:K80", "t", &err), 0);
+	assert_string_equal(c.nodes[0].gpu_type, "2080ti"); /* canonical name kept */
+	assert_int_equal(c.nodes[0].gpu_mem_mb, 11 * 1024);
+	assert_string_equal(c.nodes[1].gpu_type, "k80");
+	assert_int_equal(c.nodes[1].gpu_mem_mb, 12 * 1024);
+	rk_cluster_fini(&c);
+	char buf[8];
+	int need_len = rk_gpu_list(buf, sizeof(buf));
+	assert_true(need_len > 7);
+	assert_int_equal((int)strlen(buf), 7); /* truncated like snprintf */
 }
 
 static void alloc_ops(void **state)
@@ -269,6 +307,7 @@ int main(void)
 		cmocka_unit_test(parse_testbed),
 		cmocka_unit_test(parse_defaults_and_hetero),
 		cmocka_unit_test(parse_errors),
+		cmocka_unit_test(gpu_table),
 		cmocka_unit_test(alloc_ops),
 		cmocka_unit_test(capacity_take_give),
 	};

@@ -44,6 +44,14 @@ static void fx_init(struct fx *f)
 	f->runs[1].oracle_stats.lookups = 12;
 	f->runs[1].oracle_stats.by_source[RK_ORACLE_SRC_EXACT] = 10;
 	f->runs[1].oracle_stats.by_source[RK_ORACLE_SRC_INTERP] = 2;
+	f->runs[1].oracle_stats.n_types = 2; /* per GPU type (docs/oracle.md "GPU types") */
+	snprintf(f->runs[1].oracle_stats.types[0].gpu_type, RK_GPU_TYPE_MAX, "t4");
+	f->runs[1].oracle_stats.types[0].lookups = 9;
+	f->runs[1].oracle_stats.types[0].by_source[RK_ORACLE_SRC_EXACT] = 9;
+	snprintf(f->runs[1].oracle_stats.types[1].gpu_type, RK_GPU_TYPE_MAX, "a100");
+	f->runs[1].oracle_stats.types[1].lookups = 3;
+	f->runs[1].oracle_stats.types[1].by_source[RK_ORACLE_SRC_EXACT] = 1;
+	f->runs[1].oracle_stats.types[1].by_source[RK_ORACLE_SRC_INTERP] = 2;
 	f->r.trace = "workload-base.csv";
 	f->r.jobs = 4;
 	f->r.cluster = "8x8:a800";
@@ -122,6 +130,13 @@ static void json_round_trip(void **state)
 	assert_int_equal(json_integer_value(json_object_get(ol, "exact")), 10);
 	assert_int_equal(json_integer_value(json_object_get(ol, "interp")), 2);
 	assert_int_equal(json_integer_value(json_object_get(ol, "model-scaled")), 0);
+	json_t *bt = json_object_get(ol, "by_gpu_type");
+	assert_int_equal(json_object_size(bt), 2);
+	json_t *a100 = json_object_get(bt, "a100");
+	assert_int_equal(json_integer_value(json_object_get(a100, "lookups")), 3);
+	assert_int_equal(json_integer_value(json_object_get(a100, "interp")), 2);
+	assert_null(json_object_get(a100, "model")); /* sources a type never used are left out */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(bt, "t4"), "exact")), 9);
 	json_decref(root);
 	/* keys in the documented order */
 	assert_true(strncmp(s, "{\"trace\":", 9) == 0);
@@ -180,6 +195,9 @@ static void html_self_contained(void **state)
 	/* provenance of the run that reports it: 10 exact, 0 nearest, 2 interp, ... */
 	assert_non_null(strstr(h, "<th>model-scaled</th>"));
 	assert_non_null(strstr(h, "</td><td>10</td><td>0</td><td>2</td><td>0</td>"));
+	/* and per GPU type: a100 1 exact, 0 nearest, 2 interp */
+	assert_non_null(strstr(h, "<th>type-scaled</th>"));
+	assert_non_null(strstr(h, "on a100</td><td>1</td><td>0</td><td>2</td>"));
 	assert_non_null(strstr(h, "</html>\n"));
 	char *h2 = capture(rk_report_write_html, &f.r);
 	assert_string_equal(h, h2);
