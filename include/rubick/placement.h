@@ -46,7 +46,7 @@ struct rk_place_req {
 	int64_t mem_mb_per_gpu;  /* host memory with each GPU (MiB), or RK_SHARE_PROPORTIONAL */
 	const char *gpu_type;    /* only nodes of this type; NULL = any, one type per job */
 	int gpus_multiple;       /* GPUs on every node a multiple of this (tensor-parallel
-	                          * width stays inside a node); 0 or 1 = any */
+				  * width stays inside a node); 0 or 1 = any */
 	enum rk_place_mode mode; /* when no single node has room; 0 = spread */
 };
 
@@ -69,10 +69,10 @@ void rk_place_req_from_job(const struct rk_job *job, struct rk_place_req *req);
  * when the free capacity cannot hold the request. Does not change `cap`.
  */
 int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
-                  struct rk_alloc *out);
+		  struct rk_alloc *out);
 
 /* rk_place_gang, then take the result from `cap` when it fits. */
 int rk_place_gang_take(struct rk_capacity *cap, const struct rk_place_req *req,
-                       struct rk_alloc *out);
+		       struct rk_alloc *out);
 
 #endif

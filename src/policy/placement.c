@@ -20,7 +20,7 @@ void rk_place_req_from_job(const struct rk_job *job, struct rk_place_req *req)
 	/* Round up so the job never gets less than it asked for in total. */
 	req->cpus_per_gpu = job->req_cpus > 0 ? (job->req_cpus + g - 1) / g : RK_SHARE_PROPORTIONAL;
 	req->mem_mb_per_gpu =
-	    job->req_mem_mb > 0 ? (job->req_mem_mb + g - 1) / g : RK_SHARE_PROPORTIONAL;
+		job->req_mem_mb > 0 ? (job->req_mem_mb + g - 1) / g : RK_SHARE_PROPORTIONAL;
 	req->gpu_type = NULL;
 	req->gpus_multiple = job->req_plan.tp > 1 ? job->req_plan.tp : 1;
 }
@@ -192,7 +192,7 @@ static int place_least_free(const struct rk_place_req *r, struct cand *scratch, 
  * RK_EINFEASIBLE.
  */
 static int place_on_type(const struct rk_capacity *cap, const struct rk_place_req *r,
-                         const char *type, struct cand *scratch, struct choice *out)
+			 const char *type, struct cand *scratch, struct choice *out)
 {
 	int n = 0, total = 0, max_installed = 0;
 	int best_single = -1, best_single_usable = 0;
@@ -243,7 +243,7 @@ static int better(const struct choice *a, const struct choice *b)
 }
 
 int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
-                  struct rk_alloc *out)
+		  struct rk_alloc *out)
 {
 	rk_alloc_fini(out);
 	int m = req->gpus_multiple > 1 ? req->gpus_multiple : 1;
@@ -264,7 +264,7 @@ int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
 		mut->one_gpu_type = 1;
 		for (int i = 1; i < n && mut->one_gpu_type; i++)
 			mut->one_gpu_type = !strcmp(cap->cluster->nodes[i].gpu_type,
-			                            cap->cluster->nodes[0].gpu_type);
+						    cap->cluster->nodes[0].gpu_type);
 	}
 	if (req->gpu_type || cap->one_gpu_type) {
 		/* One type everywhere: no need to compare type names per node. */
@@ -298,7 +298,7 @@ int rk_place_gang(const struct rk_capacity *cap, const struct rk_place_req *req,
 		const struct rk_node *nd = &cap->cluster->nodes[best.picks[i].node];
 		int g = best.picks[i].usable;
 		rc = rk_alloc_add(out, nd->id, g, g * cpus_per_gpu(req, nd),
-		                  (int64_t)g * mem_per_gpu(req, nd));
+				  (int64_t)g * mem_per_gpu(req, nd));
 	}
 	if (rc)
 		rk_alloc_fini(out);
@@ -310,7 +310,7 @@ done:
 }
 
 int rk_place_gang_take(struct rk_capacity *cap, const struct rk_place_req *req,
-                       struct rk_alloc *out)
+		       struct rk_alloc *out)
 {
 	int rc = rk_place_gang(cap, req, out);
 	if (rc == 0) {

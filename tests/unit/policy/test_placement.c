@@ -291,12 +291,12 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(single_node_best_fit),
-	    cmocka_unit_test(fewest_nodes),
-	    cmocka_unit_test(cpu_mem_shares),
-	    cmocka_unit_test(tensor_parallel_multiple),
-	    cmocka_unit_test(gpu_types),
-	    cmocka_unit_test(req_from_job),
+		cmocka_unit_test(single_node_best_fit),
+		cmocka_unit_test(fewest_nodes),
+		cmocka_unit_test(cpu_mem_shares),
+		cmocka_unit_test(tensor_parallel_multiple),
+		cmocka_unit_test(gpu_types),
+		cmocka_unit_test(req_from_job),
 	    cmocka_unit_test(modes_when_no_node_fits),
 	    cmocka_unit_test(consolidated_whole_nodes),
 	    cmocka_unit_test(mode_names),
