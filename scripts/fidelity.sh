@@ -52,17 +52,20 @@ declare -A PEER_ARGS=(
 	[pollux]="--cluster 16x4:t4 --interval 60 --restart-cost 30"
 )
 # Muri's Tiresias (dlas-gpu): 3 queues split at 3,250 and 7,200 GPU-seconds,
-# its queue discipline; its SRSF (shortest-gpu) orders by remaining GPU-time.
+# its queue discipline; its SRTF (shortest) and SRSF (shortest-gpu, by
+# remaining GPU-time) re-place every job at every event (repack=on).
 muri_tiresias="queues_gpu_s=3250:7200,queue_order=running-first"
+muri_srtf="repack=on"
+muri_srsf="by=gpu-time,repack=on"
 rows=$(cat <<ROWS
-muri|trace1 SRTF|muri/trace-data/trace1.csv|srtf||1370603|26045466|out
-muri|trace1 SRSF|muri/trace-data/trace1.csv|srtf|by=gpu-time|980141|26065759|in
+muri|trace1 SRTF|muri/trace-data/trace1.csv|srtf|$muri_srtf|1370603|26045466|in
+muri|trace1 SRSF|muri/trace-data/trace1.csv|srtf|$muri_srsf|980141|26065759|in
 muri|trace1 Tiresias|muri/trace-data/trace1.csv|tiresias|$muri_tiresias|3330371|23556410|in
-muri|trace2 SRTF|muri/trace-data/trace2.csv|srtf||2670000|48800000|in
-muri|trace2 SRSF|muri/trace-data/trace2.csv|srtf|by=gpu-time|2210000|49000000|in
+muri|trace2 SRTF|muri/trace-data/trace2.csv|srtf|$muri_srtf|2670000|48800000|in
+muri|trace2 SRSF|muri/trace-data/trace2.csv|srtf|$muri_srsf|2210000|49000000|in
 muri|trace2 Tiresias|muri/trace-data/trace2.csv|tiresias|$muri_tiresias|7400000|48100000|in
-muri|trace3 SRTF|muri/trace-data/trace3.csv|srtf||193082|8170000|in
-muri|trace3 SRSF|muri/trace-data/trace3.csv|srtf|by=gpu-time|185022|8170000|in
+muri|trace3 SRTF|muri/trace-data/trace3.csv|srtf|$muri_srtf|193082|8170000|in
+muri|trace3 SRSF|muri/trace-data/trace3.csv|srtf|$muri_srsf|185022|8170000|in
 muri|trace3 Tiresias|muri/trace-data/trace3.csv|tiresias|$muri_tiresias|347213|8170000|in
 rubick|base Rubick|rubick/workloads/workload-base.csv|rubick||3638.3|58680|out
 rubick|bp Rubick|rubick/workloads/workload-bp.csv|rubick||3638.3|58680|out

@@ -362,10 +362,72 @@ done:
 	return rc;
 }
 
+/*
+ * Repack round (option repack=on of a preemptive policy): the Muri/Tiresias
+ * simulators' `shortest` (Muri simulator/run_sim.py shortest_first_sim_jobs)
+ * empties the cluster at every event and places every job again in priority
+ * order; a job that no longer fits stops, one that fits elsewhere moves. Ours
+ * keeps a running job's allocation when it is still free at its turn (Muri
+ * re-places first fit, which mostly lands on the same nodes), else places it
+ * anew (a move pays the restart cost, 0 in Muri's rows), else preempts it.
+ */
+static int schedule_repack(struct classic_item *it, int m, const struct rk_sched_input *in,
+			   enum rk_place_mode mode, struct rk_decisions *out)
+{
+	struct rk_capacity cap;
+	int rc = rk_capacity_init(&cap, in->cluster);
+	if (rc)
+		return rc;
+	qsort(it, (size_t)m, sizeof(*it), by_key);
+	for (int i = 0; i < m && !rc; i++) {
+		struct rk_job *j = it[i].job;
+		if (holds(j) && rk_capacity_fits(&cap, &j->alloc)) {
+			rc = rk_capacity_take(&cap, &j->alloc, NULL);
+			continue;
+		}
+		struct rk_place_req req;
+		rk_place_req_from_job(j, &req);
+		req.mode = mode;
+		struct rk_alloc a;
+		rk_alloc_init(&a);
+		int r = req.gpus <= cap.free_gpus_total ? rk_place_gang_take(&cap, &req, &a)
+							 : RK_EINFEASIBLE;
+		if (r == 0)
+			rc = rk_decisions_push(out, j->id, &a, &j->req_plan);
+		else if (r == RK_EINFEASIBLE && holds(j))
+			rc = rk_decisions_push(out, j->id, NULL, NULL);
+		else if (r != RK_EINFEASIBLE)
+			rc = r;
+		rk_alloc_fini(&a);
+	}
+	rk_capacity_fini(&cap);
+	return rc;
+}
+
 int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err)
 {
+	if (cache && cache->repack && spec->preemptive) {
+		struct classic_item *it = calloc((size_t)(in->n_jobs > 0 ? in->n_jobs : 1), sizeof(*it));
+		if (!it)
+			return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);
+		int m = 0;
+		for (int i = 0; i < in->n_jobs; i++) {
+			struct rk_job *j = in->jobs[i];
+			if (j->state != RK_JOB_PENDING && j->state != RK_JOB_RUNNING &&
+			    j->state != RK_JOB_RESTARTING)
+				continue;
+			it[m].job = j;
+			spec->key(j, in->now_ms, opt, &it[m].key);
+			m++;
+		}
+		int rc = schedule_repack(it, m, in, cache->mode, out);
+		free(it);
+		if (rc)
+			return rk_error_set(err, rc, "policy %s: %s", spec->name, rk_strerror(rc));
+		return 0;
+	}
 	if (cache && in->incremental)
 		return classic_inc_schedule(spec, opt, cache, in, out, err);
 	if (cache && cache->inc) { /* a round without the feed: rebuild at the next one */

@@ -48,6 +48,7 @@ struct classic_cache {
 	 */
 	struct classic_inc *inc;
 	enum rk_place_mode mode; /* where jobs go when no one node has room */
+	int repack;              /* preemptive: re-place every job each round (classic.c) */
 };
 
 void classic_cache_fini(struct classic_cache *c);

@@ -7,7 +7,8 @@
  * Options: placement=MODE (classic.h, consolidated by default);
  * by=gpu-time orders by remaining GPU-time (remaining time x requested GPUs),
  * the SRSF of the Tiresias and Muri simulators (`--schedule=shortest-gpu`);
- * by=time (default) is their `shortest`.
+ * by=time (default) is their `shortest`; repack=on re-places every job at
+ * every round in priority order, as their `shortest` does (classic.c).
  */
 #include "classic.h"
 #include "policy/place_opts.h"
@@ -36,6 +37,13 @@ static const struct classic_spec spec = {"srtf", srtf_key, 1};
 static int srtf_opt(void *ctx, const char *key, const char *v, struct rk_error *err)
 {
 	struct srtf *s = ctx;
+	if (!strcmp(key, "repack")) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return rk_error_set(err, RK_EINVAL, "policy srtf: repack=%s: must be 'on' or 'off'",
+					    v);
+		s->cache.repack = !strcmp(v, "on");
+		return 0;
+	}
 	if (strcmp(key, "by"))
 		return 1;
 	if (!strcmp(v, "time"))
@@ -55,7 +63,7 @@ static int srtf_create(void **state, const char *options, struct rk_error *err)
 	if (!s)
 		return rk_error_set(err, RK_ENOMEM, "policy srtf: out of memory");
 	s->cache.mode = CLASSIC_PLACE_DEFAULT;
-	int rc = rk_place_opts_parse(options, spec.name, &s->cache.mode, srtf_opt, s, "by", err);
+	int rc = rk_place_opts_parse(options, spec.name, &s->cache.mode, srtf_opt, s, "by, repack", err);
 	if (rc) {
 		free(s);
 		return rc;

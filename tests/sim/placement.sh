@@ -69,4 +69,25 @@ if "$rubick" sim --trace "$tmp/t.csv" --cluster 2x4 --policy tiresias \
 	echo "FAIL tiresias: descending queues_gpu_s not rejected: $(cat "$tmp/err")" >&2
 	status=1
 fi
+# Every non-default variant keeps the simulator's invariants (--check) on a real trace
+# and is deterministic (the defaults are covered by property.sh).
+shared=${RK_SHARED_DIR:-$(cd "$(dirname "$0")" && pwd)/../../../shared}
+trace=$shared/traces/muri/trace-data/trace1.csv
+if [ -f "$trace" ]; then
+	for v in "fifo placement=spread" "sjf placement=least-free" "srtf placement=spread,by=gpu-time" "srtf repack=on" \
+		"tiresias queues_gpu_s=3250:7200,queue_order=running-first" \
+		"tiresias placement=least-free,queue_order=running-first" "antman placement=spread" \
+		"synergy-srtf placement=consolidated"; do
+		read -r p o <<<"$v"
+		for k in 1 2; do
+			"$rubick" sim --trace "$trace" --cluster 8x8 --policy "$p" --policy-options "$o" \
+				--skip-bad --horizon 2000000 --check --json --no-timing >"$tmp/v$k.json" 2>"$tmp/err" ||
+				{ echo "FAIL $p $o on trace1: $(tail -1 "$tmp/err")" >&2; status=1; }
+		done
+		cmp -s "$tmp/v1.json" "$tmp/v2.json" || { echo "FAIL $p $o: not deterministic" >&2; status=1; }
+	done
+else
+	echo "missing trace $trace" >&2
+	status=1
+fi
 exit $status
