@@ -69,6 +69,25 @@ if "$rubick" sim --trace "$tmp/t.csv" --cluster 2x4 --policy tiresias \
 	echo "FAIL tiresias: descending queues_gpu_s not rejected: $(cat "$tmp/err")" >&2
 	status=1
 fi
+# Every documented option error, with the message it must give.
+while IFS='|' read -r p o msg; do
+	if "$rubick" sim --trace "$tmp/t.csv" --cluster 2x4 --policy "$p" --policy-options "$o" \
+		>/dev/null 2>"$tmp/err" || ! grep -qF "$msg" "$tmp/err"; then
+		echo "FAIL $p $o: want '$msg', got: $(cat "$tmp/err")" >&2
+		status=1
+	fi
+done <<'ERRORS'
+srtf|by=size|policy srtf: by=size: must be 'time' or 'gpu-time'
+srtf|repack=yes|policy srtf: repack=yes: must be 'on' or 'off'
+srtf|order=fifo|policy srtf: unknown option 'order' (known: placement, by, repack)
+fifo|by=gpu-time|policy fifo: unknown option 'by' (known: placement)
+sjf|placement|policy sjf: option 'placement' is not key=value
+tiresias|queue_order=lifo|policy tiresias: queue_order=lifo: must be 'arrival' or 'running-first'
+tiresias|queues_gpu_s=|expected 1 to 7 ascending GPU-second splits
+tiresias|threshold_gpu_h=-1|expected threshold_gpu_h=H with H > 0 GPU-hours
+antman|placement=packed|policy antman: placement=packed: unknown placement (known: consolidated, spread, least-free)
+synergy-srtf|cpus=2|policy synergy-srtf: unknown option 'cpus' (known: placement)
+ERRORS
 # Every non-default variant keeps the simulator's invariants (--check) on a real trace
 # and is deterministic (the defaults are covered by property.sh).
 shared=${RK_SHARED_DIR:-$(cd "$(dirname "$0")" && pwd)/../../../shared}
