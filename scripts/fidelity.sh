@@ -46,10 +46,13 @@ command -v python3 >/dev/null || { echo "fidelity: needs python3" >&2; exit 1; }
 #          1600 GB, 400/100 GB/s, --interval 60) and its 260 s restart delay.
 #  pollux: adaptdl osdi21-artifact simulator, 16 nodes x 4 T4, 60 s rounds,
 #          Sia's default restart penalty (30 s).
+#  sia-paper: Sia paper Table 4 (homogeneous 64 T4, Philly workloads), the
+#          same settings as pollux (Sia's simulator descends from Pollux's).
 declare -A PEER_ARGS=(
 	[muri]="--cluster 8x8 --restart-cost 0"
 	[rubick]="--cluster 8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100 --interval 60 --restart-cost 260"
 	[pollux]="--cluster 16x4:t4 --interval 60 --restart-cost 30"
+	[sia-paper]="--cluster 16x4:t4 --interval 60 --restart-cost 30"
 )
 # Muri's Tiresias (dlas-gpu): 3 queues split at 3,250 and 7,200 GPU-seconds,
 # its queue discipline; its SRTF (shortest) and SRSF (shortest-gpu, by
@@ -78,6 +81,7 @@ pollux|load 1.0 Tiresias, mean of 8|pollux-osdi21/workloads/workload-*.csv|tires
 pollux|load 0.5 Tiresias, mean of 8|pollux-osdi21/workloads-0.5/workload-*.csv|tiresias||2088|-|out
 pollux|load 1.5 Tiresias, mean of 8|pollux-osdi21/workloads-1.5/workload-*.csv|tiresias||6192|-|out
 pollux|load 2.0 Tiresias, mean of 8|pollux-osdi21/workloads-2.0/workload-*.csv|tiresias||10044|-|out
+sia-paper|philly/ Sia on 64 T4, mean of 8|sia-artifacts/workloads/philly/workload-*.csv|sia||6840|77040|out
 ROWS
 )
 # Rows not replayable today, and what they need.
@@ -87,6 +91,7 @@ synergy|static_100job_6_3_1100.0 on 4x8, FIFO/SRTF/LAS/FTF x fair/tune|pending: 
 shockwave|120_* on 32 GPUs, 7 policies|pending: needs Shockwave's TACC throughputs as job speeds; Shockwave/AlloX/Themis/Gandiva-Fair/OSSP policies
 muri|trace3 Muri-S|not replayable: no Muri (multi-resource interleaving) policy
 pollux|Pollux, Optimus+Oracle|not replayable: no Pollux or Optimus policy
+sia-paper|philly/ Pollux and Gavel+TunedJobs on 64 T4|not replayable: no Pollux policy; Gavel needs its throughputs
 PENDING
 )
 
