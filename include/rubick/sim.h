@@ -48,6 +48,10 @@ struct rk_sim_restart_override {
 struct rk_sim_config {
 	int64_t interval_ms;      /* periodic round; > 0 */
 	int64_t restart_ms;       /* delay of every reconfiguration; >= 0 */
+	/* 1 = a job's first start also pays its restart delay, as Pollux's and
+	 * Sia's simulators charge it (the rescale countdown starts at every
+	 * allocation); 0 (default) = free: the trace's length includes start-up. */
+	int first_start_paid;
 	const struct rk_sim_restart_override *overrides; /* borrowed, n_overrides entries */
 	int n_overrides;
 	uint64_t seed;            /* mixed with the round number into rk_sched_input.seed */

@@ -40,6 +40,7 @@ struct opts {
 	const char *throughputs; /* --throughputs (sim_native.h); NULL = auto */
 	const char *trace_gpu; /* --trace-gpu TYPE|cluster; NULL = the trace format's own type */
 	const char *job_length; /* --job-length trace|sia-target; NULL = trace */
+	const char *first_start; /* --first-start free|paid; NULL = free */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;
@@ -64,7 +65,8 @@ static void help(FILE *f)
 		"                  [--json] [--out DIR] [--normalize POLICY] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
 		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n"
-		"                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n\n"
+		"                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n"
+		"                  [--first-start free|paid]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
 		"Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 		"never with the policy's own model.\n\n"
@@ -114,6 +116,9 @@ static void help(FILE *f)
 		"                      runs the iterations that batch needs to reach the\n"
 		"                      application's validation target (Sia/Pollux validation-*.csv\n"
 		"                      in the --oracle folder)\n"
+		"  --first-start F     free (default: a first start costs nothing, the trace's\n"
+		"                      length includes start-up) or paid: it waits the restart\n"
+		"                      delay too, as Pollux's and Sia's simulators charge it\n"
 		"%s%s%s\n"
 		"policies:\n",
 		RK_DEFAULT_DATA_DIR, rk_cli_coloc_help, rk_cli_loan_help, rk_cli_native_help);
@@ -261,6 +266,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			str = &o->trace_gpu;
 		else if (!strcmp(a, "--job-length"))
 			str = &o->job_length;
+		else if (!strcmp(a, "--first-start"))
+			str = &o->first_start;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 		         strcmp(a, "--seed") && strcmp(a, "--horizon") &&
 		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed") &&
@@ -320,6 +327,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		                              "--policy-seed are given");
 	if (o->job_length && strcmp(o->job_length, "trace") && strcmp(o->job_length, "sia-target"))
 		return usage_error("--job-length", "expected trace or sia-target");
+	if (o->first_start && strcmp(o->first_start, "free") && strcmp(o->first_start, "paid"))
+		return usage_error("--first-start", "expected free or paid");
 	if (o->trace_gpu && strcmp(o->trace_gpu, "cluster") && !rk_gpu_find(o->trace_gpu)) {
 		char known[256];
 		rk_gpu_list(known, sizeof(known));
@@ -591,6 +600,7 @@ static int run_policies(const struct run_ctx *c, struct run_state *s)
 		cfg.seed = c->policy_seed;
 		cfg.check = o->check;
 		cfg.horizon_ms = (int64_t)llround(o->horizon_s * 1000.0);
+		cfg.first_start_paid = o->first_start && !strcmp(o->first_start, "paid");
 		cfg.iter = rk_sim_oracle_iter;
 		cfg.iter_ctx = s->oracle;
 		cfg.env = c->env;
@@ -688,6 +698,7 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	}
 	rk_cli_meta_add(m, "restart_cost_s", "%g%s", o->restart_s, ov);
 	rk_cli_meta_add(m, "horizon_s", "%g", o->horizon_s);
+	rk_cli_meta_add(m, "first_start", "%s", o->first_start ? o->first_start : "free");
 	rk_cli_meta_add(m, "load", "%g", o->load > 0 ? o->load : 1.0);
 	rk_cli_meta_add(m, "poisson", "%s", o->poisson ? o->poisson : "");
 	rk_cli_meta_add(m, "workload_seed", "%llu", (unsigned long long)o->workload_seed);

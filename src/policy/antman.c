@@ -18,25 +18,43 @@
  * cluster model has no fractional GPU, so opportunistic jobs use only idle
  * whole GPUs. Tenant quotas are enforced at submission (daemon), not here.
  * Every job runs its user plan (job->req_plan) on its requested GPU count.
+ *
+ * Placement (option placement=, docs/policies.md): consolidated by default,
+ * as the AntMan of Muri's simulator (switch.py try_cross_node_alloc_antman,
+ * yarn: a job that fits a node waits for one node, a larger one takes whole
+ * nodes plus one); placement=spread gives the fewest nodes with room.
  */
 #include "policy/baseline.h"
+#include "policy/place_opts.h"
 #include "rubick/placement.h"
 #include "rubick/policy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* State: where jobs go (option placement=, default yarn's consolidated). */
+struct antman {
+	enum rk_place_mode mode;
+};
+
 static int antman_create(void **state, const char *options, struct rk_error *err)
 {
 	*state = NULL;
-	if (options && *options)
-		return rk_error_set(err, RK_EINVAL, "antman: takes no options, got '%s'", options);
+	enum rk_place_mode mode = RK_PLACE_CONSOLIDATED;
+	int rc = rk_place_opts_parse(options, "antman", &mode, NULL, NULL, NULL, err);
+	if (rc)
+		return rc;
+	struct antman *a = malloc(sizeof(*a));
+	if (!a)
+		return rk_error_set(err, RK_ENOMEM, "antman: out of memory");
+	a->mode = mode;
+	*state = a;
 	return RK_OK;
 }
 
 static void antman_destroy(void *state)
 {
-	(void)state;
+	free(state);
 }
 
 /* Most recently (re)started first: the cheapest opportunistic work to lose. */
@@ -97,7 +115,7 @@ static int choose_victims(const struct rk_capacity *cap, struct rk_job **opp, co
 static int antman_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			   struct rk_error *err)
 {
-	(void)state;
+	enum rk_place_mode mode = state ? ((const struct antman *)state)->mode : RK_PLACE_CONSOLIDATED;
 	int n = in->n_jobs, rc = RK_OK;
 	struct rk_job **g = calloc((size_t)n + 1, sizeof(*g));
 	struct rk_job **o = calloc((size_t)n + 1, sizeof(*o));
@@ -131,6 +149,7 @@ static int antman_schedule(void *state, const struct rk_sched_input *in, struct 
 			continue;
 		struct rk_place_req req;
 		rk_place_req_from_job(j, &req);
+		req.mode = mode;
 		if (rk_place_gang(&cap, &req, &a) != RK_OK) {
 			/* Would it fit with every running opportunistic job gone? */
 			rk_capacity_fini(&without_opp);
@@ -179,6 +198,7 @@ static int antman_schedule(void *state, const struct rk_sched_input *in, struct 
 	for (int i = 0; i < nf && rc == RK_OK; i++) {
 		struct rk_place_req req;
 		rk_place_req_from_job(fifo[i], &req);
+		req.mode = mode;
 		if (rk_place_gang_take(&cap, &req, &a) == RK_OK)
 			rc = rk_decisions_push(out, fifo[i]->id, &a, &fifo[i]->req_plan);
 	}

@@ -2,7 +2,11 @@
  * The classic baselines' common round (FIFO, SJF, SRTF, Tiresias): gang
  * scheduling of each job's requested GPUs with its requested plan on a
  * consolidated placement (algorithms.md §5.5: "gang allocation,
- * consolidate-by-default placement").
+ * consolidate-by-default placement"). By default a job that fits one node
+ * waits for one node, and a larger one takes whole idle nodes plus one, as
+ * the Tiresias and Muri simulators place (`--scheme=yarn`, Muri
+ * simulator/switch.py ms_yarn_alloc_res); option placement=spread gives the
+ * fewest nodes with room instead (the Sia artifact's Tiresias port).
  *
  * Non-preemptive (FIFO, SJF): pending jobs in priority order, each started
  * when its request fits; a job that does not fit is skipped and the next one
@@ -23,6 +27,7 @@
  *     (work conserving).
  */
 #include "classic.h"
+#include "policy/place_opts.h"
 
 #include "rubick/placement.h"
 
@@ -62,12 +67,16 @@ int classic_create_noopt(void **state, const char *options, struct rk_error *err
 int classic_create_cache(void **state, const char *options, struct rk_error *err,
 			 const char *name)
 {
-	int rc = classic_create_noopt(state, options, err, name);
+	*state = NULL;
+	enum rk_place_mode mode = CLASSIC_PLACE_DEFAULT;
+	int rc = rk_place_opts_parse(options, name, &mode, NULL, NULL, NULL, err);
 	if (rc)
 		return rc;
-	*state = calloc(1, sizeof(struct classic_cache));
-	if (!*state)
+	struct classic_cache *c = calloc(1, sizeof(*c));
+	if (!c)
 		return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", name);
+	c->mode = mode;
+	*state = c;
 	return 0;
 }
 
@@ -82,11 +91,12 @@ static int holds(const struct rk_job *j)
 }
 
 /* Try to start `j` on `cap`; on success push the decision. 1 = started. */
-static int try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out,
-		     int *rc)
+static int try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
+		     struct rk_decisions *out, int *rc)
 {
 	struct rk_place_req req;
 	rk_place_req_from_job(j, &req);
+	req.mode = mode;
 	if (req.gpus > cap->free_gpus_total)
 		return 0;
 	struct rk_alloc a;
@@ -102,9 +112,25 @@ static int try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisi
 	return r == 0;
 }
 
-int classic_try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out, int *rc)
+int classic_try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
+		      struct rk_decisions *out, int *rc)
 {
-	return try_start(cap, j, out, rc);
+	return try_start(cap, j, mode, out, rc);
+}
+
+int classic_restore_victims(struct rk_capacity *cap, struct classic_item *it, const int *victims,
+			    int nv)
+{
+	for (int k = nv - 1; k >= 0; k--) {
+		struct classic_item *v = &it[victims[k]];
+		if (!rk_capacity_fits(cap, &v->job->alloc))
+			continue;
+		int rc = rk_capacity_take(cap, &v->job->alloc, NULL);
+		if (rc)
+			return rc;
+		v->preempted = 0;
+	}
+	return 0;
 }
 
 static void sift_down(struct classic_item *h, int n, int i)
@@ -130,7 +156,7 @@ static void sift_down(struct classic_item *h, int n, int i)
  * looked at instead of a full sort.
  */
 static int schedule_fifo_like(struct classic_item *it, int n, struct rk_capacity *cap,
-			      struct rk_decisions *out)
+			      enum rk_place_mode mode, struct rk_decisions *out)
 {
 	int rc = 0;
 	for (int i = n / 2 - 1; i >= 0; i--)
@@ -140,13 +166,13 @@ static int schedule_fifo_like(struct classic_item *it, int n, struct rk_capacity
 		it[0] = it[--n];
 		sift_down(it, n, 0);
 		if (!holds(j))
-			try_start(cap, j, out, &rc);
+			try_start(cap, j, mode, out, &rc);
 	}
 	return rc;
 }
 
 static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacity *cap, int budget,
-			       struct rk_decisions *out)
+			       enum rk_place_mode mode, struct rk_decisions *out)
 {
 	int rc = 0;
 	for (int i = 0; i < n; i++) {
@@ -174,7 +200,7 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 	for (int i = 0; i < n && !rc; i++) {
 		if (!it[i].selected || holds(it[i].job))
 			continue;
-		if (try_start(cap, it[i].job, out, &rc) || rc)
+		if (try_start(cap, it[i].job, mode, out, &rc) || rc)
 			continue;
 		int nv = 0, placed = 0;
 		for (int c = nc - 1; c >= 0 && cands[c] > i && !placed && !rc; c--) {
@@ -187,8 +213,10 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 			it[v].preempted = 1;
 			victims[nv++] = v;
 			if (cap->free_gpus_total >= it[i].job->req_gpus)
-				placed = try_start(cap, it[i].job, out, &rc);
+				placed = try_start(cap, it[i].job, mode, out, &rc);
 		}
+		if (placed && !rc)
+			rc = classic_restore_victims(cap, it, victims, nv);
 		/* Not enough even with every victim gone: they all keep running. */
 		for (int k = 0; k < nv && !placed && !rc; k++) {
 			rc = rk_capacity_take(cap, &it[victims[k]].job->alloc, NULL);
@@ -203,7 +231,7 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 	/* Step 4: fill what is left (jobs preempted this round stay out). */
 	for (int i = 0; i < n && !rc; i++)
 		if (!it[i].selected && !holds(it[i].job))
-			try_start(cap, it[i].job, out, &rc);
+			try_start(cap, it[i].job, mode, out, &rc);
 	return rc;
 }
 
@@ -334,10 +362,72 @@ done:
 	return rc;
 }
 
+/*
+ * Repack round (option repack=on of a preemptive policy): the Muri/Tiresias
+ * simulators' `shortest` (Muri simulator/run_sim.py shortest_first_sim_jobs)
+ * empties the cluster at every event and places every job again in priority
+ * order; a job that no longer fits stops, one that fits elsewhere moves. Ours
+ * keeps a running job's allocation when it is still free at its turn (Muri
+ * re-places first fit, which mostly lands on the same nodes), else places it
+ * anew (a move pays the restart cost, 0 in Muri's rows), else preempts it.
+ */
+static int schedule_repack(struct classic_item *it, int m, const struct rk_sched_input *in,
+			   enum rk_place_mode mode, struct rk_decisions *out)
+{
+	struct rk_capacity cap;
+	int rc = rk_capacity_init(&cap, in->cluster);
+	if (rc)
+		return rc;
+	qsort(it, (size_t)m, sizeof(*it), by_key);
+	for (int i = 0; i < m && !rc; i++) {
+		struct rk_job *j = it[i].job;
+		if (holds(j) && rk_capacity_fits(&cap, &j->alloc)) {
+			rc = rk_capacity_take(&cap, &j->alloc, NULL);
+			continue;
+		}
+		struct rk_place_req req;
+		rk_place_req_from_job(j, &req);
+		req.mode = mode;
+		struct rk_alloc a;
+		rk_alloc_init(&a);
+		int r = req.gpus <= cap.free_gpus_total ? rk_place_gang_take(&cap, &req, &a)
+							 : RK_EINFEASIBLE;
+		if (r == 0)
+			rc = rk_decisions_push(out, j->id, &a, &j->req_plan);
+		else if (r == RK_EINFEASIBLE && holds(j))
+			rc = rk_decisions_push(out, j->id, NULL, NULL);
+		else if (r != RK_EINFEASIBLE)
+			rc = r;
+		rk_alloc_fini(&a);
+	}
+	rk_capacity_fini(&cap);
+	return rc;
+}
+
 int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err)
 {
+	if (cache && cache->repack && spec->preemptive) {
+		struct classic_item *it = calloc((size_t)(in->n_jobs > 0 ? in->n_jobs : 1), sizeof(*it));
+		if (!it)
+			return rk_error_set(err, RK_ENOMEM, "policy %s: out of memory", spec->name);
+		int m = 0;
+		for (int i = 0; i < in->n_jobs; i++) {
+			struct rk_job *j = in->jobs[i];
+			if (j->state != RK_JOB_PENDING && j->state != RK_JOB_RUNNING &&
+			    j->state != RK_JOB_RESTARTING)
+				continue;
+			it[m].job = j;
+			spec->key(j, in->now_ms, opt, &it[m].key);
+			m++;
+		}
+		int rc = schedule_repack(it, m, in, cache->mode, out);
+		free(it);
+		if (rc)
+			return rk_error_set(err, rc, "policy %s: %s", spec->name, rk_strerror(rc));
+		return 0;
+	}
 	if (cache && in->incremental)
 		return classic_inc_schedule(spec, opt, cache, in, out, err);
 	if (cache && cache->inc) { /* a round without the feed: rebuild at the next one */
@@ -382,12 +472,13 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		m = filter_fitting(it, m, cap.free_gpus_total);
 		budget = cap.free_gpus_total;
 	}
+	enum rk_place_mode mode = cache ? cache->mode : CLASSIC_PLACE_DEFAULT;
 	if (spec->preemptive) {
 		rc = order_items(cache, it, m);
 		if (!rc)
-			rc = schedule_preemptive(it, m, &cap, budget, out);
+			rc = schedule_preemptive(it, m, &cap, budget, mode, out);
 	} else {
-		rc = schedule_fifo_like(it, m, &cap, out);
+		rc = schedule_fifo_like(it, m, &cap, mode, out);
 	}
 	free(it);
 	rk_capacity_fini(&cap);

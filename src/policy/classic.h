@@ -1,8 +1,10 @@
 /*
  * Internal: the shared engine of the four classic baselines (FIFO, SJF, SRTF,
  * Tiresias). They differ only in the order jobs are served and in whether a
- * running job may be preempted; placement (consolidated gang, rk_place_gang),
- * resources (the request) and plan (the user's req_plan) are common.
+ * running job may be preempted; placement (gang, rk_place_gang, in the mode
+ * of option placement=, consolidated by default as in the Tiresias and Muri
+ * simulators), resources (the request) and plan (the user's req_plan) are
+ * common.
  */
 #ifndef RUBICK_POLICY_CLASSIC_H
 #define RUBICK_POLICY_CLASSIC_H
@@ -45,6 +47,8 @@ struct classic_cache {
 	 * stay the same while they wait (true of all four classic keys).
 	 */
 	struct classic_inc *inc;
+	enum rk_place_mode mode; /* where jobs go when no one node has room */
+	int repack;              /* preemptive: re-place every job each round (classic.c) */
 };
 
 void classic_cache_fini(struct classic_cache *c);
@@ -58,7 +62,13 @@ int classic_schedule(const struct classic_spec *spec, const void *opt,
 		     struct classic_cache *cache, const struct rk_sched_input *in, struct rk_decisions *out,
 		     struct rk_error *err);
 
-/* Allocate a zeroed classic_cache as the state of a policy without options. */
+/* The classic baselines' default placement: yarn's, as their authors' simulators. */
+#define CLASSIC_PLACE_DEFAULT RK_PLACE_CONSOLIDATED
+
+/*
+ * Allocate a zeroed classic_cache as the state of a policy whose only option
+ * is placement=MODE (default CLASSIC_PLACE_DEFAULT).
+ */
 int classic_create_cache(void **state, const char *options, struct rk_error *err,
 			 const char *name);
 
@@ -73,9 +83,21 @@ struct classic_item {
 /* Priority order of items (qsort comparator): key, then k2, then job id. */
 int classic_item_cmp(const void *a, const void *b);
 
-/* Start `j` on `cap` when its request fits, pushing the decision; 1 = started, *rc on error. */
-int classic_try_start(struct rk_capacity *cap, struct rk_job *j, struct rk_decisions *out,
-		      int *rc);
+/*
+ * Start `j` on `cap` in placement `mode` when its request fits, pushing the
+ * decision; 1 = started, *rc on error.
+ */
+int classic_try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
+		      struct rk_decisions *out, int *rc);
+
+/*
+ * After `placed` started with victims[0..nv) of `it` preempted for it, give
+ * back (in priority order) every victim whose allocation still fits: with
+ * consolidated placement a victim on a node the job did not take was never
+ * needed. Victims restored have it[v].preempted cleared.
+ */
+int classic_restore_victims(struct rk_capacity *cap, struct classic_item *it, const int *victims,
+			    int nv);
 
 /* The round on the kept queue (classic_inc.c); in->incremental must be set. */
 int classic_inc_schedule(const struct classic_spec *spec, const void *opt,

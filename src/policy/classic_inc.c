@@ -197,7 +197,8 @@ static int inc_sync(struct classic_inc *s, const struct classic_spec *spec, cons
  * the same, so would be the answer), then resumes after that job. Stops when
  * no GPU is free, as schedule_fifo_like does (nothing could start then).
  */
-static int inc_fill(struct classic_inc *s, struct rk_capacity *cap, struct rk_decisions *out)
+static int inc_fill(struct classic_inc *s, struct rk_capacity *cap, enum rk_place_mode mode,
+		    struct rk_decisions *out)
 {
 	int rc = 0;
 	for (int k = 0; k < s->n_cls; k++)
@@ -218,7 +219,7 @@ static int inc_fill(struct classic_inc *s, struct rk_capacity *cap, struct rk_de
 		if (!b)
 			break;
 		const struct pent *e = &b->v[b->cur++];
-		if (classic_try_start(cap, e->job, out, &rc)) {
+		if (classic_try_start(cap, e->job, mode, out, &rc)) {
 			for (int k = 0; k < s->n_cls; k++)
 				if (s->cls[k].failed) {
 					s->cls[k].failed = 0;
@@ -251,7 +252,7 @@ static struct pclass *inc_head(struct classic_inc *s, int budget)
  * the waiting jobs; only jobs that fit the budget by count are visited.
  */
 static int inc_preemptive(struct classic_inc *s, struct classic_item *hs, int nh, struct rk_capacity *cap,
-			  int budget, struct rk_decisions *out)
+			  int budget, enum rk_place_mode mode, struct rk_decisions *out)
 {
 	int rc = 0, nsel = 0, hi = 0, max_sel = budget > 0 ? budget : 1;
 	struct pent **sel = malloc((size_t)(budget > 0 ? budget : 1) * sizeof(*sel));
@@ -290,7 +291,7 @@ static int inc_preemptive(struct classic_inc *s, struct classic_item *hs, int nh
 			cands[nc++] = v;
 	for (int i = 0; i < nsel && !rc; i++) {
 		const struct pent *e = sel[i];
-		if (classic_try_start(cap, e->job, out, &rc) || rc)
+		if (classic_try_start(cap, e->job, mode, out, &rc) || rc)
 			continue;
 		int nv = 0, placed = 0;
 		for (int c = nc - 1; c >= 0 && !placed && !rc; c--) {
@@ -305,8 +306,10 @@ static int inc_preemptive(struct classic_inc *s, struct classic_item *hs, int nh
 			hs[v].preempted = 1;
 			victims[nv++] = v;
 			if (cap->free_gpus_total >= e->job->req_gpus)
-				placed = classic_try_start(cap, e->job, out, &rc);
+				placed = classic_try_start(cap, e->job, mode, out, &rc);
 		}
+		if (placed && !rc)
+			rc = classic_restore_victims(cap, hs, victims, nv);
 		for (int k = 0; k < nv && !placed && !rc; k++) {
 			rc = rk_capacity_take(cap, &hs[victims[k]].job->alloc, NULL);
 			hs[victims[k]].preempted = 0;
@@ -317,7 +320,7 @@ static int inc_preemptive(struct classic_inc *s, struct classic_item *hs, int nh
 			rc = rk_decisions_push(out, hs[v].job->id, NULL, NULL);
 	/* Step 4: fill. */
 	if (!rc)
-		rc = inc_fill(s, cap, out);
+		rc = inc_fill(s, cap, mode, out);
 done:
 	for (int i = 0; i < nsel; i++)
 		sel[i]->mark = 0;
@@ -345,7 +348,7 @@ int classic_inc_schedule(const struct classic_spec *spec, const void *opt,
 	int nh = 0;
 	rc = inc_sync(s, spec, opt, in);
 	if (!rc && !spec->preemptive) {
-		rc = inc_fill(s, &cap, out);
+		rc = inc_fill(s, &cap, cache->mode, out);
 	} else if (!rc) {
 		hs = calloc((size_t)(in->n_holders > 0 ? in->n_holders : 1), sizeof(*hs));
 		if (!hs)
@@ -375,7 +378,7 @@ int classic_inc_schedule(const struct classic_spec *spec, const void *opt,
 			nh = 0;
 		}
 		if (!rc)
-			rc = inc_preemptive(s, hs, nh, &cap, budget, out);
+			rc = inc_preemptive(s, hs, nh, &cap, budget, cache->mode, out);
 	}
 	free(hs);
 	rk_capacity_fini(&cap);

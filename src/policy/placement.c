@@ -1,9 +1,11 @@
 /*
- * Consolidated gang placement shared by every policy. A job's GPUs go on as
- * few nodes as possible (Tiresias' consolidate-by-default placement,
- * algorithms.md §5.5; the Rubick artifact places 3D jobs tp GPUs per node,
- * §1.3), CPUs and memory follow each GPU as per-GPU shares. Ties go to the
- * lowest node id so that every run is reproducible.
+ * Gang placement shared by every policy. A job goes on one node when one has
+ * room (Tiresias' consolidate-by-default placement, algorithms.md §5.5; the
+ * Rubick artifact places 3D jobs tp GPUs per node, §1.3); when none has, the
+ * request's mode decides (rk_place_mode: spread over the fewest nodes, wait
+ * as yarn does, or fill the fullest nodes as Synergy does). CPUs and memory
+ * follow each GPU as per-GPU shares. Ties go to the lowest node id so that
+ * every run is reproducible.
  */
 #include "rubick/placement.h"
 
@@ -63,6 +65,15 @@ static int by_usable_desc(const void *x, const void *y)
 	return (a->node > b->node) - (a->node < b->node);
 }
 
+/* Fewest usable GPUs first, then lowest node id. */
+static int by_usable_asc(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->usable != b->usable)
+		return a->usable < b->usable ? -1 : 1;
+	return (a->node > b->node) - (a->node < b->node);
+}
+
 /* A candidate solution for one GPU type: nodes used and GPUs taken on each. */
 struct choice {
 	int n_nodes;
@@ -70,6 +81,110 @@ struct choice {
 	int first_node;
 	struct cand *picks; /* n_nodes entries (node, gpus taken) */
 };
+
+/* Record picks[0..k) as the choice; 0, or RK_EINFEASIBLE past the node limit. */
+static int choose(struct choice *out, const struct cand *picks, int k, int leftover)
+{
+	if (k < 1 || k > RK_PLACEMENT_MAX_NODES)
+		return RK_EINFEASIBLE;
+	out->n_nodes = k;
+	out->leftover = leftover;
+	out->first_node = picks[0].node;
+	for (int i = 0; i < k; i++) {
+		out->picks[i] = picks[i];
+		if (picks[i].node < out->first_node)
+			out->first_node = picks[i].node;
+	}
+	return 0;
+}
+
+/*
+ * Index among scratch[from..n) of the best fit for `rem` GPUs (fewest usable,
+ * then lowest node), skipping entries marked taken (usable < 0); -1 if none.
+ */
+static int best_fit(const struct cand *scratch, int from, int n, int rem)
+{
+	int best = -1;
+	for (int i = from; i < n; i++)
+		if (scratch[i].usable >= rem &&
+		    (best < 0 || scratch[i].usable < scratch[best].usable ||
+		     (scratch[i].usable == scratch[best].usable &&
+		      scratch[i].node < scratch[best].node)))
+			best = i;
+	return best;
+}
+
+/* Spread: the k-1 nodes with the most usable GPUs, then best fit for the remainder. */
+static int place_spread(const struct rk_place_req *r, struct cand *scratch, int n,
+                        struct choice *out)
+{
+	qsort(scratch, (size_t)n, sizeof(*scratch), by_usable_desc);
+	int k = 0, sum = 0;
+	while (sum < r->gpus) {
+		if (sum + scratch[k].usable >= r->gpus)
+			break;
+		sum += scratch[k++].usable;
+	}
+	int rem = r->gpus - sum;
+	int best = best_fit(scratch, k, n, rem);
+	if (best < 0 || k + 1 > RK_PLACEMENT_MAX_NODES)
+		return RK_EINFEASIBLE;
+	int leftover = scratch[best].usable - rem;
+	struct cand last = {scratch[best].node, rem};
+	scratch[best] = scratch[k];
+	scratch[k] = last;
+	return choose(out, scratch, k + 1, leftover);
+}
+
+/*
+ * Consolidated (yarn, switch.py try_cross_node_alloc): whole idle nodes, most
+ * GPUs first, while they do not exceed the job, then the remainder best fit on
+ * one more node. Only for jobs larger than every node of the type.
+ */
+static int place_whole_nodes(const struct rk_capacity *cap, const struct rk_place_req *r,
+                             struct cand *scratch, int n, struct choice *out)
+{
+	int m = r->gpus_multiple > 1 ? r->gpus_multiple : 1;
+	qsort(scratch, (size_t)n, sizeof(*scratch), by_usable_desc);
+	int k = 0, sum = 0;
+	for (int i = 0; i < n; i++) {
+		int inst = cap->cluster->nodes[scratch[i].node].gpus;
+		if (scratch[i].usable != inst - inst % m || sum + scratch[i].usable > r->gpus)
+			continue;
+		sum += scratch[i].usable;
+		struct cand t = scratch[k];
+		scratch[k++] = scratch[i];
+		scratch[i] = t;
+	}
+	int rem = r->gpus - sum, leftover = 0;
+	if (rem > 0) {
+		int best = best_fit(scratch, k, n, rem);
+		if (best < 0)
+			return RK_EINFEASIBLE;
+		leftover = scratch[best].usable - rem;
+		struct cand last = {scratch[best].node, rem};
+		scratch[best] = scratch[k];
+		scratch[k++] = last;
+	}
+	return choose(out, scratch, k, leftover);
+}
+
+/* Least free (Synergy): fill the nodes with the fewest usable GPUs first. */
+static int place_least_free(const struct rk_place_req *r, struct cand *scratch, int n,
+                            struct choice *out)
+{
+	qsort(scratch, (size_t)n, sizeof(*scratch), by_usable_asc);
+	int k = 0, left = r->gpus, leftover = 0;
+	while (left > 0 && k < n) {
+		int take = scratch[k].usable < left ? scratch[k].usable : left;
+		leftover = scratch[k].usable - take;
+		scratch[k++].usable = take;
+		left -= take;
+	}
+	if (left > 0)
+		return RK_EINFEASIBLE;
+	return choose(out, scratch, k, leftover);
+}
 
 /*
  * Best placement on nodes whose type matches `type` (NULL = all). `scratch`
@@ -79,11 +194,14 @@ struct choice {
 static int place_on_type(const struct rk_capacity *cap, const struct rk_place_req *r,
 			 const char *type, struct cand *scratch, struct choice *out)
 {
-	int n = 0, total = 0;
+	int n = 0, total = 0, max_installed = 0;
 	int best_single = -1, best_single_usable = 0;
 	for (int i = 0; i < cap->n_nodes; i++) {
-		if (type && strcmp(cap->cluster->nodes[i].gpu_type, type))
+		const struct rk_node *nd = &cap->cluster->nodes[i];
+		if (type && strcmp(nd->gpu_type, type))
 			continue;
+		if (nd->up && nd->gpus > max_installed)
+			max_installed = nd->gpus;
 		int u = usable_gpus(cap, r, i);
 		if (u <= 0)
 			continue;
@@ -96,41 +214,23 @@ static int place_on_type(const struct rk_capacity *cap, const struct rk_place_re
 		}
 	}
 	if (best_single >= 0) {
-		out->n_nodes = 1;
-		out->leftover = best_single_usable - r->gpus;
-		out->first_node = best_single;
-		out->picks[0] = (struct cand){best_single, r->gpus};
-		return 0;
+		struct cand one = {best_single, r->gpus};
+		return choose(out, &one, 1, best_single_usable - r->gpus);
 	}
 	if (total < r->gpus)
 		return RK_EINFEASIBLE;
-	qsort(scratch, (size_t)n, sizeof(*scratch), by_usable_desc);
-	/* Fewest nodes: fill the k-1 largest, then best-fit the remainder. */
-	int k = 0, sum = 0;
-	while (sum < r->gpus) {
-		if (sum + scratch[k].usable >= r->gpus)
-			break;
-		sum += scratch[k++].usable;
+	switch (r->mode) {
+	case RK_PLACE_CONSOLIDATED:
+		/* A job one node could hold waits for one node (yarn). */
+		if (r->gpus <= max_installed)
+			return RK_EINFEASIBLE;
+		return place_whole_nodes(cap, r, scratch, n, out);
+	case RK_PLACE_LEAST_FREE:
+		return place_least_free(r, scratch, n, out);
+	case RK_PLACE_SPREAD:
+	default:
+		return place_spread(r, scratch, n, out);
 	}
-	int rem = r->gpus - sum;
-	int best = -1;
-	for (int i = k; i < n; i++)
-		if (scratch[i].usable >= rem &&
-		    (best < 0 || scratch[i].usable < scratch[best].usable ||
-		     (scratch[i].usable == scratch[best].usable && scratch[i].node < scratch[best].node)))
-			best = i;
-	if (best < 0 || k + 1 > RK_PLACEMENT_MAX_NODES)
-		return RK_EINFEASIBLE;
-	out->n_nodes = k + 1;
-	out->leftover = scratch[best].usable - rem;
-	out->first_node = scratch[0].node;
-	for (int i = 0; i < k; i++) {
-		out->picks[i] = scratch[i];
-		if (scratch[i].node < out->first_node)
-			out->first_node = scratch[i].node;
-	}
-	out->picks[k] = (struct cand){scratch[best].node, rem};
-	return 0;
 }
 
 static int better(const struct choice *a, const struct choice *b)
@@ -219,4 +319,27 @@ int rk_place_gang_take(struct rk_capacity *cap, const struct rk_place_req *req,
 			rk_alloc_fini(out);
 	}
 	return rc;
+}
+
+static const char *const mode_names[] = {
+    [RK_PLACE_SPREAD] = "spread",
+    [RK_PLACE_CONSOLIDATED] = "consolidated",
+    [RK_PLACE_LEAST_FREE] = "least-free",
+};
+
+int rk_place_mode_parse(const char *name, enum rk_place_mode *out)
+{
+	for (size_t i = 0; name && i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(name, mode_names[i])) {
+			*out = (enum rk_place_mode)i;
+			return 0;
+		}
+	return RK_EINVAL;
+}
+
+const char *rk_place_mode_name(enum rk_place_mode mode)
+{
+	if ((unsigned)mode < sizeof(mode_names) / sizeof(mode_names[0]))
+		return mode_names[mode];
+	return "?";
 }

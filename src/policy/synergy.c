@@ -27,7 +27,10 @@
  * memory / node GPUs (the smallest over up nodes).
  *
  * Synergy-TUNE, for each job the outer policy starts (§5.2):
- *  1. place with the best-case demand (consolidated gang placement);
+ *  1. place with the best-case demand (gang placement: one server when one
+ *     has room, else GPUs from the servers with the fewest free GPUs first,
+ *     Synergy's own rule: cluster.py allocate_synergy_placement, the default
+ *     of its runner.py; option placement= chooses another);
  *  2. if that fails and the demand exceeds the fair share, cap it at the fair
  *     share and retry;
  *  3. if that fails too, pick nodes with enough free GPUs and on each shrink
@@ -46,6 +49,7 @@
  * pending jobs then fill what is left).
  */
 #include "policy/baseline.h"
+#include "policy/place_opts.h"
 #include "rubick/memory.h"
 #include "rubick/perf.h"
 #include "rubick/placement.h"
@@ -81,14 +85,27 @@ struct round {
 	int64_t fair_mpg; /* fair memory per GPU */
 	int max_cpus;     /* most CPUs on one up node */
 	int node_gpus;    /* GPUs of the largest up node */
+	enum rk_place_mode mode; /* when no one node has room (option placement=) */
+};
+
+/* State: where jobs go (option placement=, default Synergy's least-free). */
+struct synergy {
+	enum rk_place_mode mode;
 };
 
 static int synergy_create(void **state, const char *options, struct rk_error *err,
 			  const char *name)
 {
 	*state = NULL;
-	if (options && *options)
-		return rk_error_set(err, RK_EINVAL, "%s: takes no options, got '%s'", name, options);
+	enum rk_place_mode mode = RK_PLACE_LEAST_FREE;
+	int rc = rk_place_opts_parse(options, name, &mode, NULL, NULL, NULL, err);
+	if (rc)
+		return rc;
+	struct synergy *s = malloc(sizeof(*s));
+	if (!s)
+		return rk_error_set(err, RK_ENOMEM, "%s: out of memory", name);
+	s->mode = mode;
+	*state = s;
 	return RK_OK;
 }
 
@@ -104,7 +121,7 @@ static int create_srtf(void **state, const char *options, struct rk_error *err)
 
 static void synergy_destroy(void *state)
 {
-	(void)state;
+	free(state);
 }
 
 /* Predicted samples/s of the job's own plan at its request with `cpg` threads per GPU. */
@@ -164,6 +181,7 @@ static int place_with(struct round *r, struct item *it, int cpg, int64_t mpg, st
 		.cpus_per_gpu = cpg,
 		.mem_mb_per_gpu = mpg,
 		.gpus_multiple = j->req_plan.tp > 1 ? j->req_plan.tp : 1,
+		.mode = r->mode,
 	};
 	return rk_place_gang(&r->cap, &req, a);
 }
@@ -324,10 +342,12 @@ static int run_outer(struct round *r, enum outer o)
 	return rc;
 }
 
-static int synergy_schedule(const struct rk_sched_input *in, struct rk_decisions *out,
+static int synergy_schedule(const struct synergy *st, const struct rk_sched_input *in,
+			    struct rk_decisions *out,
 			    struct rk_error *err, enum outer o)
 {
-	struct round r = {.in = in, .n = in->n_jobs};
+	struct round r = {.in = in, .n = in->n_jobs,
+			  .mode = st ? st->mode : RK_PLACE_LEAST_FREE};
 	struct rk_job **order = calloc((size_t)r.n + 1, sizeof(*order));
 	r.it = calloc((size_t)r.n + 1, sizeof(*r.it));
 	int rc = RK_OK;
@@ -396,15 +416,13 @@ out:
 static int schedule_fifo(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
-	(void)state;
-	return synergy_schedule(in, out, err, OUTER_FIFO);
+	return synergy_schedule(state, in, out, err, OUTER_FIFO);
 }
 
 static int schedule_srtf(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			 struct rk_error *err)
 {
-	(void)state;
-	return synergy_schedule(in, out, err, OUTER_SRTF);
+	return synergy_schedule(state, in, out, err, OUTER_SRTF);
 }
 
 const struct rk_policy_ops rk_policy_synergy_fifo = {

@@ -14,8 +14,8 @@
  * Reconfiguration (algorithms.md §7 "Reconfiguration cost"): every change of
  * GPU placement or plan, and every resume after a preemption, holds the new
  * resources for the restart delay without progress. A job's first start is
- * free (its trace duration already includes start-up); a change of CPUs or
- * memory alone takes effect at once.
+ * free (its trace duration already includes start-up) unless
+ * cfg.first_start_paid; a change of CPUs or memory alone takes effect at once.
  */
 #include "rubick/sim.h"
 
@@ -290,7 +290,8 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 		j->last_change_ms = now;
 		sj->iter_ms = iter_ms[i];
 		sj->base_iter_ms = iter_ms[i];
-		if (ch[i] == CH_START || (ch[i] != CH_RESOURCES && sj->restart_ms == 0)) {
+		int free_start = ch[i] == CH_START && !s->cfg.first_start_paid;
+		if (free_start || (ch[i] != CH_RESOURCES && sj->restart_ms == 0)) {
 			if (ch[i] != CH_START) {
 				j->restarts++;
 				s->res.reconfigs++;
@@ -303,8 +304,10 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 			else
 				rc = sim_start_running(s, idx[i], now);
 		} else {
-			j->restarts++;
-			s->res.reconfigs++;
+			if (ch[i] != CH_START) { /* a paid first start is no restart */
+				j->restarts++;
+				s->res.reconfigs++;
+			}
 			j->state = RK_JOB_RESTARTING;
 			sj->ready_ms = now + sj->restart_ms;
 			rc = heap_push(s, sj->ready_ms, EV_RESTART_END, idx[i]);

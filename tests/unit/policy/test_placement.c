@@ -1,4 +1,4 @@
-/* Consolidated gang placement: single node best fit, fewest nodes, shares, ties, types. */
+/* Gang placement: single node best fit, fewest nodes, shares, ties, types, modes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,7 +32,7 @@ static void occupy(int node, int gpus)
 
 static struct rk_place_req req_of(int gpus)
 {
-	struct rk_place_req r = {gpus, 0, 0, NULL, 1};
+	struct rk_place_req r = {gpus, 0, 0, NULL, 1, RK_PLACE_SPREAD};
 	return r;
 }
 
@@ -105,7 +105,8 @@ static void cpu_mem_shares(void **state)
 	struct rk_alloc a;
 	rk_alloc_init(&a);
 	/* Proportional: 12 CPUs and 100 GiB per GPU. */
-	struct rk_place_req r = {4, RK_SHARE_PROPORTIONAL, RK_SHARE_PROPORTIONAL, NULL, 1};
+	struct rk_place_req r = {4, RK_SHARE_PROPORTIONAL, RK_SHARE_PROPORTIONAL, NULL,
+	                         1, RK_PLACE_SPREAD};
 	assert_int_equal(rk_place_gang_take(&cap, &r, &a), 0);
 	assert_int_equal(a.shares[0].cpus, 48);
 	assert_int_equal(a.shares[0].mem_mb, 400 * 1024);
@@ -136,7 +137,7 @@ static void tensor_parallel_multiple(void **state)
 	occupy(0, 3); /* free: 5 8 8 -> usable in multiples of 4: 4 8 8 */
 	struct rk_alloc a;
 	rk_alloc_init(&a);
-	struct rk_place_req r = {12, 0, 0, NULL, 4};
+	struct rk_place_req r = {12, 0, 0, NULL, 4, RK_PLACE_SPREAD};
 	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
 	assert_int_equal(a.n, 2);
 	assert_int_equal(a.shares[0].node, 0);
@@ -175,6 +176,93 @@ static void gpu_types(void **state)
 	rk_alloc_fini(&a);
 }
 
+/* Total GPUs of a, and the GPUs it has on `node` (0 if none). */
+static int gpus_on(const struct rk_alloc *a, int node)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->shares[i].node == node)
+			return a->shares[i].gpus;
+	return 0;
+}
+
+/*
+ * Where a job goes when no node has room, per mode: spread splits 4 GPUs 3+1,
+ * consolidated (yarn) waits for one node, least-free fills the fullest nodes.
+ */
+static void modes_when_no_node_fits(void **state)
+{
+	(void)state;
+	setup_spec("4x8");
+	occupy(0, 5); /* free: 3 7 6 2 */
+	occupy(1, 1);
+	occupy(2, 2);
+	occupy(3, 6);
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	struct rk_place_req r = req_of(8);
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0); /* spread: 7 on node 1 + 1 */
+	assert_int_equal(a.n, 2);
+	assert_int_equal(gpus_on(&a, 1), 7);
+	assert_int_equal(gpus_on(&a, 3), 1); /* best fit for the remainder */
+	r.mode = RK_PLACE_CONSOLIDATED;      /* 8 fits one node: waits */
+	assert_int_equal(rk_place_gang(&cap, &r, &a), RK_EINFEASIBLE);
+	assert_int_equal(a.n, 0);
+	r.gpus = 7; /* fits node 1 exactly: every mode agrees */
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(gpus_on(&a, 1), 7);
+	r.gpus = 8;
+	r.mode = RK_PLACE_LEAST_FREE; /* 2 (node 3) + 3 (node 0) + 3 of node 2's 6 */
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
+	assert_int_equal(a.n, 3);
+	assert_int_equal(gpus_on(&a, 3), 2);
+	assert_int_equal(gpus_on(&a, 0), 3);
+	assert_int_equal(gpus_on(&a, 2), 3);
+	rk_alloc_fini(&a);
+}
+
+/* Consolidated, a job larger than a node: whole idle nodes plus one for the rest. */
+static void consolidated_whole_nodes(void **state)
+{
+	(void)state;
+	setup_spec("4x8");
+	occupy(0, 1); /* free: 7 8 8 4 */
+	occupy(3, 4);
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	struct rk_place_req r = req_of(12);
+	r.mode = RK_PLACE_CONSOLIDATED;
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(gpus_on(&a, 1), 8); /* the first whole idle node */
+	assert_int_equal(gpus_on(&a, 3), 4); /* remainder: best fit, not node 2's 8 */
+	r.gpus = 16;
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
+	assert_int_equal(gpus_on(&a, 1), 8);
+	assert_int_equal(gpus_on(&a, 2), 8);
+	occupy(2, 1); /* free: 7 8 7 4: only one whole node left */
+	assert_int_equal(rk_place_gang(&cap, &r, &a), RK_EINFEASIBLE);
+	r.mode = RK_PLACE_SPREAD; /* spread takes 8 + 7 + 1 */
+	assert_int_equal(rk_place_gang(&cap, &r, &a), 0);
+	assert_int_equal(a.n, 3);
+	rk_alloc_fini(&a);
+}
+
+static void mode_names(void **state)
+{
+	(void)state;
+	enum rk_place_mode m = RK_PLACE_SPREAD;
+	assert_int_equal(rk_place_mode_parse("consolidated", &m), 0);
+	assert_int_equal(m, RK_PLACE_CONSOLIDATED);
+	assert_int_equal(rk_place_mode_parse("least-free", &m), 0);
+	assert_int_equal(m, RK_PLACE_LEAST_FREE);
+	assert_int_equal(rk_place_mode_parse("yarn", &m), RK_EINVAL);
+	assert_int_equal(rk_place_mode_parse(NULL, &m), RK_EINVAL);
+	assert_int_equal(m, RK_PLACE_LEAST_FREE); /* untouched on failure */
+	assert_string_equal(rk_place_mode_name(RK_PLACE_SPREAD), "spread");
+	assert_string_equal(rk_place_mode_name(RK_PLACE_CONSOLIDATED), "consolidated");
+}
+
 static void req_from_job(void **state)
 {
 	(void)state;
@@ -209,6 +297,9 @@ int main(void)
 		cmocka_unit_test(tensor_parallel_multiple),
 		cmocka_unit_test(gpu_types),
 		cmocka_unit_test(req_from_job),
+	    cmocka_unit_test(modes_when_no_node_fits),
+	    cmocka_unit_test(consolidated_whole_nodes),
+	    cmocka_unit_test(mode_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
