@@ -41,6 +41,7 @@ struct rkd_resp {
 	char *body;
 	const char *content_type; /* NULL = application/json */
 	struct rkd_verr verr;
+	int retry_after_s;        /* > 0: a Retry-After header (429) */
 };
 
 /* Query-string argument `key`, or NULL. */
@@ -67,6 +68,11 @@ struct rkd_http_config {
 	int n_tokens;
 	size_t max_body;             /* bytes */
 	int max_connections;
+	int metrics_public;          /* 1 = GET /metrics needs no token */
+	/* Connection limits (http_guard.h); 0 = the default of each. */
+	int max_connections_per_addr;
+	int header_timeout_s;
+	int body_timeout_s;
 };
 
 int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, struct rk_error *err);

@@ -325,6 +325,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	if (s->engine && s->engine_state)
 		s->engine->destroy(s->engine_state);
 	rk_decisions_fini(&s->dec);
+	sched_readers_fini(s);
 	rkd_store_close(s->store);
 	rk_cluster_fini(&s->cluster);
 	free(s->cluster_spec);

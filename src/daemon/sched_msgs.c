@@ -50,7 +50,7 @@ void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t
 		n_hist = 0;
 	}
 	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
-	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s, id, m->body);
+	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s->store, id, m->body);
 	m->status = m->body ? status : 503;
 	free(hist);
 	if (!j)
@@ -179,52 +179,30 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_reply_job(s, m, 201, j->core.id, 0);
 }
 
-static void on_list(struct rkd_sched *s, struct rkd_msg *m)
-{
-	struct rkd_job_row *rows = NULL;
-	int n = 0;
-	struct rk_error e;
-	int ret = rkd_store_job_list(s->store, &m->filter, &rows, &n, &e);
-	if (ret) {
-		set_err(m, ret, "", e.msg);
-		return;
-	}
-	json_t *arr = json_array();
-	for (int i = 0; i < n; i++) {
-		struct sjob *j = sched_job_find(s, rows[i].id);
-		if (j)
-			sched_row_sync(j);
-		char *text = rkd_job_json(j ? &j->row : &rows[i], 0, NULL, 0);
-		json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-		free(text);
-		if (o)
-			json_array_append_new(arr, o);
-	}
-	json_t *o = json_object();
-	json_object_set_new(o, "jobs", arr);
-	json_object_set_new(o, "count", json_integer(n));
-	if (n > 0 && m->filter.limit > 0 && n == m->filter.limit)
-		json_object_set_new(o, "next_before_id", json_integer(rows[n - 1].id));
-	rkd_job_rows_free(rows, n);
-	set_json(m, 200, o);
-}
-
-/* The tracked, modifiable job named by the message, or NULL with the error set. */
+/*
+ * The tracked, modifiable job named by the message, or NULL with the error
+ * set. Another tenant's job is "does not exist" to a tenant token, word for
+ * word what a missing job gets: a tenant learns nothing of others' jobs.
+ */
 static struct sjob *job_for_change(struct rkd_sched *s, struct rkd_msg *m)
 {
 	struct sjob *j = sched_job_find(s, m->job_id);
 	char msg[128];
+	struct rkd_job_row row;
+	struct rk_error e;
+	int stored = !j && !rkd_store_job_get(s->store, m->job_id, &row, &e);
+	const char *tenant = j ? j->core.tenant : stored ? row.tenant : NULL;
+	if (!tenant || (m->who->authed && !sched_caller_sees(m->who, tenant))) {
+		if (stored)
+			rkd_job_row_fini(&row);
+		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
+		set_err(m, RK_ENOTFOUND, "id", msg);
+		return NULL;
+	}
 	if (!j || sched_state_terminal(j->core.state)) {
-		struct rkd_job_row row;
-		struct rk_error e;
-		if (!j && rkd_store_job_get(s->store, m->job_id, &row, &e)) {
-			snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
-			set_err(m, RK_ENOTFOUND, "id", msg);
-			return NULL;
-		}
 		snprintf(msg, sizeof(msg), "job %lld has already ended (%s)", (long long)m->job_id,
 			 j ? rkd_state_name(j->core.state) : row.state);
-		if (!j)
+		if (stored)
 			rkd_job_row_fini(&row);
 		set_err(m, RK_ECONFLICT, "id", msg);
 		return NULL;
@@ -352,6 +330,30 @@ static int token_eq(const char *a, const char *b)
 	return d == 0;
 }
 
+/* Whether j is over its report rate (then m is the 429); else one report is spent. */
+static int report_throttled(struct sjob *j, struct rkd_msg *m, int64_t now)
+{
+	if (!j->rep_ms) {
+		j->rep_budget = RKD_REPORT_BURST;
+		j->rep_ms = now;
+	}
+	j->rep_budget += (double)(now - j->rep_ms) * RKD_REPORT_PER_S / 1e3;
+	if (j->rep_budget > RKD_REPORT_BURST)
+		j->rep_budget = RKD_REPORT_BURST;
+	j->rep_ms = now;
+	if (j->rep_budget >= 1) {
+		j->rep_budget -= 1;
+		return 0;
+	}
+	char msg[160];
+	snprintf(msg, sizeof(msg), "job %lld reports more than %d times a second (bursts of %d);"
+		 " retry after 1 s", (long long)j->core.id, RKD_REPORT_PER_S, RKD_REPORT_BURST);
+	rkd_verr_set(&m->verr, RK_EUNAVAIL, "", "%s", msg);
+	m->status = 429;
+	m->retry_after_s = 1;
+	return 1;
+}
+
 static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	struct sjob *j = job_for_change(s, m);
@@ -363,6 +365,8 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 			"reports need the job's RUBICK_JOB_TOKEN or its tenant's token");
 		return;
 	}
+	if (report_throttled(j, m, now))
+		return;
 	const struct rkd_report *r = &m->report;
 	char msg[160];
 	if (r->run && r->run != j->row.run) {
@@ -535,8 +539,8 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	switch (m->kind) {
 	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
-	case RKD_MSG_LIST: on_list(s, m); break;
-	case RKD_MSG_GET: sched_reply_job(s, m, 200, m->job_id, 1); break;
+	case RKD_MSG_LIST: /* fall through: the committed state, as request threads read it */
+	case RKD_MSG_GET: sched_read_store(s->store, m); break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;

@@ -16,7 +16,8 @@ BOB = "bob-token-0123456789abcdefgh"
 
 
 class Daemon:
-    def __init__(self, workdir=None, cluster="1x4", extra=(), round_ms=100, grace_ms=2000):
+    def __init__(self, workdir=None, cluster="1x4", extra=(), round_ms=100, grace_ms=2000,
+                 conf_extra=""):
         self.dir = workdir or tempfile.mkdtemp(prefix="rkd-")
         for name, tok in (("admin.token", TOKEN), ("alice.token", ALICE), ("bob.token", BOB)):
             p = os.path.join(self.dir, name)
@@ -25,6 +26,7 @@ class Daemon:
             os.chmod(p, 0o600)
         self.conf = os.path.join(self.dir, "rubickd.conf")
         with open(self.conf, "w") as f:
+            f.write(conf_extra)  # top-level keys: before the first [tenant] section
             f.write("admin_token_file = %s/admin.token\n[tenant alice]\ntoken_file = %s/alice.token\n"
                     "gpu_quota = 3\nguaranteed_gpu_quota = 2\n[tenant bob]\ntoken_file = %s/bob.token\n" % ((self.dir,) * 3))
         self.args = [RUBICKD, "--config", self.conf, "--listen", "127.0.0.1:0", "--db",
