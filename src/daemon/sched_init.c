@@ -58,6 +58,7 @@ static int job_from_row(struct rkd_sched *s, struct rkd_job_row *row, struct sjo
 	c->guaranteed = j->spec.guaranteed;
 	c->min_gpus = j->spec.min_gpus;
 	c->max_gpus = j->spec.max_gpus;
+	sched_quota_clamp(s, c);
 	c->est_duration_s = j->spec.est_duration_s;
 	c->restarts = j->row.restarts;
 	c->first_start_ms = j->row.first_start_ms;
@@ -251,16 +252,19 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		else
 			memcpy(s->tenants, cfg->tenants, (size_t)cfg->n_tenants * sizeof(*s->tenants));
 		s->n_tenants = cfg->n_tenants;
-		/* Guaranteed-GPU quotas as every round's input receives them. */
+		/* Both quotas as every round's input receives them (and the driver applies them). */
 		s->quotas = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->quotas));
 		if (!ret && !s->quotas)
 			ret = rk_error_set(err, RK_ENOMEM, "out of memory");
 		for (int i = 0; i < cfg->n_tenants && !ret; i++) {
-			if (cfg->tenants[i].guaranteed_gpu_quota < 0)
+			const struct rkd_tenant_cfg *t = &cfg->tenants[i];
+			if (t->guaranteed_gpu_quota < 0 && t->gpu_quota < 0)
 				continue;
 			struct rk_tenant_quota *q = &s->quotas[s->n_quotas++];
-			snprintf(q->tenant, sizeof(q->tenant), "%s", cfg->tenants[i].name);
-			q->guaranteed_gpus = cfg->tenants[i].guaranteed_gpu_quota;
+			snprintf(q->tenant, sizeof(q->tenant), "%s", t->name);
+			q->guaranteed_gpus = t->guaranteed_gpu_quota; /* -1 = none */
+			q->has_gpu_quota = t->gpu_quota >= 0;
+			q->gpu_quota = t->gpu_quota;
 		}
 		for (int i = 0; i < cfg->n_tenants && !ret; i++)
 			ret = rkd_store_tenant_set(s->store, cfg->tenants[i].name,

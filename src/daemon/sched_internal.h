@@ -123,6 +123,7 @@ struct rkd_sched {
 	/* metrics */
 	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
 	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
+	uint64_t quota_drops;    /* decisions dropped over a tenant quota (sched_round.c) */
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -233,6 +234,12 @@ void sched_adopt(struct rkd_sched *s, struct sjob *list);
 int sched_submit_start(struct rkd_sched *s, struct rk_error *err);
 void sched_submit_stop(struct rkd_sched *s);
 const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name);
+/*
+ * What an elastic job may be grown to: max_gpus no higher than its tenant's
+ * gpu_quota (and guaranteed_gpu_quota for a guaranteed job), which it could
+ * never hold anyway; the job's spec keeps what was asked.
+ */
+void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
 
 /* sched_msgs.c */

@@ -83,6 +83,31 @@ static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gp
 	return 1;
 }
 
+/*
+ * Tenant GPU quota for an update: whether `gpus` for `self` exceed the
+ * tenant's gpu_quota beside the requests of its other active jobs, as a
+ * submission is checked. Fills `msg` naming the quota when they do.
+ */
+static int over_gpu_quota(struct rkd_sched *s, const struct sjob *self, int gpus, char *msg,
+			  size_t cap)
+{
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, self->core.tenant);
+	if (!tc || tc->gpu_quota < 0)
+		return 0;
+	long long used = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		const struct sjob *o = s->jobs[i];
+		if (o != self && !sched_state_terminal(o->core.state) &&
+		    !strcmp(o->core.tenant, self->core.tenant))
+			used += o->core.req_gpus;
+	}
+	if (used + gpus <= tc->gpu_quota)
+		return 0;
+	snprintf(msg, cap, "gpus: tenant '%s' quota (gpu_quota) is %d GPUs; %lld requested by its"
+		 " other active jobs, %d requested", self->core.tenant, tc->gpu_quota, used, gpus);
+	return 1;
+}
+
 /* Whether the caller may change `j` (its own tenant's jobs, or admin). */
 static int may_modify(const struct rkd_caller *who, const struct sjob *j)
 {
@@ -270,6 +295,11 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EPERM, "gpus", msg);
 		return;
 	}
+	if ((gpus > j->core.req_gpus || mn > j->core.min_gpus) &&
+	    over_gpu_quota(s, j, gpus > mn ? gpus : mn, msg, sizeof(msg))) {
+		set_err(m, RK_EPERM, "gpus", msg);
+		return;
+	}
 	if (u->has_gpus && !u->has_plan && j->spec.has_plan) {
 		has_plan = 0; /* the old plan was for the old GPU count */
 	}
@@ -284,7 +314,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EINFEASIBLE, "gpus", msg);
 		return;
 	}
-	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->core.max_gpus ||
+	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->spec.max_gpus ||
 		      has_plan != j->spec.has_plan || (has_plan && !rk_plan_equal(&plan, &j->spec.plan));
 	j->core.req_gpus = j->spec.gpus = gpus;
 	j->core.min_gpus = j->spec.min_gpus = mn;
@@ -295,6 +325,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	j->core.req_plan = req_plan;
 	if (u->has_guaranteed)
 		j->core.guaranteed = j->spec.guaranteed = u->guaranteed;
+	sched_quota_clamp(s, &j->core); /* after guaranteed: its quota may be the tighter */
 	char *spec_json = rkd_spec_encode(&j->spec);
 	if (spec_json) {
 		free(j->row.spec_json);
