@@ -309,8 +309,8 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	int a = authenticate(h, conn, &req.who);
 	/* Every request names a known token, but reports (any bearer, checked by the
 	 * handler) and /metrics when metrics_public = yes. */
-	int open = hit->auth == AUTH_METRICS && h->cfg.metrics_public;
-	int ok = open			       ? a >= 0
+	int public_metrics = hit->auth == AUTH_METRICS && h->cfg.metrics_public;
+	int ok = public_metrics		       ? a >= 0
 		 : hit->auth == AUTH_BEARER ? a >= 0 && req.who.bearer
 					     : a == 0 && req.who.authed;
 	if (!ok) {
