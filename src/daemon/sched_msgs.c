@@ -272,7 +272,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	const struct rkd_update *u = &m->update;
 	int gpus = u->has_gpus ? u->gpus : j->core.req_gpus;
 	int mn = u->has_min_gpus ? u->min_gpus : (u->has_gpus ? gpus : j->core.min_gpus);
-	int mx = u->has_max_gpus ? u->max_gpus : (u->has_gpus ? gpus : j->core.max_gpus);
+	int mx = u->has_max_gpus ? u->max_gpus : (u->has_gpus ? gpus : j->spec.max_gpus);
 	int has_plan = u->has_plan ? !u->clear_plan : j->spec.has_plan;
 	struct rk_plan plan = u->has_plan && !u->clear_plan ? u->plan : j->spec.plan;
 	char msg[800];
