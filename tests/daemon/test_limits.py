@@ -278,10 +278,24 @@ def test_slow_clients():
 
 
 def test_per_addr_cap():
-    d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n").start()
+    d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n"
+               "header_timeout_s = 2\n").start()
     conns = []
     try:
         port = int(d.url.rsplit(":", 1)[1])
+        # a request trickled one byte every 0.5 s is cut at the 2 s header deadline
+        s = open_conn(port, "127.0.0.8")
+        t0, msg, i = time.time(), b"GET /v1/cluster HTTP/1.1\r\nHost: x\r\n", 0
+        while time.time() - t0 < 8 and alive(s):  # bounded: 8 s
+            try:
+                s.send(msg[i % len(msg):i % len(msg) + 1])
+            except OSError:
+                break
+            i += 1
+            time.sleep(0.5)
+        cut = time.time() - t0
+        s.close()
+        check(1.9 <= cut <= 4.0, "a trickling request is cut at header_timeout_s = 2: after %.1f s" % cut)
         for _ in range(8):
             conns.append(open_conn(port, "127.0.0.9"))
         time.sleep(0.3)
