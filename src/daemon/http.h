@@ -1,8 +1,8 @@
 /*
- * rubickd's HTTP front end (http.c is the only file that includes
- * microhttpd.h): listening on HOST:PORT or unix:PATH, one thread per
- * connection, body size limit, bearer-token authentication, routing to the
- * api_*.c handlers, and JSON error bodies
+ * rubickd's HTTP front end (http.c and its connection guard http_guard.c are
+ * the only files that include microhttpd.h): listening on HOST:PORT or
+ * unix:PATH, one thread per connection, body size limit, bearer-token
+ * authentication, routing to the api_*.c handlers, and JSON error bodies
  * {"error": {"code": ..., "message": ..., "field": ...}}.
  */
 #ifndef RUBICKD_HTTP_H

@@ -291,9 +291,9 @@ static int serve(struct rkd_config *c, char **argv)
 out:
 	rkd_http_stop(http);
 	rkd_sched_destroy(sched);
+	rkd_store_unlock(lock_fd); /* the database is closed: another rubickd may have it */
 	rk_zoo_fini(&zoo);
 	rk_cluster_fini(&cluster);
-	rkd_store_unlock(lock_fd); /* last: the database is closed */
 	return rc;
 }
 

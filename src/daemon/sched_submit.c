@@ -33,14 +33,6 @@ void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *m
 	rkd_verr_set(&m->verr, code, field, "%s", msg);
 }
 
-const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name)
-{
-	for (int i = 0; i < s->n_tenants; i++) /* fixed at start: any thread may read it */
-		if (!strcmp(s->tenants[i].name, name))
-			return &s->tenants[i];
-	return NULL;
-}
-
 void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c)
 {
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, c->tenant);
@@ -53,6 +45,14 @@ void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c)
 	int floor = c->req_gpus > c->min_gpus ? c->req_gpus : c->min_gpus;
 	if (cap >= 0 && c->max_gpus > cap)
 		c->max_gpus = cap > floor ? cap : floor;
+}
+
+const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name)
+{
+	for (int i = 0; i < s->n_tenants; i++) /* fixed at start: any thread may read it */
+		if (!strcmp(s->tenants[i].name, name))
+			return &s->tenants[i];
+	return NULL;
 }
 
 static void job_token(char *buf, size_t cap)

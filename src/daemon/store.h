@@ -1,9 +1,11 @@
 /*
- * rubickd's durable state: one SQLite database in WAL mode (store.c is the
- * only file that includes sqlite3.h). Tables: jobs, allocations and plan
- * history, throughput samples, fitted model parameters, tenants and quotas,
- * events, and a key/value meta table. The store is not thread-safe: exactly
- * one thread (the scheduler thread) owns a struct rkd_store.
+ * rubickd's durable state: one SQLite database in WAL mode (store.c, and
+ * store_guard.c for the start-up checks, are the only files that include
+ * sqlite3.h). Tables: jobs, allocations and plan history, throughput
+ * samples, fitted model parameters, tenants and quotas, events, and a
+ * key/value meta table. A struct rkd_store is not thread-safe: one thread at
+ * a time uses it (the scheduler thread its own, the submit writer its own,
+ * request threads a read-only one borrowed from sched_read.c's pool).
  *
  * Durability: synchronous=FULL by default, so a COMMIT returns only after the
  * WAL is on stable storage; callers batch many changes in one transaction

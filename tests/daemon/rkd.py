@@ -26,9 +26,13 @@ class Daemon:
             os.chmod(p, 0o600)
         self.conf = os.path.join(self.dir, "rubickd.conf")
         with open(self.conf, "w") as f:
-            f.write(conf_extra)  # top-level keys: before the first [tenant] section
             f.write("admin_token_file = %s/admin.token\n[tenant alice]\ntoken_file = %s/alice.token\n"
                     "gpu_quota = 3\nguaranteed_gpu_quota = 2\n[tenant bob]\ntoken_file = %s/bob.token\n" % ((self.dir,) * 3))
+        if conf_extra:  # top-level keys: before the first [tenant] section
+            with open(self.conf) as f:
+                text = f.read()
+            with open(self.conf, "w") as f:
+                f.write(conf_extra + text)
         self.args = [RUBICKD, "--config", self.conf, "--listen", "127.0.0.1:0", "--db",
                      os.path.join(self.dir, "state.db"), "--cluster", cluster,
                      "--round-ms", str(round_ms), "--grace-ms", str(grace_ms)] + list(extra)
