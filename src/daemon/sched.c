@@ -466,9 +466,7 @@ int rkd_sched_start(struct rkd_sched *s, struct rk_error *err)
 	sched_flush(s);
 	if (sched_commit(s) || s->failed)
 		return rk_error_set(err, RK_EIO, "%s", s->fail_err.msg);
-	int ret = sched_readers_init(s, err);
-	if (!ret)
-		ret = sched_submit_start(s, err);
+	int ret = sched_submit_start(s, err);
 	if (ret)
 		return ret;
 	if (pthread_create(&s->thread, NULL, sched_thread_main, s))

@@ -280,6 +280,9 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 		ret = recover(s, err);
 	}
+	/* Before any request thread exists: they read s->readers without a lock. */
+	if (!ret)
+		ret = sched_readers_init(s, err);
 	if (ret) {
 		rkd_sched_destroy(s);
 		return ret;

@@ -200,7 +200,7 @@ void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
 {
 	m->status = 0;
 	m->body = NULL;
-	if (!s->readers || rkd_sched_failed(s)) { /* no thread started yet, or failed storage */
+	if (rkd_sched_failed(s)) { /* failed storage: the scheduler thread answers 503 */
 		rkd_sched_call(s, m);
 		return;
 	}

@@ -17,6 +17,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from rkd import Daemon, TOKEN  # noqa: E402
 
 failures = []
+# ThreadSanitizer runs rubickd 5-15 times slower (tests/daemon/tsan.sh sets this): the
+# bound on answers scales with it, the limits themselves do not.
+TIME_SCALE = float(os.environ.get("RK_TEST_TIME_SCALE", "1"))
 
 
 def check(cond, what):
@@ -265,8 +268,8 @@ def test_slow_clients():
             time.sleep(0.5)
         print("under 1,000 idle + 300 trickling connections: admin %.3f s, report %.3f s (worst)" %
               (worst_admin, worst_report))
-        check(worst_admin < 1.0, "admin request within 1 s: %.3f s" % worst_admin)
-        check(worst_report < 1.0, "job report within 1 s: %.3f s" % worst_report)
+        check(worst_admin < 1.0 * TIME_SCALE, "admin request within 1 s: %.3f s" % worst_admin)
+        check(worst_report < 1.0 * TIME_SCALE, "job report within 1 s: %.3f s" % worst_report)
         # the trickling connections were cut at the header deadline, not kept for minutes
         check(any(t[0] < 4 for t in trickle), "slow requests are timed out (byte counts %s)" %
               sorted(set(t[0] for t in trickle))[:10])
@@ -286,7 +289,7 @@ def test_per_addr_cap():
         # a request trickled one byte every 0.5 s is cut at the 2 s header deadline
         s = open_conn(port, "127.0.0.8")
         t0, msg, i = time.time(), b"GET /v1/cluster HTTP/1.1\r\nHost: x\r\n", 0
-        while time.time() - t0 < 8 and alive(s):  # bounded: 8 s
+        while time.time() - t0 < 8 * TIME_SCALE and alive(s):  # bounded
             try:
                 s.send(msg[i % len(msg):i % len(msg) + 1])
             except OSError:
@@ -295,7 +298,7 @@ def test_per_addr_cap():
             time.sleep(0.5)
         cut = time.time() - t0
         s.close()
-        check(1.9 <= cut <= 4.0, "a trickling request is cut at header_timeout_s = 2: after %.1f s" % cut)
+        check(1.9 <= cut <= 4.0 * TIME_SCALE, "a trickling request is cut at header_timeout_s = 2: after %.1f s" % cut)
         for _ in range(8):
             conns.append(open_conn(port, "127.0.0.9"))
         time.sleep(0.3)
