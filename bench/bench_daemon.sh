@@ -4,6 +4,8 @@
 #     group commit) on loopback, bench_daemon_load posting jobs for SECONDS from
 #     CONNS keep-alive connections; target >= 2,000/s with p99 <= 20 ms, checked
 #     again at a paced 2,000/s;
+#     then the closed loop again while two clients list 10,000 jobs in a loop
+#     (authenticated reads, served off the scheduler thread);
 #  2. one scheduling round with 1,000 queued jobs (bench_daemon_round), target <= 20 ms.
 # usage: bash bench/bench_daemon.sh [BUILD_DIR] [SECONDS] [CONNS]
 set -euo pipefail
@@ -15,7 +17,8 @@ for f in "$build/src/daemon/rubickd" "$build/bench/bench_daemon_load" "$build/be
 	[ -x "$f" ] || { echo "bench_daemon: $f missing (ninja -C $build)" >&2; exit 2; }
 done
 dir=$(mktemp -d /tmp/rubick-bench-daemon-XXXXXX)
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+readers=()
+trap 'kill "${readers[@]}" "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 token=bench-token-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 printf '%s\n' "$token" >"$dir/token"
 chmod 600 "$dir/token"
@@ -35,12 +38,29 @@ daemon_cpu() {
 	done
 	awk -v hz="$hz" -v s="$sched" '{printf "rubickd CPU %.1f s, scheduler thread %.1f s\n", ($14 + $15) / hz, s / hz}' \
 		/proc/"$pid"/stat
-	curl -s "$url/metrics" | grep -E '^rubick_(round_latency_seconds_(sum|count)|rounds_incremental_total|queue_length) ' |
+	curl -s -H "Authorization: Bearer $token" "$url/metrics" | grep -E '^rubick_(round_latency_seconds_(sum|count)|rounds_incremental_total|queue_length) ' |
 		tr '\n' ' '
 	echo
 }
 echo "== durable submissions, closed loop, $conns connections, ${seconds}s"
 "$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds"
+daemon_cpu
+echo "== durable submissions, closed loop, $conns connections, ${seconds}s, 2 clients listing 10,000 jobs"
+lister() { # one line in $dir/listed per listing answered
+	while :; do
+		curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $token" \
+			"$url/v1/jobs?limit=10000" >>"$dir/listed"
+	done
+}
+lister &
+readers+=($!)
+lister &
+readers+=($!)
+"$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds"
+kill "${readers[@]}" 2>/dev/null
+wait "${readers[@]}" 2>/dev/null || true
+readers=()
+echo "listings of 10,000 jobs answered: $(grep -c '^200' "$dir/listed" || true) in ${seconds}s"
 daemon_cpu
 echo "== durable submissions, paced at 2000/s, $conns connections, ${seconds}s"
 "$build/bench/bench_daemon_load" --url "$url" --token "$token" --threads "$conns" --seconds "$seconds" --rate 2000

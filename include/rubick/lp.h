@@ -60,6 +60,12 @@ struct rk_lp; /* opaque */
 int rk_lp_create(struct rk_lp **lp, int n_vars, enum rk_lp_sense sense, struct rk_error *err);
 
 void rk_lp_destroy(struct rk_lp *lp);
+/*
+ * Free what the solver keeps per thread (GLPK's environment, allocated at a
+ * thread's first solve and otherwise lost when that thread exits). Call on a
+ * thread that ran rounds, before it exits; harmless when it solved nothing.
+ */
+void rk_lp_thread_exit(void);
 
 int rk_lp_n_vars(const struct rk_lp *lp);
 

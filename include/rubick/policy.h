@@ -18,14 +18,18 @@ struct rk_perf_env; /* cluster constants of the performance model (perf.h) */
 struct rk_xi_table; /* interference factors (sharing.h) */
 
 /*
- * A tenant's quota of guaranteed GPUs (Rubick §1.7): the GPUs its guaranteed
- * jobs may hold together. Drivers own quotas (daemon tenant config, `rubick
- * sim --quota`): they reject a guaranteed submission over its tenant's quota
- * and hand the quotas to every round; best-effort jobs are not counted.
+ * A tenant's quotas. guaranteed_gpus (Rubick §1.7): the GPUs its guaranteed
+ * jobs may hold together; best-effort jobs are not counted. gpu_quota (when
+ * has_gpu_quota): the GPUs all its jobs may hold together. Drivers own quotas
+ * (daemon tenant config, `rubick sim --quota`): they reject a submission over
+ * its tenant's quota, hand the quotas to every round, and apply no decision
+ * that would break one (rk_decisions_apply_quotas).
  */
 struct rk_tenant_quota {
 	char tenant[RK_TENANT_MAX];
-	int guaranteed_gpus; /* >= 0 */
+	int guaranteed_gpus; /* >= 0; -1 = no guaranteed quota (an entry for gpu_quota alone) */
+	int has_gpu_quota;   /* 0 (the zero value) = no gpu_quota */
+	int gpu_quota;       /* >= 0 when has_gpu_quota */
 };
 
 /*
@@ -162,5 +166,39 @@ int rk_decisions_push(struct rk_decisions *d, int64_t job_id, const struct rk_al
  */
 int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decisions *ds,
 			  const char *policy_name, struct rk_error *err);
+
+/*
+ * The gpu_quota of `tenant` in in->quotas, or -1 when it has none: what a
+ * policy caps one job's growth at, so that a lone elastic job is sized within
+ * its quota instead of having its decision dropped (src/policy/quota.c).
+ */
+int rk_tenant_gpu_quota(const struct rk_sched_input *in, const char *tenant);
+
+/* A decision rk_decisions_apply_quotas dropped, and the quota it would have broken. */
+struct rk_quota_drop {
+	int64_t job_id;
+	int guaranteed; /* 0 = the tenant's gpu_quota, 1 = its guaranteed_gpus */
+	int quota;      /* GPUs */
+	int job_gpus;   /* what the decision gave the job */
+	int tenant_gpus; /* what the tenant would have held with it */
+	int stopped;    /* 1 = the job is stopped instead (keeping its allocation was invalid) */
+};
+
+/*
+ * Quotas bound what is held, whatever a policy decides. `ds` was accepted by
+ * rk_decisions_validate on `in` (whose jobs include every job holding GPUs).
+ * For each tenant whose GPUs after the round (a decided job's new allocation,
+ * the others' current one) would exceed its gpu_quota, or whose guaranteed
+ * jobs' would exceed guaranteed_gpus, drop the decisions that give its jobs
+ * more GPUs than they hold, the policy's last first, until it fits: those
+ * jobs keep what they hold, every other decision stands. When keeping an
+ * allocation no longer fits beside the remaining decisions (another decision
+ * took what a dropped one gave up), that job is stopped instead. OUT: the
+ * first max_drops drops in drops[], their number in *n_drops. Returns 0, or
+ * the error of the final validation (RK_ENOMEM...).
+ */
+int rk_decisions_apply_quotas(const struct rk_sched_input *in, struct rk_decisions *ds,
+			      const char *policy_name, struct rk_quota_drop *drops, int max_drops,
+			      int *n_drops, struct rk_error *err);
 
 #endif

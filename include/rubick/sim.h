@@ -96,7 +96,8 @@ struct rk_sim_config {
 	 * tenant's active guaranteed jobs (arrived, not finished or rejected)
 	 * already request so many GPUs that its own request would exceed the
 	 * quota is rejected: it never runs and its outcome says why. Every round
-	 * gets the quotas in rk_sched_input.
+	 * gets the quotas in rk_sched_input, and a decision that would have a
+	 * tenant hold more than one is dropped (rk_decisions_apply_quotas).
 	 */
 	const struct rk_tenant_quota *quotas;
 	int n_quotas;

@@ -69,7 +69,10 @@ int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
 	if (status >= 200 && status < 300)
 		fprintf(stderr, "rubick %s: %s: unreadable reply: %s\n", dc->cmd, url, je.text);
 	else
-		fprintf(stderr, "rubick %s: %s (HTTP %d)\n", dc->cmd, msg ? msg : text, status);
+		fprintf(stderr, "rubick %s: %s (HTTP %d)%s\n", dc->cmd, msg ? msg : text, status,
+			status == 401 ? "; every request needs a token: --token-file FILE or"
+					" RUBICK_TOKEN_FILE"
+				      : "");
 	json_decref(j);
 	free(text);
 	return status >= 200 && status < 300 ? RK_EXIT_SERVER : exit_for(status);

@@ -88,13 +88,15 @@ void rkd_api_jobs_list(const struct rkd_api *api, const struct rkd_req *req,
 		else
 			m.filter.before_id = x;
 	}
-	call(api, &m, resp);
+	rkd_sched_read(api->sched, &m);
+	rkd_resp_from_msg(resp, &m);
 }
 
 void rkd_api_job_get(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp)
 {
 	struct rkd_msg m = {.kind = RKD_MSG_GET, .who = &req->who, .job_id = req->id};
-	call(api, &m, resp);
+	rkd_sched_read(api->sched, &m);
+	rkd_resp_from_msg(resp, &m);
 }
 
 void rkd_api_job_cancel(const struct rkd_api *api, const struct rkd_req *req,

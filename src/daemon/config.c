@@ -20,7 +20,9 @@ void rkd_config_defaults(struct rkd_config *c)
 	c->round_interval_ms = 1000;
 	c->grace_ms = 10000;
 	c->max_body_kb = 64;
-	c->max_connections = 256;
+	c->max_connections = 1024;
+	c->header_timeout_s = 5;
+	c->body_timeout_s = 10;
 }
 
 static int set_str(char *dst, size_t cap, const char *value, const char *key, const char *where,
@@ -89,6 +91,13 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 					    value);
 		return set_str(c->sync, sizeof(c->sync), value, key, where, err);
 	}
+	if (!strcmp(key, "metrics_public")) {
+		if (strcmp(value, "yes") && strcmp(value, "no"))
+			return rk_error_set(err, RK_EINVAL, "%s: metrics_public: '%s' is not yes or no",
+					    where, value);
+		c->metrics_public = !strcmp(value, "yes");
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
 			return set_str(strs[i].dst, strs[i].cap, value, key, where, err);
@@ -101,6 +110,9 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"grace_ms", &c->grace_ms, 0, 3600000},
 		{"max_body_kb", &c->max_body_kb, 1, 65536},
 		{"max_connections", &c->max_connections, 4, 65536},
+		{"max_connections_per_addr", &c->max_connections_per_addr, 1, 65536},
+		{"header_timeout_s", &c->header_timeout_s, 1, 600},
+		{"body_timeout_s", &c->body_timeout_s, 1, 600},
 	};
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
 		if (!strcmp(key, ints[i].key))

@@ -28,6 +28,11 @@ struct rkd_config {
 	int grace_ms;
 	int max_body_kb;
 	int max_connections;
+	/* API availability (docs/rubickd.8, LIMITS) and who may read /metrics */
+	int max_connections_per_addr; /* 0 = max_connections / 4 */
+	int header_timeout_s;
+	int body_timeout_s;
+	int metrics_public;           /* metrics_public = yes|no (default no) */
 	int n_tenants;
 	struct rkd_tenant_cfg tenants[RKD_MAX_TENANTS];
 	char tenant_token_file[RKD_MAX_TENANTS][1024];

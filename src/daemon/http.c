@@ -2,9 +2,13 @@
  * HTTP server of rubickd on libmicrohttpd (see http.h). One thread per
  * connection: handlers block while the scheduler thread works on their
  * message, and many concurrent connections are what lets the scheduler
- * group-commit many submissions into one fsync.
+ * group-commit many submissions into one fsync. An idle connection costs a
+ * sleeping thread, not a slot others need: http_guard.c times out slow
+ * requests and evicts waiting connections when the server fills up.
  */
 #include "daemon/http.h"
+
+#include "daemon/http_guard.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,8 +28,16 @@ struct rkd_http {
 	struct MHD_Daemon *d;
 	struct rkd_http_config cfg;
 	struct rkd_token *tokens;
+	struct rkd_guard *guard;
 	char unix_path[108];
 };
+
+static void *guard_ctx(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
 
 /* Per-request upload state. */
 struct upload {
@@ -34,7 +46,12 @@ struct upload {
 	int too_big;
 };
 
-enum auth { AUTH_NONE, AUTH_WRITE, AUTH_BEARER };
+/*
+ * AUTH_TOKEN: a tenant's or the admin's token (every read and write);
+ * AUTH_BEARER: any bearer, resolved by the handler (a job's report token);
+ * AUTH_METRICS: AUTH_TOKEN unless metrics_public = yes.
+ */
+enum auth { AUTH_TOKEN, AUTH_BEARER, AUTH_METRICS };
 
 struct route {
 	const char *method;
@@ -44,17 +61,17 @@ struct route {
 };
 
 static const struct route routes[] = {
-	{"GET", "/v1/jobs", AUTH_NONE, rkd_api_jobs_list},
-	{"POST", "/v1/jobs", AUTH_WRITE, rkd_api_jobs_submit},
-	{"GET", "/v1/jobs/{id}", AUTH_NONE, rkd_api_job_get},
-	{"PUT", "/v1/jobs/{id}", AUTH_WRITE, rkd_api_job_update},
-	{"DELETE", "/v1/jobs/{id}", AUTH_WRITE, rkd_api_job_cancel},
+	{"GET", "/v1/jobs", AUTH_TOKEN, rkd_api_jobs_list},
+	{"POST", "/v1/jobs", AUTH_TOKEN, rkd_api_jobs_submit},
+	{"GET", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_get},
+	{"PUT", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_update},
+	{"DELETE", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_cancel},
 	{"POST", "/v1/jobs/{id}/report", AUTH_BEARER, rkd_api_job_report},
-	{"GET", "/v1/nodes", AUTH_NONE, rkd_api_nodes},
-	{"GET", "/v1/cluster", AUTH_NONE, rkd_api_cluster},
-	{"GET", "/v1/policy", AUTH_NONE, rkd_api_policy_get},
-	{"PUT", "/v1/policy", AUTH_WRITE, rkd_api_policy_put},
-	{"GET", "/metrics", AUTH_NONE, rkd_api_metrics},
+	{"GET", "/v1/nodes", AUTH_TOKEN, rkd_api_nodes},
+	{"GET", "/v1/cluster", AUTH_TOKEN, rkd_api_cluster},
+	{"GET", "/v1/policy", AUTH_TOKEN, rkd_api_policy_get},
+	{"PUT", "/v1/policy", AUTH_TOKEN, rkd_api_policy_put},
+	{"GET", "/metrics", AUTH_METRICS, rkd_api_metrics},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -66,6 +83,8 @@ static const char *code_name(int code, int status)
 		return "method_not_allowed";
 	if (status == 413)
 		return "body_too_large";
+	if (status == 429)
+		return "too_many_requests";
 	switch (code) {
 	case RK_EINVAL: return "invalid";
 	case RK_ERANGE: return "out_of_range";
@@ -99,6 +118,7 @@ void rkd_resp_from_msg(struct rkd_resp *resp, struct rkd_msg *m)
 	resp->body = m->body;
 	m->body = NULL;
 	resp->verr = m->verr;
+	resp->retry_after_s = m->retry_after_s;
 	if (resp->status >= 400 && !resp->verr.e.msg[0])
 		snprintf(resp->verr.e.msg, sizeof(resp->verr.e.msg), "%s",
 			 rk_strerror(resp->verr.e.code));
@@ -177,6 +197,11 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct rkd_resp *r
 		MHD_add_response_header(r, "Allow", allow);
 	if (resp->status == 401)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"rubickd\"");
+	if (resp->retry_after_s > 0) {
+		char ra[16];
+		snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -282,9 +307,13 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	struct rkd_req req = {.method = method, .path = url, .body = up->buf ? up->buf : "",
 			      .body_len = up->len, .id = id, .conn = conn};
 	int a = authenticate(h, conn, &req.who);
-	if (a < 0 || (a > 0 && hit->auth != AUTH_BEARER) ||
-	    (hit->auth == AUTH_WRITE && !req.who.authed) ||
-	    (hit->auth == AUTH_BEARER && !req.who.bearer)) {
+	/* Every request names a known token, but reports (any bearer, checked by the
+	 * handler) and /metrics when metrics_public = yes. */
+	int public_metrics = hit->auth == AUTH_METRICS && h->cfg.metrics_public;
+	int ok = public_metrics		       ? a >= 0
+		 : hit->auth == AUTH_BEARER ? a >= 0 && req.who.bearer
+					     : a == 0 && req.who.authed;
+	if (!ok) {
 		rkd_resp_error(&resp, RK_EPERM, "",
 			       a ? "Authorization: unknown or malformed bearer token"
 				 : "Authorization: this request needs a bearer token");
@@ -316,6 +345,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body)
 			up->too_big = 1;
+		rkd_guard_headers_done(h->guard, guard_ctx(conn));
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -340,15 +370,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		up->buf[up->len] = '\0';
 		return MHD_YES;
 	}
+	rkd_guard_busy(h->guard, guard_ctx(conn));
 	return dispatch(h, conn, url, method, up);
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 		    enum MHD_RequestTerminationCode toe)
 {
-	(void)cls;
-	(void)conn;
 	(void)toe;
+	struct rkd_http *h = cls;
+	rkd_guard_idle(h->guard, guard_ctx(conn)); /* the next request's headers are due */
 	struct upload *up = *con_cls;
 	if (up) {
 		free(up->buf);
@@ -356,6 +387,29 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 		*con_cls = NULL;
 	}
 }
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct rkd_http *h = cls;
+	return rkd_guard_accept(h->guard, addr, len) ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct rkd_http *h = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		rkd_guard_started(h->guard, conn, socket_context);
+	else
+		rkd_guard_closed(h->guard, socket_context);
+}
+
+/*
+ * Inactivity timeout of MHD itself (s): it bounds a response sent to a
+ * client that stops reading; the guard's header and body deadlines are
+ * the tighter bounds on requests.
+ */
+#define SEND_TIMEOUT_S 30u
 
 static int listen_unix(struct rkd_http *h, const char *path, int *fd_out, struct rk_error *err)
 {
@@ -436,19 +490,35 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		ret = parse_inet(cfg->listen, &sa, err);
 	if (ret)
 		goto fail;
-	unsigned limit = (unsigned)(cfg->max_connections > 0 ? cfg->max_connections : 256);
+	unsigned limit = (unsigned)(cfg->max_connections > 0 ? cfg->max_connections : 1024);
+	struct rkd_guard_config gc = {
+		.max_connections = (int)limit,
+		.soft_connections = (int)(limit - limit / 8),
+		.per_addr = cfg->max_connections_per_addr > 0 ? cfg->max_connections_per_addr
+							       : (int)(limit / 4 > 4 ? limit / 4 : 4),
+		.header_timeout_ms = 1000 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 5),
+		.body_timeout_ms = 1000 * (cfg->body_timeout_s > 0 ? cfg->body_timeout_s : 10),
+	};
+	ret = rkd_guard_create(&h->guard, &gc, err);
+	if (ret) {
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
 	if (fd >= 0)
-		h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+		h->d = MHD_start_daemon(flags, 0, on_accept, h, on_request, h,
 					MHD_OPTION_LISTEN_SOCKET, fd,
 					MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+					MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 					MHD_OPTION_CONNECTION_LIMIT, limit,
-					MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+					MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
 	else
-		h->d = MHD_start_daemon(flags, ntohs(sa.sin_port), NULL, NULL, on_request, h,
+		h->d = MHD_start_daemon(flags, ntohs(sa.sin_port), on_accept, h, on_request, h,
 					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 					MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+					MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 					MHD_OPTION_CONNECTION_LIMIT, limit,
-					MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+					MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
 	if (!h->d) {
 		ret = rk_error_set(err, RK_EIO, "--listen %s: cannot start the HTTP server (%s)",
 				   cfg->listen, errno ? strerror(errno) : "address in use?");
@@ -461,6 +531,7 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 fail:
 	if (h->unix_path[0])
 		unlink(h->unix_path);
+	rkd_guard_destroy(h->guard);
 	free(h->tokens);
 	free(h);
 	return ret;
@@ -480,6 +551,7 @@ void rkd_http_stop(struct rkd_http *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);
+	rkd_guard_destroy(h->guard); /* after the daemon: every connection is closed */
 	if (h->unix_path[0])
 		unlink(h->unix_path);
 	free(h->tokens);

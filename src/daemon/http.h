@@ -1,8 +1,8 @@
 /*
- * rubickd's HTTP front end (http.c is the only file that includes
- * microhttpd.h): listening on HOST:PORT or unix:PATH, one thread per
- * connection, body size limit, bearer-token authentication, routing to the
- * api_*.c handlers, and JSON error bodies
+ * rubickd's HTTP front end (http.c and its connection guard http_guard.c are
+ * the only files that include microhttpd.h): listening on HOST:PORT or
+ * unix:PATH, one thread per connection, body size limit, bearer-token
+ * authentication, routing to the api_*.c handlers, and JSON error bodies
  * {"error": {"code": ..., "message": ..., "field": ...}}.
  */
 #ifndef RUBICKD_HTTP_H
@@ -41,6 +41,7 @@ struct rkd_resp {
 	char *body;
 	const char *content_type; /* NULL = application/json */
 	struct rkd_verr verr;
+	int retry_after_s;        /* > 0: a Retry-After header (429) */
 };
 
 /* Query-string argument `key`, or NULL. */
@@ -67,6 +68,11 @@ struct rkd_http_config {
 	int n_tokens;
 	size_t max_body;             /* bytes */
 	int max_connections;
+	int metrics_public;          /* 1 = GET /metrics needs no token */
+	/* Connection limits (http_guard.h); 0 = the default of each. */
+	int max_connections_per_addr;
+	int header_timeout_s;
+	int body_timeout_s;
 };
 
 int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, struct rk_error *err);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,29 @@ static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_err
 	return 0;
 }
 
+/*
+ * Each connection holds a descriptor: raise the soft RLIMIT_NOFILE to the
+ * hard one, and keep max_connections under what that allows (with room for
+ * the database, the engine and the jobs' pipes).
+ */
+static void fit_connections(struct rkd_config *c)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 128 : rl.rlim_cur / 2;
+	if (rl.rlim_cur != RLIM_INFINITY && (rlim_t)c->max_connections > room) {
+		fprintf(stderr, "rubickd: max_connections %d lowered to %d (RLIMIT_NOFILE %llu)\n",
+			c->max_connections, (int)room, (unsigned long long)rl.rlim_cur);
+		c->max_connections = room >= 4 ? (int)room : 4;
+	}
+}
+
 static int serve(struct rkd_config *c, char **argv)
 {
 	struct rk_error err;
@@ -215,9 +239,15 @@ static int serve(struct rkd_config *c, char **argv)
 		strncat(state_dir, ".jobs", sizeof(state_dir) - strlen(state_dir) - 1);
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[sl > 0 ? sl : 0] = '\0';
-	int rc = 1;
+	int rc = 1, lock_fd = -1;
 	struct rkd_sched *sched = NULL;
 	struct rkd_http *http = NULL;
+	fit_connections(c);
+	/* One daemon per database, then a sound database, before anything writes to it. */
+	if (rkd_store_lock(c->db, &lock_fd, &err) || rkd_store_check(c->db, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		goto out;
+	}
 	if (load_zoo(zoo_dir, &zoo, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
@@ -254,6 +284,10 @@ static int serve(struct rkd_config *c, char **argv)
 		.n_tokens = n_tokens,
 		.max_body = (size_t)c->max_body_kb * 1024,
 		.max_connections = c->max_connections,
+		.metrics_public = c->metrics_public,
+		.max_connections_per_addr = c->max_connections_per_addr,
+		.header_timeout_s = c->header_timeout_s,
+		.body_timeout_s = c->body_timeout_s,
 	};
 	if (rkd_http_start(&http, &hc, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
@@ -288,6 +322,7 @@ static int serve(struct rkd_config *c, char **argv)
 out:
 	rkd_http_stop(http);
 	rkd_sched_destroy(sched);
+	rkd_store_unlock(lock_fd); /* the database is closed: another rubickd may have it */
 	rk_zoo_fini(&zoo);
 	rk_cluster_fini(&cluster);
 	rkd_idmap_fini(&ids);

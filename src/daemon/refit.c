@@ -270,10 +270,10 @@ char *rkd_refit_json_add(const struct sjob *j, char *body)
 	return body_add(body, fit_json(j->fit, &j->model.perf));
 }
 
-char *rkd_refit_json_add_stored(struct rkd_sched *s, int64_t id, char *body)
+char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
 {
 	char *text = NULL;
-	if (!body || rkd_store_job_fit_get(s->store, id, &text))
+	if (!body || rkd_store_job_fit_get(store, id, &text))
 		return body;
 	struct rkd_fit f;
 	struct rk_perf_params k;

@@ -11,6 +11,7 @@
  */
 #include "daemon/sched_internal.h"
 
+#include "rubick/lp.h"
 #include "rubick/plan.h"
 
 #include <stdio.h>
@@ -421,6 +422,7 @@ void *sched_thread_main(void *arg)
 		s->in_txn = 0;
 		pthread_mutex_unlock(&s->store_mu);
 	}
+	rk_lp_thread_exit(); /* the ILP policies (sia) solved on this thread */
 	return NULL;
 }
 

@@ -94,6 +94,7 @@ struct rkd_msg {
 	int status;        /* HTTP status */
 	char *body;        /* malloc'd reply body (JSON, or Prometheus text) */
 	struct rkd_verr verr; /* when status >= 400 */
+	int retry_after_s;    /* 429: when to try again */
 	/* private to sched.c */
 	sem_t replied;
 	struct rkd_msg *next;
@@ -122,6 +123,12 @@ void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m);
  * those with an idempotency key or a tenant quota go through rkd_sched_call.
  */
 void rkd_sched_submit(struct rkd_sched *s, struct rkd_msg *m);
+/*
+ * Answer m (RKD_MSG_GET, RKD_MSG_LIST) from the committed state on the
+ * calling thread, through a read-only connection (sched_read.c): the
+ * scheduler thread never sees it. Thread-safe.
+ */
+void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m);
 
 /*
  * Without the thread (benchmarks and tests; never after rkd_sched_start):

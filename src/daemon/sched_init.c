@@ -58,6 +58,7 @@ static int job_from_row(struct rkd_sched *s, struct rkd_job_row *row, struct sjo
 	c->guaranteed = j->spec.guaranteed;
 	c->min_gpus = j->spec.min_gpus;
 	c->max_gpus = j->spec.max_gpus;
+	sched_quota_clamp(s, c);
 	c->est_duration_s = j->spec.est_duration_s;
 	c->restarts = j->row.restarts;
 	c->first_start_ms = j->row.first_start_ms;
@@ -178,6 +179,10 @@ static int policy_choose(struct rkd_sched *s, const struct rkd_sched_config *cfg
 		if (rkd_store_meta_get(s->store, "policy_options", opts, sizeof(opts)))
 			opts[0] = '\0';
 	}
+	/* --policy-options alone sets the options of the kept (or default) policy
+	 * rather than being dropped without a word. */
+	if (!cfg->policy && cfg->policy_options && cfg->policy_options[0])
+		snprintf(opts, sizeof(opts), "%s", cfg->policy_options);
 	s->policy = rk_policy_find(name);
 	if (!s->policy)
 		return rk_error_set(err, RK_ENOTFOUND, "--policy: unknown policy '%s'", name);
@@ -258,16 +263,19 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		else
 			memcpy(s->tenants, cfg->tenants, (size_t)cfg->n_tenants * sizeof(*s->tenants));
 		s->n_tenants = cfg->n_tenants;
-		/* Guaranteed-GPU quotas as every round's input receives them. */
+		/* Both quotas as every round's input receives them (and the driver applies them). */
 		s->quotas = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->quotas));
 		if (!ret && !s->quotas)
 			ret = rk_error_set(err, RK_ENOMEM, "out of memory");
 		for (int i = 0; i < cfg->n_tenants && !ret; i++) {
-			if (cfg->tenants[i].guaranteed_gpu_quota < 0)
+			const struct rkd_tenant_cfg *t = &cfg->tenants[i];
+			if (t->guaranteed_gpu_quota < 0 && t->gpu_quota < 0)
 				continue;
 			struct rk_tenant_quota *q = &s->quotas[s->n_quotas++];
-			snprintf(q->tenant, sizeof(q->tenant), "%s", cfg->tenants[i].name);
-			q->guaranteed_gpus = cfg->tenants[i].guaranteed_gpu_quota;
+			snprintf(q->tenant, sizeof(q->tenant), "%s", t->name);
+			q->guaranteed_gpus = t->guaranteed_gpu_quota; /* -1 = none */
+			q->has_gpu_quota = t->gpu_quota >= 0;
+			q->gpu_quota = t->gpu_quota;
 		}
 		for (int i = 0; i < cfg->n_tenants && !ret; i++)
 			ret = rkd_store_tenant_set(s->store, cfg->tenants[i].name,
@@ -283,6 +291,9 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
 		ret = recover(s, err);
 	}
+	/* Before any request thread exists: they read s->readers without a lock. */
+	if (!ret)
+		ret = sched_readers_init(s, err);
 	if (ret) {
 		rkd_sched_destroy(s);
 		return ret;
@@ -332,6 +343,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	if (s->engine && s->engine_state)
 		s->engine->destroy(s->engine_state);
 	rk_decisions_fini(&s->dec);
+	sched_readers_fini(s);
 	rkd_store_close(s->store);
 	rk_cluster_fini(&s->cluster);
 	free(s->cluster_spec);

@@ -34,7 +34,19 @@ struct sjob {
 	int in_act;              /* listed in rkd_sched.act */
 	int hl_slot;             /* index in rkd_sched.hl + 1; 0 = holds nothing */
 	int in_ended;            /* listed in rkd_sched.ended */
+	/* report rate (token bucket, sched_msgs.c): reports allowed now, as of rep_ms */
+	double rep_budget;
+	int64_t rep_ms;
+	int quota_held;          /* a decision was dropped over a quota (event logged once) */
 };
+
+/*
+ * Reports a job may send: RKD_REPORT_BURST at once, then RKD_REPORT_PER_S a
+ * second; beyond, 429 with Retry-After. A training loop reports every few
+ * seconds; a flood costs the scheduler thread a message and nothing else.
+ */
+#define RKD_REPORT_PER_S 10
+#define RKD_REPORT_BURST 20
 
 /* The sjob of a policy-side job pointer: core is sjob's first member. */
 #define SJOB_OF(job) ((struct sjob *)(job))
@@ -71,6 +83,7 @@ struct rkd_sched {
 	unsigned char token_key[RKD_KEY_BYTES]; /* job tokens derive from it (secrets.h) */
 	int n_quotas;
 	const struct rk_zoo *zoo;
+	struct rkd_readers *readers; /* read-only connections of GET and listings (sched_read.c) */
 
 	struct sjob **jobs;      /* tracked jobs, in id order */
 	int n_jobs, cap_jobs;
@@ -113,6 +126,7 @@ struct rkd_sched {
 	/* metrics */
 	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
 	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
+	uint64_t quota_drops;    /* decisions dropped over a tenant quota (sched_round.c) */
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -223,6 +237,12 @@ void sched_adopt(struct rkd_sched *s, struct sjob *list);
 int sched_submit_start(struct rkd_sched *s, struct rk_error *err);
 void sched_submit_stop(struct rkd_sched *s);
 const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name);
+/*
+ * What an elastic job may be grown to: max_gpus no higher than its tenant's
+ * gpu_quota (and guaranteed_gpu_quota for a guaranteed job), which it could
+ * never hold anyway; the job's spec keeps what was asked.
+ */
+void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
 
 /* sched_msgs.c */
@@ -249,6 +269,14 @@ void rkd_refit_free(struct rkd_fit *f);
  * jobs no longer tracked (finished) from the store. */
 int rkd_refit_save(struct rkd_sched *s, const struct sjob *j, int64_t now, struct rk_error *err);
 void rkd_refit_recover(struct rkd_sched *s, struct sjob *j);
-char *rkd_refit_json_add_stored(struct rkd_sched *s, int64_t id, char *body);
+char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body);
+
+/* sched_read.c: GET /v1/jobs[/{id}] from the committed state, off the scheduler thread */
+/* Whether `who` may see a job of `tenant` (its own tenant's, or the admin). */
+int sched_caller_sees(const struct rkd_caller *who, const char *tenant);
+/* Answer m (RKD_MSG_GET or RKD_MSG_LIST) from `store`, with what m->who may see. */
+void sched_read_store(struct rkd_store *store, struct rkd_msg *m);
+int sched_readers_init(struct rkd_sched *s, struct rk_error *err);
+void sched_readers_fini(struct rkd_sched *s);
 
 #endif

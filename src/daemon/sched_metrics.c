@@ -77,6 +77,8 @@ void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m)
 	counter(&b, "rubick_launches_total", "Runs started by the engine.", s->launches);
 	counter(&b, "rubick_run_exits_total", "Runs that ended.", s->exits);
 	counter(&b, "rubick_policy_errors_total", "Rounds whose decisions were rejected.", s->policy_errors);
+	counter(&b, "rubick_quota_decisions_dropped_total",
+		"Policy decisions dropped because they would break a tenant quota.", s->quota_drops);
 	counter(&b, "rubick_rounds_incremental_total",
 		"Rounds that sent the policy the change feed instead of a full snapshot.", s->feed_rounds);
 	put(&b, "# HELP rubick_round_latency_seconds Scheduling round latency.\n"

@@ -50,7 +50,7 @@ void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t
 		n_hist = 0;
 	}
 	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
-	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s, id, m->body);
+	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s->store, id, m->body);
 	m->status = m->body ? status : 503;
 	free(hist);
 	if (!j)
@@ -80,6 +80,31 @@ static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gp
 		return 0;
 	snprintf(msg, cap, "gpus: tenant '%s' guaranteed quota is %d GPUs; %lld held by active "
 		 "guaranteed jobs, %d requested", tenant, tc->guaranteed_gpu_quota, held, gpus);
+	return 1;
+}
+
+/*
+ * Tenant GPU quota for an update: whether `gpus` for `self` exceed the
+ * tenant's gpu_quota beside the requests of its other active jobs, as a
+ * submission is checked. Fills `msg` naming the quota when they do.
+ */
+static int over_gpu_quota(struct rkd_sched *s, const struct sjob *self, int gpus, char *msg,
+			  size_t cap)
+{
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, self->core.tenant);
+	if (!tc || tc->gpu_quota < 0)
+		return 0;
+	long long used = 0;
+	for (int i = 0; i < s->n_jobs; i++) {
+		const struct sjob *o = s->jobs[i];
+		if (o != self && !sched_state_terminal(o->core.state) &&
+		    !strcmp(o->core.tenant, self->core.tenant))
+			used += o->core.req_gpus;
+	}
+	if (used + gpus <= tc->gpu_quota)
+		return 0;
+	snprintf(msg, cap, "gpus: tenant '%s' quota (gpu_quota) is %d GPUs; %lld requested by its"
+		 " other active jobs, %d requested", self->core.tenant, tc->gpu_quota, used, gpus);
 	return 1;
 }
 
@@ -179,52 +204,30 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_reply_job(s, m, 201, j->core.id, 0);
 }
 
-static void on_list(struct rkd_sched *s, struct rkd_msg *m)
-{
-	struct rkd_job_row *rows = NULL;
-	int n = 0;
-	struct rk_error e;
-	int ret = rkd_store_job_list(s->store, &m->filter, &rows, &n, &e);
-	if (ret) {
-		set_err(m, ret, "", e.msg);
-		return;
-	}
-	json_t *arr = json_array();
-	for (int i = 0; i < n; i++) {
-		struct sjob *j = sched_job_find(s, rows[i].id);
-		if (j)
-			sched_row_sync(j);
-		char *text = rkd_job_json(j ? &j->row : &rows[i], 0, NULL, 0);
-		json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-		free(text);
-		if (o)
-			json_array_append_new(arr, o);
-	}
-	json_t *o = json_object();
-	json_object_set_new(o, "jobs", arr);
-	json_object_set_new(o, "count", json_integer(n));
-	if (n > 0 && m->filter.limit > 0 && n == m->filter.limit)
-		json_object_set_new(o, "next_before_id", json_integer(rows[n - 1].id));
-	rkd_job_rows_free(rows, n);
-	set_json(m, 200, o);
-}
-
-/* The tracked, modifiable job named by the message, or NULL with the error set. */
+/*
+ * The tracked, modifiable job named by the message, or NULL with the error
+ * set. Another tenant's job is "does not exist" to a tenant token, word for
+ * word what a missing job gets: a tenant learns nothing of others' jobs.
+ */
 static struct sjob *job_for_change(struct rkd_sched *s, struct rkd_msg *m)
 {
 	struct sjob *j = sched_job_find(s, m->job_id);
 	char msg[128];
+	struct rkd_job_row row;
+	struct rk_error e;
+	int stored = !j && !rkd_store_job_get(s->store, m->job_id, &row, &e);
+	const char *tenant = j ? j->core.tenant : stored ? row.tenant : NULL;
+	if (!tenant || (m->who->authed && !sched_caller_sees(m->who, tenant))) {
+		if (stored)
+			rkd_job_row_fini(&row);
+		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
+		set_err(m, RK_ENOTFOUND, "id", msg);
+		return NULL;
+	}
 	if (!j || sched_state_terminal(j->core.state)) {
-		struct rkd_job_row row;
-		struct rk_error e;
-		if (!j && rkd_store_job_get(s->store, m->job_id, &row, &e)) {
-			snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
-			set_err(m, RK_ENOTFOUND, "id", msg);
-			return NULL;
-		}
 		snprintf(msg, sizeof(msg), "job %lld has already ended (%s)", (long long)m->job_id,
 			 j ? rkd_state_name(j->core.state) : row.state);
-		if (!j)
+		if (stored)
 			rkd_job_row_fini(&row);
 		set_err(m, RK_ECONFLICT, "id", msg);
 		return NULL;
@@ -269,7 +272,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	const struct rkd_update *u = &m->update;
 	int gpus = u->has_gpus ? u->gpus : j->core.req_gpus;
 	int mn = u->has_min_gpus ? u->min_gpus : (u->has_gpus ? gpus : j->core.min_gpus);
-	int mx = u->has_max_gpus ? u->max_gpus : (u->has_gpus ? gpus : j->core.max_gpus);
+	int mx = u->has_max_gpus ? u->max_gpus : (u->has_gpus ? gpus : j->spec.max_gpus);
 	int has_plan = u->has_plan ? !u->clear_plan : j->spec.has_plan;
 	struct rk_plan plan = u->has_plan && !u->clear_plan ? u->plan : j->spec.plan;
 	char msg[800];
@@ -292,6 +295,11 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EPERM, "gpus", msg);
 		return;
 	}
+	if ((gpus > j->core.req_gpus || mn > j->core.min_gpus) &&
+	    over_gpu_quota(s, j, gpus > mn ? gpus : mn, msg, sizeof(msg))) {
+		set_err(m, RK_EPERM, "gpus", msg);
+		return;
+	}
 	if (u->has_gpus && !u->has_plan && j->spec.has_plan) {
 		has_plan = 0; /* the old plan was for the old GPU count */
 	}
@@ -306,7 +314,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EINFEASIBLE, "gpus", msg);
 		return;
 	}
-	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->core.max_gpus ||
+	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->spec.max_gpus ||
 		      has_plan != j->spec.has_plan || (has_plan && !rk_plan_equal(&plan, &j->spec.plan));
 	j->core.req_gpus = j->spec.gpus = gpus;
 	j->core.min_gpus = j->spec.min_gpus = mn;
@@ -317,6 +325,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	j->core.req_plan = req_plan;
 	if (u->has_guaranteed)
 		j->core.guaranteed = j->spec.guaranteed = u->guaranteed;
+	sched_quota_clamp(s, &j->core); /* after guaranteed: its quota may be the tighter */
 	char *spec_json = rkd_spec_encode(&j->spec);
 	if (spec_json) {
 		free(j->row.spec_json);
@@ -358,6 +367,30 @@ static int job_token_ok(const struct rkd_sched *s, const struct sjob *j, const c
 	return rkd_token_eq(h, j->row.job_token) | rkd_token_eq(bearer, t);
 }
 
+/* Whether j is over its report rate (then m is the 429); else one report is spent. */
+static int report_throttled(struct sjob *j, struct rkd_msg *m, int64_t now)
+{
+	if (!j->rep_ms) {
+		j->rep_budget = RKD_REPORT_BURST;
+		j->rep_ms = now;
+	}
+	j->rep_budget += (double)(now - j->rep_ms) * RKD_REPORT_PER_S / 1e3;
+	if (j->rep_budget > RKD_REPORT_BURST)
+		j->rep_budget = RKD_REPORT_BURST;
+	j->rep_ms = now;
+	if (j->rep_budget >= 1) {
+		j->rep_budget -= 1;
+		return 0;
+	}
+	char msg[160];
+	snprintf(msg, sizeof(msg), "job %lld reports more than %d times a second (bursts of %d);"
+		 " retry after 1 s", (long long)j->core.id, RKD_REPORT_PER_S, RKD_REPORT_BURST);
+	rkd_verr_set(&m->verr, RK_EUNAVAIL, "", "%s", msg);
+	m->status = 429;
+	m->retry_after_s = 1;
+	return 1;
+}
+
 static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	struct sjob *j = job_for_change(s, m);
@@ -369,6 +402,8 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 			"reports need the job's RUBICK_JOB_TOKEN or its tenant's token");
 		return;
 	}
+	if (report_throttled(j, m, now))
+		return;
 	const struct rkd_report *r = &m->report;
 	char msg[160];
 	if (r->run && r->run != j->row.run) {
@@ -541,8 +576,8 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	switch (m->kind) {
 	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
-	case RKD_MSG_LIST: on_list(s, m); break;
-	case RKD_MSG_GET: sched_reply_job(s, m, 200, m->job_id, 1); break;
+	case RKD_MSG_LIST: /* fall through: the committed state, as request threads read it */
+	case RKD_MSG_GET: sched_read_store(s->store, m); break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;

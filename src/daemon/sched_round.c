@@ -8,6 +8,7 @@
 
 #include "rubick/plan.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -78,6 +79,41 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/*
+ * Quotas bound what is held (docs/api.md): a decision that would take its
+ * tenant over gpu_quota or guaranteed_gpu_quota is dropped alone, the rest
+ * of the round stands. The event naming the job and the quota is written
+ * once until a decision for that job is applied, not every round.
+ */
+static int round_quotas(struct rkd_sched *s, const struct rk_sched_input *vin,
+			struct rk_error *err)
+{
+	if (!s->n_quotas || !s->dec.n)
+		return 0;
+	int cap = s->dec.n, n = 0;
+	struct rk_quota_drop *drops = malloc((size_t)cap * sizeof(*drops));
+	if (!drops)
+		return rk_error_set(err, RK_ENOMEM, "quotas: out of memory");
+	int ret = rk_decisions_apply_quotas(vin, &s->dec, s->policy->name, drops, cap, &n, err);
+	for (int i = 0; !ret && i < n && i < cap; i++) {
+		struct sjob *j = sched_job_find(s, drops[i].job_id);
+		s->quota_drops++;
+		if (!j || j->quota_held)
+			continue;
+		j->quota_held = 1;
+		char msg[300];
+		snprintf(msg, sizeof(msg), "job %lld: tenant '%s' %s is %d GPUs; the policy's decision"
+			 " (%d GPUs for the job) would have the tenant hold %d: dropped, the job %s",
+			 (long long)j->core.id, j->core.tenant,
+			 drops[i].guaranteed ? "guaranteed_gpu_quota" : "gpu_quota", drops[i].quota,
+			 drops[i].job_gpus, drops[i].tenant_gpus,
+			 drops[i].stopped ? "is stopped" : "keeps what it holds");
+		sched_event(s, j->core.id, "quota", msg);
+	}
+	free(drops);
+	return ret;
+}
+
 int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 {
 	double t0 = mono_ms();
@@ -107,6 +143,8 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		vin.jobs = (struct rk_job *const *)s->vsnap;
 		vin.n_jobs = sched_feed_validation_jobs(s, &s->dec);
 		ret = rk_decisions_validate(&vin, &s->dec, s->policy->name, err);
+		if (!ret)
+			ret = round_quotas(s, &vin, err);
 	}
 	if (ret) {
 		s->policy_errors++;
@@ -114,8 +152,10 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 	} else {
 		for (int i = 0; i < s->dec.n; i++) {
 			struct sjob *j = sched_job_find(s, s->dec.v[i].job_id);
-			if (j)
+			if (j) {
+				j->quota_held = 0;
 				apply_decision(s, j, &s->dec.v[i], now);
+			}
 		}
 	}
 	s->rounds++;

@@ -32,6 +32,20 @@ void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *m
 	rkd_verr_set(&m->verr, code, field, "%s", msg);
 }
 
+void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c)
+{
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, c->tenant);
+	if (!tc)
+		return;
+	int cap = tc->gpu_quota;
+	if (c->guaranteed && tc->guaranteed_gpu_quota >= 0 &&
+	    (cap < 0 || tc->guaranteed_gpu_quota < cap))
+		cap = tc->guaranteed_gpu_quota;
+	int floor = c->req_gpus > c->min_gpus ? c->req_gpus : c->min_gpus;
+	if (cap >= 0 && c->max_gpus > cap)
+		c->max_gpus = cap > floor ? cap : floor;
+}
+
 const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name)
 {
 	for (int i = 0; i < s->n_tenants; i++) /* fixed at start: any thread may read it */
@@ -111,6 +125,7 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	c->guaranteed = j->spec.guaranteed;
 	c->min_gpus = j->spec.min_gpus;
 	c->max_gpus = j->spec.max_gpus;
+	sched_quota_clamp(s, c);
 	c->est_duration_s = j->spec.est_duration_s;
 	c->state = RK_JOB_PENDING;
 	c->first_start_ms = -1;

@@ -71,6 +71,7 @@ enum {
 	ST_BEGIN,
 	ST_COMMIT,
 	ST_ROLLBACK,
+	ST_SAMPLE_TRIM,
 	ST_COUNT
 };
 
@@ -95,6 +96,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
+	/* the oldest samples of a job beyond its newest RKD_SAMPLES_PER_JOB (?2) */
+	[ST_SAMPLE_TRIM] = "DELETE FROM samples WHERE job_id=?1 AND rowid <= (SELECT rowid FROM"
+			   " samples WHERE job_id=?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2)",
 };
 
 struct rkd_store {
@@ -240,6 +244,25 @@ int rkd_store_open(struct rkd_store **out, const char *path, enum rkd_sync sync,
 fail:
 	rkd_store_close(s);
 	return ret;
+}
+
+int rkd_store_open_reader(struct rkd_store **out, const char *path, struct rk_error *err)
+{
+	struct rkd_store *s = calloc(1, sizeof(*s));
+	if (!s)
+		return rk_error_set(err, RK_ENOMEM, "%s: out of memory", path);
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		int ret = rk_error_set(err, RK_EIO, "%s: cannot open database for reading: %s", path,
+				       s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		rkd_store_close(s);
+		return ret;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	s->version = N_MIGRATIONS;
+	*out = s;
+	return 0;
 }
 
 void rkd_store_close(struct rkd_store *s)
@@ -619,7 +642,13 @@ int rkd_store_sample_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int 
 	sqlite3_bind_double(st, 5, tput_sps);
 	sqlite3_bind_int(st, 6, gpus);
 	sqlite3_bind_text(st, 7, nz(plan), -1, SQLITE_STATIC);
-	return step_done(s, st, err, "recording throughput sample");
+	int ret = step_done(s, st, err, "recording throughput sample");
+	if (ret)
+		return ret;
+	st = s->st[ST_SAMPLE_TRIM]; /* a bounded history: a report flood cannot grow the file */
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_int(st, 2, RKD_SAMPLES_PER_JOB);
+	return step_done(s, st, err, "dropping old throughput samples");
 }
 
 int rkd_store_sample_count(struct rkd_store *s, int64_t job_id)

@@ -1,9 +1,11 @@
 /*
- * rubickd's durable state: one SQLite database in WAL mode (store.c is the
- * only file that includes sqlite3.h). Tables: jobs, allocations and plan
- * history, throughput samples, fitted model parameters, tenants and quotas,
- * events, and a key/value meta table. The store is not thread-safe: exactly
- * one thread (the scheduler thread) owns a struct rkd_store.
+ * rubickd's durable state: one SQLite database in WAL mode (store.c, and
+ * store_guard.c for the start-up checks, are the only files that include
+ * sqlite3.h). Tables: jobs, allocations and plan history, throughput
+ * samples, fitted model parameters, tenants and quotas, events, and a
+ * key/value meta table. A struct rkd_store is not thread-safe: one thread at
+ * a time uses it (the scheduler thread its own, the submit writer its own,
+ * request threads a read-only one borrowed from sched_read.c's pool).
  *
  * Durability: synchronous=FULL by default, so a COMMIT returns only after the
  * WAL is on stable storage; callers batch many changes in one transaction
@@ -83,6 +85,28 @@ enum rkd_sync {
 int rkd_store_open(struct rkd_store **out, const char *path, enum rkd_sync sync,
 		   struct rk_error *err);
 void rkd_store_close(struct rkd_store *s);
+/*
+ * Open an existing database read-only, for readers on other threads than the
+ * owner's (sched_read.c): no migration, no write; only the reading functions
+ * may be used on it. OUT: *out.
+ */
+int rkd_store_open_reader(struct rkd_store **out, const char *path, struct rk_error *err);
+
+/*
+ * store_guard.c, before rkd_store_open. One daemon per database: take an
+ * exclusive lock on PATH.lock (flock, held until the process exits or
+ * rkd_store_unlock) and write our PID in it. RK_ECONFLICT naming the
+ * database and the holder's PID when another process holds it. OUT: *fd.
+ */
+int rkd_store_lock(const char *path, int *fd, struct rk_error *err);
+void rkd_store_unlock(int fd);
+/*
+ * Integrity at start-up: PRAGMA quick_check of an existing database, opened
+ * so that nothing is written (no checkpoint on close, no migration). 0 when
+ * it is sound or does not exist yet; RK_EIO naming the database and the
+ * first problem found otherwise.
+ */
+int rkd_store_check(const char *path, struct rk_error *err);
 
 /* Schema version after migrations. */
 int rkd_store_schema_version(struct rkd_store *s);
@@ -131,7 +155,11 @@ int rkd_store_history_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int
 int rkd_store_history_get(struct rkd_store *s, int64_t job_id, struct rkd_hist_row **rows,
 			  int *n, struct rk_error *err);
 
-/* A throughput sample reported by a running job. */
+/*
+ * A throughput sample reported by a running job. A job keeps its newest
+ * RKD_SAMPLES_PER_JOB samples: adding one more drops its oldest.
+ */
+#define RKD_SAMPLES_PER_JOB 1000
 int rkd_store_sample_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int run,
 			 double iters_done, double tput_sps, int gpus, const char *plan,
 			 struct rk_error *err);

@@ -77,6 +77,11 @@ void rk_lp_destroy(struct rk_lp *lp)
 	free(lp);
 }
 
+void rk_lp_thread_exit(void)
+{
+	glp_free_env();
+}
+
 int rk_lp_n_vars(const struct rk_lp *lp)
 {
 	return lp->n_vars;

@@ -249,6 +249,10 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 		max_g = R->total_gpus;
 	if (max_g > RK_PLACEMENT_MAX_NODES * R->node_gpus)
 		max_g = RK_PLACEMENT_MAX_NODES * R->node_gpus;
+	/* No more than the tenant's gpu_quota, which the driver enforces on what is held. */
+	int gq = rk_tenant_gpu_quota(R->in, job->tenant);
+	if (gq >= 0 && max_g > gq)
+		max_g = gq > job->req_gpus ? gq : job->req_gpus;
 	if (R->in->env && max_g >= 1)
 		rubick_view_get(R->st->cache, R->st->mode, job, R->in->env, R->node_gpus,
 				R->gpu_mem_mb, R->host_mem_mb, max_g, &r->view, NULL);

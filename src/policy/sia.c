@@ -150,8 +150,12 @@ static int job_vars(struct sia_round *r, int ji)
 	int first = r->n_var;
 	r->first_var[ji] = first;
 	double min_tput = HUGE_VAL;
+	/* No configuration above the tenant's gpu_quota (the driver bounds what is held). */
+	int gq = rk_tenant_gpu_quota(r->in, j->tenant);
 	for (int c = 0; c < r->n_cfg; c++) {
 		const struct sia_cfg *cf = &r->cfg[c];
+		if (gq >= 0 && cf->gpus > gq && cf->gpus > j->req_gpus)
+			continue;
 		if (o->range_job) {
 			int lo = j->min_gpus > 0 ? j->min_gpus : 1;
 			int hi = j->max_gpus > 0 ? j->max_gpus : j->req_gpus;

@@ -389,6 +389,24 @@ static int sim_validation_jobs(struct sim *s, const struct rk_decisions *ds)
 	return m;
 }
 
+/*
+ * Quotas bound what is held, as in rubickd: decisions that would take a
+ * tenant's guaranteed jobs past their quota are dropped, the rest stands.
+ */
+int sim_apply_quotas(struct sim *s, const struct rk_sched_input *vin, const char *name,
+		     struct rk_error *err)
+{
+	if (!s->cfg.n_quotas || !s->ds.n)
+		return 0;
+	struct rk_quota_drop *drops = malloc((size_t)s->ds.n * sizeof(*drops));
+	if (!drops)
+		return rk_error_set(err, RK_ENOMEM, "quotas: out of memory");
+	int n = 0;
+	int rc = rk_decisions_apply_quotas(vin, &s->ds, name, drops, s->ds.n, &n, err);
+	free(drops);
+	return rc;
+}
+
 static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		     struct rk_error *err)
 {
@@ -436,6 +454,8 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	vin.jobs = s->vsnap;
 	vin.n_jobs = sim_validation_jobs(s, &s->ds);
 	rc = rk_decisions_validate(&vin, &s->ds, p->name, err);
+	if (!rc)
+		rc = sim_apply_quotas(s, &vin, p->name, err);
 	if (!rc && s->cfg.sharing)
 		rc = rk_gpu_share_resolve(&in, &s->ds, p->name, err);
 	if (rc)

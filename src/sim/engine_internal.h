@@ -118,6 +118,13 @@ int sim_rerate(struct sim *s, struct rk_error *err);
 int sim_coloc_check(struct sim *s, struct rk_error *err);
 int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 	      struct rk_error *err);
+/*
+ * Quotas bound what is held (rk_decisions_apply_quotas): drop from s->ds the
+ * decisions that would take a tenant past a quota, after they were validated
+ * on `vin` (engine.c; the loan rounds of engine_loan.c too).
+ */
+int sim_apply_quotas(struct sim *s, const struct rk_sched_input *vin, const char *name,
+		     struct rk_error *err);
 int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err);
 /* Check mode: the invariants of sim.h after the instant that followed `prev_ms`. */
 int sim_check(struct sim *s, int64_t prev_ms, struct rk_error *err);

@@ -169,6 +169,8 @@ static int reclaim(struct sim *s, const struct rk_policy_ops *p, void *pstate, i
 	if (!rc)
 		rc = rk_decisions_validate(&in, &s->ds, p->name, err);
 	if (!rc)
+		rc = sim_apply_quotas(s, &in, p->name, err);
+	if (!rc)
 		rc = sim_apply(s, &s->ds, p->name, err);
 	/* Forcible preemption at the deadline: whatever still holds a returned server. */
 	rk_decisions_clear(&s->ds);

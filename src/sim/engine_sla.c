@@ -45,7 +45,7 @@ int sim_sla_init(struct sim *s, struct rk_error *err)
 static const struct rk_tenant_quota *quota_of(const struct sim *s, const char *tenant)
 {
 	for (int i = 0; i < s->cfg.n_quotas; i++)
-		if (!strcmp(s->cfg.quotas[i].tenant, tenant))
+		if (!strcmp(s->cfg.quotas[i].tenant, tenant) && s->cfg.quotas[i].guaranteed_gpus >= 0)
 			return &s->cfg.quotas[i];
 	return NULL;
 }

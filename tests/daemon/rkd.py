@@ -16,7 +16,8 @@ BOB = "bob-token-0123456789abcdefgh"
 
 
 class Daemon:
-    def __init__(self, workdir=None, cluster="1x4", extra=(), round_ms=100, grace_ms=2000):
+    def __init__(self, workdir=None, cluster="1x4", extra=(), round_ms=100, grace_ms=2000,
+                 conf_extra=""):
         self.dir = workdir or tempfile.mkdtemp(prefix="rkd-")
         for name, tok in (("admin.token", TOKEN), ("alice.token", ALICE), ("bob.token", BOB)):
             p = os.path.join(self.dir, name)
@@ -28,6 +29,11 @@ class Daemon:
             # allow_root: CI runs as root; tenants' users are tested in test_security.py
             f.write("admin_token_file = %s/admin.token\nallow_root = yes\n[tenant alice]\ntoken_file = %s/alice.token\n"
                     "gpu_quota = 3\nguaranteed_gpu_quota = 2\n[tenant bob]\ntoken_file = %s/bob.token\n" % ((self.dir,) * 3))
+        if conf_extra:  # top-level keys: before the first [tenant] section
+            with open(self.conf) as f:
+                text = f.read()
+            with open(self.conf, "w") as f:
+                f.write(conf_extra + text)
         os.chmod(self.conf, 0o600)  # rubickd refuses a config others may read or change
         self.args = [RUBICKD, "--config", self.conf, "--listen", "127.0.0.1:0", "--db",
                      os.path.join(self.dir, "state.db"), "--cluster", cluster,

@@ -7,6 +7,7 @@ column existed still opens."""
 import os
 import sqlite3
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from rkd import Daemon  # noqa: E402
@@ -29,7 +30,69 @@ def refused(resp, held, requested):
           want in err.get("message", ""), "want 403 '%s', got %d %s" % (want, st, body))
 
 
+def held(d, tenant):
+    st, l = d.call("GET", "/v1/jobs?tenant=%s&limit=100" % tenant)
+    return {j["id"]: sum(a["gpus"] for a in (j["alloc"] or [])) for j in l["jobs"]
+            if j["state"] in ("running", "restarting", "pending")}
+
+
+def elastic(policy):
+    """gpu_quota bounds what a tenant's jobs hold, whatever the policy grows them to:
+    elastic jobs of 1 GPU with max_gpus 8 in a tenant with gpu_quota 3 never hold
+    more than 3 together; a PUT over the quota is 403 naming it."""
+    d = Daemon(cluster="1x8", extra=["--policy", policy])
+    with open(d.conf, "a") as f:
+        f.write("[tenant erin]\ngpu_quota = 3\n")
+    d.start()
+    try:
+        job = {"model": "bert", "iterations": 100000000, "gpus": 1, "max_gpus": 8, "min_gpus": 1,
+               "command": "sleep 120", "tenant": "erin"}
+        st, a = d.call("POST", "/v1/jobs", dict(job, name="e1"))
+        check(st == 201 and a["spec"]["max_gpus"] == 8, "%s: elastic submit: %d %s" % (policy, st, a))
+        worst, ran = {}, False
+        end = time.time() + 3
+        while time.time() < end:
+            h = held(d, "erin")
+            worst = {k: max(worst.get(k, 0), v) for k, v in h.items()} if worst else h
+            ran = ran or any(v > 0 for v in h.values())
+            check(sum(h.values()) <= 3, "%s: one elastic job holds %s > gpu_quota 3" % (policy, h))
+            time.sleep(0.05)
+        check(ran, "%s: the elastic job runs" % policy)
+        st, b = d.call("POST", "/v1/jobs", dict(job, name="e2"))
+        check(st == 201, "%s: second elastic job: %d %s" % (policy, st, b))
+        end = time.time() + 3
+        while time.time() < end:
+            h = held(d, "erin")
+            check(sum(h.values()) <= 3, "%s: two elastic jobs hold %s > gpu_quota 3" % (policy, h))
+            time.sleep(0.05)
+        # updates over the quota: gpus (and min_gpus) that could never be held
+        st, body = d.call("PUT", "/v1/jobs/%d" % a["id"], {"gpus": 8, "min_gpus": 8})
+        err = body.get("error", {}) if isinstance(body, dict) else {}
+        check(st == 403 and err.get("field") == "gpus" and "gpu_quota" in err.get("message", "") and
+              "is 3 GPUs" in err.get("message", ""), "%s: PUT over quota: %d %s" % (policy, st, body))
+        st, body = d.call("PUT", "/v1/jobs/%d" % a["id"], {"max_gpus": 8})
+        check(st == 200, "%s: raising max_gpus is accepted (held stays bounded): %d %s" % (policy, st, body))
+        end = time.time() + 2
+        while time.time() < end:
+            h = held(d, "erin")
+            check(sum(h.values()) <= 3, "%s: after the PUT %s > gpu_quota 3" % (policy, h))
+            time.sleep(0.05)
+        st, m = d.call("GET", "/metrics")
+        d.stop()
+        db = sqlite3.connect(os.path.join(d.dir, "state.db"))
+        ev = db.execute("SELECT job_id, detail FROM events WHERE kind='quota'").fetchall()
+        db.close()
+        for jid, detail in ev:
+            check(("job %d" % jid) in detail and "gpu_quota is 3 GPUs" in detail,
+                  "%s: the quota event names the job and the quota: %s" % (policy, detail))
+        print("%s: held at most %s; %d quota events" % (policy, worst, len(ev)))
+    finally:
+        d.stop()
+
+
 def main():
+    for policy in ("rubick", "sia", "aryl"):
+        elastic(policy)
     d = Daemon(cluster="1x8")
     with open(d.conf, "a") as f:
         f.write("[tenant carol]\nguaranteed_gpu_quota = 4\n")

@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -d build-tsan ] || meson setup build-tsan --buildtype=debug -Db_sanitize=thread -Db_lundef=false >/dev/null
 ninja -C build-tsan >/dev/null
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" RK_TEST_TIME_SCALE=5 \
 	meson test -C build-tsan --suite daemon --print-errorlogs --timeout-multiplier 4

@@ -318,7 +318,10 @@ def burst(d, n=200):
 
 
 def main():
-    d = Daemon(cluster="4x8:a800,cpus=16", extra=["--engine", "slurm"], grace_ms=5000)
+    # placement=spread: the multi-node case needs FIFO to split a 4-GPU job 2 + 2 (its
+    # default, Tiresias'/Muri's consolidated placement, would wait for one node).
+    d = Daemon(cluster="4x8:a800,cpus=16", extra=["--engine", "slurm", "--policy-options",
+                                                  "placement=spread"], grace_ms=5000)
     d.start()
     lat = {}
     try:

@@ -221,12 +221,86 @@ static void every_error(void **state)
 	rk_decisions_fini(&ds);
 }
 
+/* rk_decisions_apply_quotas: what is held stays within gpu_quota and guaranteed_gpus. */
+static void quotas(void **state)
+{
+	(void)state;
+	static const struct rk_plan dp2 = {.dp = 2, .tp = 1, .pp = 1, .mb = 8, .ga = 1};
+	struct rk_error err;
+	struct rk_quota_drop drops[4];
+	int n = -1;
+	for (int i = 0; i < 3; i++)
+		snprintf(jobs[i].tenant, sizeof(jobs[i].tenant), "%s", i < 2 ? "a" : "b");
+	struct rk_tenant_quota q[2] = {{.tenant = "a", .guaranteed_gpus = -1, .has_gpu_quota = 1,
+					.gpu_quota = 6},
+				       {.tenant = "b", .guaranteed_gpus = 0}};
+	in.quotas = q;
+	in.n_quotas = 2;
+	/* a holds 4 (job 10); starting job 11 on 4 more would make 8 > 6: dropped alone */
+	struct rk_decisions ds;
+	rk_decisions_init(&ds);
+	struct rk_alloc a1 = one_share(1, 4, 0, 0);
+	assert_int_equal(rk_decisions_push(&ds, 11, &a1, &dp4), 0);
+	assert_int_equal(rk_decisions_validate(&in, &ds, "t", &err), 0);
+	assert_int_equal(rk_decisions_apply_quotas(&in, &ds, "t", drops, 4, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ds.n, 0);
+	assert_true(drops[0].job_id == 11 && !drops[0].guaranteed && drops[0].quota == 6 &&
+		    drops[0].job_gpus == 4 && drops[0].tenant_gpus == 8 && !drops[0].stopped);
+	/* within the quota (6 >= 2 + 4 after shrinking job 10): both stand */
+	rk_decisions_clear(&ds);
+	struct rk_alloc a0 = one_share(0, 2, 0, 0);
+	assert_int_equal(rk_decisions_push(&ds, 10, &a0, &dp2), 0);
+	assert_int_equal(rk_decisions_push(&ds, 11, &a1, &dp4), 0);
+	assert_int_equal(rk_decisions_validate(&in, &ds, "t", &err), 0);
+	assert_int_equal(rk_decisions_apply_quotas(&in, &ds, "t", drops, 4, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(ds.n, 2);
+	/* a guaranteed job of b (guaranteed quota 0) is never started; b's best effort may be */
+	rk_decisions_clear(&ds);
+	jobs[2].guaranteed = 1;
+	assert_int_equal(rk_decisions_push(&ds, 12, &a1, &dp4), 0);
+	assert_int_equal(rk_decisions_apply_quotas(&in, &ds, "t", drops, 4, &n, &err), 0);
+	assert_true(n == 1 && drops[0].guaranteed && drops[0].quota == 0 && ds.n == 0);
+	jobs[2].guaranteed = 0;
+	rk_decisions_clear(&ds);
+	assert_int_equal(rk_decisions_push(&ds, 12, &a1, &dp4), 0);
+	assert_int_equal(rk_decisions_apply_quotas(&in, &ds, "t", drops, 4, &n, &err), 0);
+	assert_true(n == 0 && ds.n == 1);
+	/*
+	 * Job 10 (a, 2 GPUs on node 0) grows to 4 on node 1 over a's quota of 3,
+	 * and job 12 (b) takes node 0 whole: keeping job 10 on node 0 would not
+	 * fit, so it is stopped instead and job 12's decision stands.
+	 */
+	q[0].gpu_quota = 3;
+	rk_alloc_fini(&jobs[0].alloc);
+	rk_alloc_add(&jobs[0].alloc, 0, 2, 8, 5120);
+	jobs[0].plan = dp2;
+	rk_decisions_clear(&ds);
+	struct rk_alloc b0 = one_share(0, 4, 0, 0);
+	assert_int_equal(rk_decisions_push(&ds, 10, &a1, &dp4), 0);
+	assert_int_equal(rk_decisions_push(&ds, 12, &b0, &dp4), 0);
+	assert_int_equal(rk_decisions_validate(&in, &ds, "t", &err), 0);
+	assert_int_equal(rk_decisions_apply_quotas(&in, &ds, "t", drops, 4, &n, &err), 0);
+	assert_true(n == 1 && drops[0].job_id == 10 && drops[0].stopped);
+	assert_int_equal(ds.n, 2);
+	assert_true(ds.v[0].job_id == 12 && ds.v[1].job_id == 10 && ds.v[1].alloc.n == 0);
+	assert_int_equal(rk_decisions_validate(&in, &ds, "t", &err), 0);
+	rk_alloc_fini(&a0);
+	rk_alloc_fini(&a1);
+	rk_alloc_fini(&b0);
+	rk_decisions_fini(&ds);
+	in.quotas = NULL;
+	in.n_quotas = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registry),
 		cmocka_unit_test_setup_teardown(valid_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(quotas, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,331 @@
+"""rubickd under hostile conditions (issue 12): one daemon per database, a corrupt
+database refused at start-up with nothing written, job reports rate-limited (429 with
+Retry-After) and their samples bounded, and the API answering an admin request and a
+job report within 1 s while 1,000 idle and 300 slow-trickle connections are open."""
+import hashlib
+import os
+import resource
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rkd import Daemon, TOKEN  # noqa: E402
+
+failures = []
+# ThreadSanitizer runs rubickd 5-15 times slower (tests/daemon/tsan.sh sets this): the
+# bound on answers scales with it, the limits themselves do not.
+TIME_SCALE = float(os.environ.get("RK_TEST_TIME_SCALE", "1"))
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_lock():
+    d = Daemon().start()
+    try:
+        t0 = time.time()
+        p = subprocess.run(d.args, capture_output=True, text=True, timeout=30)
+        db = os.path.join(d.dir, "state.db")
+        check(p.returncode != 0 and time.time() - t0 < 10, "a second rubickd exits at once: %d" % p.returncode)
+        check(db in p.stderr and str(d.proc.pid) in p.stderr and "listening" not in p.stdout,
+              "the refusal names the database and the PID holding it: %s" % p.stderr)
+        st, _ = d.call("GET", "/v1/cluster")
+        check(st == 200, "the first daemon still serves")
+    finally:
+        d.stop()
+    # the lock goes with the process, even after kill -9
+    d.start()
+    d.kill9()
+    d.start()
+    st, _ = d.call("GET", "/v1/cluster")
+    check(st == 200, "a restart after kill -9 takes the lock")
+    d.stop()
+
+
+def test_corrupt():
+    d = Daemon().start()
+    for i in range(30):
+        d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1, "name": "j%d" % i,
+                                    "command": "sleep 60 # " + "x" * 200})
+    d.stop()
+    db = os.path.join(d.dir, "state.db")
+    check(not os.path.exists(db + "-wal"), "a clean stop leaves no WAL")
+    work = os.path.join(d.dir, "copy")
+    os.mkdir(work)
+    copy = os.path.join(work, "state.db")
+    shutil.copy(db, copy)
+    con = sqlite3.connect("file:%s?immutable=1" % copy, uri=True)
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name='jobs'").fetchone()[0]
+    con.close()
+    with open(copy, "r+b") as f:  # the jobs table's root page: garbage where its header is
+        f.seek((root - 1) * page_size)
+        f.write(b"\xa5" * 64)
+    before = sha(copy)
+    args = [a if a != db else copy for a in d.args]
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "corrupt" in p.stderr and copy in p.stderr,
+          "a corrupt database is refused: %d %s" % (p.returncode, p.stderr))
+    check(sha(copy) == before, "the corrupt database is left byte for byte")
+    check(sorted(os.listdir(work)) == ["state.db", "state.db.lock"], "nothing else written: %s" % os.listdir(work))
+    # the sound original still starts
+    d.start()
+    st, l = d.call("GET", "/v1/jobs?limit=100")
+    check(st == 200 and l["count"] == 30, "the sound database starts: %s" % st)
+    d.stop()
+
+
+def job_token(d, name):
+    tok = os.path.join(d.dir, name + ".tok")
+    st, j = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 1000000, "gpus": 1, "name": name,
+                                        "command": "echo $RUBICK_JOB_TOKEN > %s; sleep 120" % tok})
+    check(st == 201, "submit %s: %s" % (name, j))
+    end = time.time() + 30
+    while time.time() < end and not (os.path.exists(tok) and os.path.getsize(tok) > 0):
+        time.sleep(0.05)
+    with open(tok) as f:
+        return j["id"], f.read().strip()
+
+
+def report(d, jid, tok, iters):
+    return d.call("POST", "/v1/jobs/%d/report" % jid, {"iters_done": iters, "throughput_sps": 10.0}, token=tok)
+
+
+def test_reports():
+    d = Daemon().start()
+    try:
+        jid, tok = job_token(d, "flood")
+        codes, retry = [], None
+        for i in range(60):  # far faster than 10 a second
+            req = urllib.request.Request(d.url + "/v1/jobs/%d/report" % jid, method="POST",
+                                         data=b'{"iters_done": %d, "throughput_sps": 10}' % i)
+            req.add_header("Authorization", "Bearer " + tok)
+            try:
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    codes.append(r.status)
+            except urllib.error.HTTPError as e:
+                codes.append(e.code)
+                retry = retry or e.headers.get("Retry-After")
+        check(codes.count(200) >= 20 and codes.count(429) >= 1 and set(codes) <= {200, 429},
+              "a report flood is cut at the burst: %s" % codes)
+        check(retry == "1", "429 carries Retry-After: %s" % retry)
+        time.sleep(1.2)
+        st, _ = report(d, jid, tok, 100)
+        check(st == 200, "reports resume after the wait: %d" % st)
+        # samples are bounded: 1,000 per job, the oldest dropped
+        d.stop()
+        db = os.path.join(d.dir, "state.db")
+        con = sqlite3.connect(db)
+        for i in range(1100):
+            con.execute("INSERT INTO samples(job_id,t_ms,run,iters_done,tput_sps,gpus,plan)"
+                        " VALUES(?,?,1,?,1.0,1,'')", (jid, i, i))
+        con.commit()
+        con.close()
+        d.start()
+        end = time.time() + 30
+        while time.time() < end:
+            st, j = d.call("GET", "/v1/jobs/%d" % jid)
+            if j.get("gpu_ids"):
+                break
+            time.sleep(0.1)
+        st, _ = report(d, jid, tok, 200)
+        check(st == 200, "report after restart: %d" % st)
+        d.stop()
+        con = sqlite3.connect(db)
+        n, oldest = con.execute("SELECT COUNT(*), MIN(rowid) FROM samples WHERE job_id=?", (jid,)).fetchone()
+        newest = con.execute("SELECT iters_done FROM samples WHERE job_id=? ORDER BY rowid DESC LIMIT 1",
+                             (jid,)).fetchone()[0]
+        con.close()
+        check(n == 1000 and newest == 200, "samples kept per job: %d (newest %s)" % (n, newest))
+        d.start()
+    finally:
+        d.stop()
+
+
+def raise_nofile(want):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))  # root may raise the hard limit
+            return
+        except (ValueError, OSError):
+            want = hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
+def timed_call(d, method, path, body, token, src="127.0.0.1"):
+    """One request on a fresh connection from `src`: (status, seconds)."""
+    import http.client
+    host, port = d.url[len("http://"):].split(":")
+    t0 = time.time()
+    c = http.client.HTTPConnection(host, int(port), timeout=10, source_address=(src, 0))
+    try:
+        data = None if body is None else (body if isinstance(body, bytes) else str(body).encode())
+        c.request(method, path, body=data, headers={"Authorization": "Bearer " + token})
+        st = c.getresponse().status
+    except OSError as e:
+        st = "error %s" % e
+    finally:
+        c.close()
+    return st, time.time() - t0
+
+
+def open_conn(port, src):
+    s = socket.socket()
+    s.setblocking(True)
+    s.settimeout(2)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    s.setblocking(False)
+    return s
+
+
+def alive(s):
+    try:
+        return s.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def test_slow_clients():
+    raise_nofile(8192)
+    d = Daemon().start()
+    idle, trickle = [], []
+    try:
+        jid, tok = job_token(d, "reporter")
+        port = int(d.url.rsplit(":", 1)[1])
+        # 1,000 idle connections from four addresses, 300 trickling one byte every 2 s
+        # from the address the jobs and the admin use
+        idle_src = ["127.0.0.%d" % (2 + i % 4) for i in range(1000)]
+        for src in idle_src:
+            try:
+                idle.append([src, open_conn(port, src)])
+            except OSError:
+                idle.append([src, None])
+        for i in range(300):
+            try:
+                s = open_conn(port, "127.0.0.1")
+                s.send(b"G")
+                trickle.append([0, s])
+            except OSError:
+                trickle.append([0, None])
+        opened = sum(1 for _, s in idle if s) + sum(1 for _, s in trickle if s)
+        check(opened >= 1200, "the attack connections were accepted: %d of 1300" % opened)
+        worst_admin = worst_report = 0
+        msg = b"ET /v1/jobs HTTP/1.1\r\nHost: x\r\n"
+        end = time.time() + 14  # past the 5 s header deadline, so the attacker reconnects too
+        last_trickle = 0
+        iters = 1000
+        while time.time() < end:  # bounded: 14 s of attack
+            now = time.time()
+            if now - last_trickle >= 2:
+                last_trickle = now
+                for t in trickle:  # one byte every 2 s; reopen what the server closed
+                    if t[1] is None or not alive(t[1]):
+                        if t[1]:
+                            t[1].close()
+                        try:
+                            t[1], t[0] = open_conn(port, "127.0.0.1"), 0
+                        except OSError:
+                            t[1] = None
+                            continue
+                    try:
+                        t[1].send(msg[t[0]:t[0] + 1] if t[0] < len(msg) else b"X")
+                        t[0] += 1
+                    except OSError:
+                        pass
+                for c in idle:  # keep 1,000 idle connections open
+                    if c[1] is None or not alive(c[1]):
+                        if c[1]:
+                            c[1].close()
+                        try:
+                            c[1] = open_conn(port, c[0])
+                        except OSError:
+                            c[1] = None
+            st, dt = timed_call(d, "GET", "/v1/cluster", None, TOKEN)
+            check(st == 200, "admin request under attack: %s" % st)
+            worst_admin = max(worst_admin, dt)
+            iters += 1
+            st, dt = timed_call(d, "POST", "/v1/jobs/%d/report" % jid,
+                                b'{"iters_done": %d, "throughput_sps": 5}' % iters, tok)
+            check(st == 200, "job report under attack: %s" % st)
+            worst_report = max(worst_report, dt)
+            time.sleep(0.5)
+        print("under 1,000 idle + 300 trickling connections: admin %.3f s, report %.3f s (worst)" %
+              (worst_admin, worst_report))
+        check(worst_admin < 1.0 * TIME_SCALE, "admin request within 1 s: %.3f s" % worst_admin)
+        check(worst_report < 1.0 * TIME_SCALE, "job report within 1 s: %.3f s" % worst_report)
+        # the trickling connections were cut at the header deadline, not kept for minutes
+        check(any(t[0] < 4 for t in trickle), "slow requests are timed out (byte counts %s)" %
+              sorted(set(t[0] for t in trickle))[:10])
+    finally:
+        for _, s in idle + trickle:
+            if s:
+                s.close()
+        d.stop()
+
+
+def test_per_addr_cap():
+    d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n"
+               "header_timeout_s = 2\n").start()
+    conns = []
+    try:
+        port = int(d.url.rsplit(":", 1)[1])
+        # a request trickled one byte every 0.5 s is cut at the 2 s header deadline
+        s = open_conn(port, "127.0.0.8")
+        t0, msg, i = time.time(), b"GET /v1/cluster HTTP/1.1\r\nHost: x\r\n", 0
+        while time.time() - t0 < 8 * TIME_SCALE and alive(s):  # bounded
+            try:
+                s.send(msg[i % len(msg):i % len(msg) + 1])
+            except OSError:
+                break
+            i += 1
+            time.sleep(0.5)
+        cut = time.time() - t0
+        s.close()
+        check(1.9 <= cut <= 4.0 * TIME_SCALE, "a trickling request is cut at header_timeout_s = 2: after %.1f s" % cut)
+        for _ in range(8):
+            conns.append(open_conn(port, "127.0.0.9"))
+        time.sleep(0.3)
+        # a ninth from the same address evicts that address's oldest waiting connection
+        conns.append(open_conn(port, "127.0.0.9"))
+        time.sleep(0.5)
+        check(not alive(conns[0]) and all(alive(s) for s in conns[1:]),
+              "the ninth connection of one address evicts its oldest")
+        st, dt = timed_call(d, "GET", "/v1/cluster", None, TOKEN, src="127.0.0.9")
+        check(st == 200, "that address is still served: %s" % st)
+        st, dt = timed_call(d, "GET", "/v1/cluster", None, TOKEN)
+        check(st == 200, "other addresses are served: %s" % st)
+    finally:
+        for s in conns:
+            s.close()
+        d.stop()
+
+
+def main():
+    test_lock()
+    test_corrupt()
+    test_reports()
+    test_per_addr_cap()
+    test_slow_clients()
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

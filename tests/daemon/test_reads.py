@@ -1,0 +1,94 @@
+"""Reads are authenticated (issue 12): every GET needs a token (401 without), a tenant
+sees its own jobs only (another tenant's is 404, worded as a missing one, and never
+listed), the admin sees all; /metrics needs a token unless metrics_public = yes, and
+shows cluster-level figures only (no command, tenant or token)."""
+import os
+import sys
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rkd import Daemon, TOKEN, ALICE, BOB  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def metrics(d, token):
+    req = urllib.request.Request(d.url + "/metrics")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def main():
+    d = Daemon().start()
+    try:
+        job = {"model": "bert", "iterations": 5, "gpus": 1, "command": "sleep 30 # SECRET-CMD"}
+        st, a = d.call("POST", "/v1/jobs", dict(job, name="alice-job"), token=ALICE)
+        check(st == 201, "alice submits: %s" % a)
+        st, b = d.call("POST", "/v1/jobs", dict(job, name="bob-job"), token=BOB)
+        check(st == 201, "bob submits: %s" % b)
+        for path in ("/v1/jobs", "/v1/jobs/%d" % a["id"], "/v1/nodes", "/v1/cluster", "/v1/policy",
+                     "/metrics", "/v1/jobs?tenant=alice"):
+            st, body = d.call("GET", path, token=None)
+            check(st == 401 and body["error"]["code"] == "unauthorized", "GET %s without a token: %d %s" % (path, st, body))
+            st, body = d.call("GET", path, token="not-a-known-token-0123456789")
+            check(st == 401, "GET %s with an unknown token: %d" % (path, st))
+        # a tenant sees its own job, and another tenant's reads exactly like a missing one
+        st, j = d.call("GET", "/v1/jobs/%d" % a["id"], token=ALICE)
+        check(st == 200 and j["name"] == "alice-job", "alice reads her job: %d %s" % (st, j))
+        st_other, other = d.call("GET", "/v1/jobs/%d" % a["id"], token=BOB)
+        st_none, none = d.call("GET", "/v1/jobs/9999", token=BOB)
+        check(st_other == 404 and st_none == 404 and other["error"]["field"] == "id",
+              "bob reading alice's job: %d %s" % (st_other, other))
+        check(other["error"]["message"].replace(str(a["id"]), "N") ==
+              none["error"]["message"].replace("9999", "N"),
+              "the same words for another tenant's job and a missing one: %s / %s" % (other, none))
+        check("SECRET-CMD" not in str(other), "no command leaks")
+        # writes on another tenant's job: 404 too
+        for method, path, body in (("DELETE", "/v1/jobs/%d" % a["id"], None),
+                                   ("PUT", "/v1/jobs/%d" % a["id"], {"gpus": 1})):
+            st, r = d.call(method, path, body, token=BOB)
+            check(st == 404 and r["error"]["code"] == "not_found", "%s by bob: %d %s" % (method, st, r))
+        # listings
+        st, l = d.call("GET", "/v1/jobs", token=BOB)
+        check(st == 200 and [x["name"] for x in l["jobs"]] == ["bob-job"], "bob lists his only: %s" % l)
+        st, l = d.call("GET", "/v1/jobs?tenant=alice", token=BOB)
+        check(st == 200 and l["count"] == 0 and l["jobs"] == [], "bob asking for alice's: %s" % l)
+        st, l = d.call("GET", "/v1/jobs?state=pending&limit=5", token=ALICE)
+        check(st == 200 and all(x["tenant"] == "alice" for x in l["jobs"]), "alice's filter: %s" % l)
+        st, l = d.call("GET", "/v1/jobs")
+        check(st == 200 and {"alice-job", "bob-job"} <= {x["name"] for x in l["jobs"]}, "admin lists all: %s" % l)
+        # /metrics: any known token; cluster-level figures only
+        st, m = metrics(d, BOB)
+        check(st == 200 and "rubick_queue_length" in m, "metrics with a tenant token: %d" % st)
+        for secret in ("SECRET-CMD", "alice", "bob-job", ALICE, BOB, TOKEN):
+            check(secret not in m, "metrics hold no '%s'" % secret)
+        st, m = metrics(d, None)
+        check(st == 401, "metrics without a token: %d" % st)
+    finally:
+        d.stop()
+    # metrics_public = yes: /metrics without a token, everything else still needs one
+    d = Daemon(conf_extra="metrics_public = yes\n").start()
+    try:
+        st, m = metrics(d, None)
+        check(st == 200 and "rubick_gpus_total" in m, "public metrics: %d" % st)
+        st, _ = d.call("GET", "/v1/jobs", token=None)
+        check(st == 401, "jobs still need a token with public metrics: %d" % st)
+    finally:
+        d.stop()
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
