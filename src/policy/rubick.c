@@ -201,6 +201,53 @@ static int expand(struct round *R)
 	return RK_OK;
 }
 
+/*
+ * Step 5 (guaranteed=reconfigure): a running guaranteed job whose model was
+ * refitted from its own iterations moves, on the GPUs it holds, to its
+ * curve's plan there when that keeps its guarantee (sla_ok: same tensor and
+ * pipeline degrees as its request, the refitted prediction at the floor times
+ * its margin) and the time saved against its observed speed (observed_sps,
+ * not a prediction) exceeds the restart delay. Only where the curve's
+ * assumptions hold: the fewest nodes for its GPUs, at least the CPU threads
+ * per GPU the plan wants. This is where reconfiguring a guarantee pays: the
+ * request's plan is often not the best one for its GPUs (e.g. ZeRO-DP where
+ * gradient accumulation or checkpointing is faster), and the GPUs stay.
+ */
+static void replan_guaranteed(struct round *R)
+{
+	if (!R->st->reconfigure_guaranteed)
+		return;
+	for (int i = 0; i < R->n; i++) {
+		struct rj *r = &R->j[i];
+		const struct rk_job *job = r->job;
+		if (!r->guaranteed || !r->view || !r->was_placed || r->changed || r->g < 1 ||
+		    job->state != RK_JOB_RUNNING || !(job->observed_sps > 0) ||
+		    job->restarts >= RUBICK_RESTART_LIMIT || use_gpus(r, r->g) != r->g ||
+		    !sla_ok(r, r->g))
+			continue;
+		struct rk_plan p = plan_for(r, r->g);
+		if (rk_plan_equal(&p, &r->plan))
+			continue;
+		struct rk_placement pl;
+		if (rk_alloc_to_placement(&r->now, &pl) ||
+		    pl.n_nodes > (r->g + R->node_gpus - 1) / R->node_gpus ||
+		    rk_plan_check_placement(&p, &pl, NULL))
+			continue;
+		int cpg = cpus_for(r, r->g);
+		if (cpg > 0 && rk_alloc_total_cpus(&r->now) < cpg * r->g)
+			continue;
+		double left = job->iters_total - job->iters_done;
+		double t_new = tput(r, r->g);
+		if (!(left > 0) || !(t_new > job->observed_sps))
+			continue;
+		double saved = left * job->global_batch * (1.0 / job->observed_sps - 1.0 / t_new);
+		if (saved <= R->st->restart_s)
+			continue;
+		r->plan = p;
+		r->changed = 1;
+	}
+}
+
 /* ---- the round ------------------------------------------------------------------ */
 
 static int cmp_order(const void *pa, const void *pb)
@@ -406,6 +453,8 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 			start_pending(&R, &R.j[i], want, &rc);
 	if (!rc)
 		rc = expand(&R);
+	if (!rc)
+		replan_guaranteed(&R);
 	if (!rc)
 		rc = emit(&R, out);
 fail:
