@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* cmocka needs the headers above first */
 #include <cmocka.h>
 
 #include "rubick/refit.h"
@@ -20,12 +21,22 @@
 
 static struct rk_model model(void)
 {
-	struct rk_model m = {.layers = 24, .hidden = 1024, .heads = 16, .seq_len = 512,
-			     .params = 320 * MI, .global_batch = 32, .fwd_ms = 220};
+	struct rk_model m = {.layers = 24,
+	                     .hidden = 1024,
+	                     .heads = 16,
+	                     .seq_len = 512,
+	                     .params = 320 * MI,
+	                     .global_batch = 32,
+	                     .fwd_ms = 220};
 	snprintf(m.name, sizeof(m.name), "%s", "synthetic");
-	m.perf = (struct rk_perf_params){.k_bwd = 1.8, .k_sync = 1.6, .k_opt = 0.08,
-					 .k_os_offload = 5.0, .k_const = 15.0, .k_off = 1.5,
-					 .k_swap = 2.5, .fwd_fixed_ms = 12.0};
+	m.perf = (struct rk_perf_params){.k_bwd = 1.8,
+	                                 .k_sync = 1.6,
+	                                 .k_opt = 0.08,
+	                                 .k_os_offload = 5.0,
+	                                 .k_const = 15.0,
+	                                 .k_off = 1.5,
+	                                 .k_swap = 2.5,
+	                                 .fwd_fixed_ms = 12.0};
 	m.perf_fitted = 1;
 	return m;
 }
@@ -55,7 +66,7 @@ static double predict(const struct rk_model *m, const struct rk_perf_env *env, i
 #define SLOW 1.6
 
 static double observe(struct rk_refit *f, struct rk_model *m, const struct rk_model *truth,
-		      const struct rk_perf_env *env, int g)
+                      const struct rk_perf_env *env, int g)
 {
 	double iter_ms = SLOW * predict(truth, env, g);
 	struct rk_plan p = dp_plan(g);
@@ -63,9 +74,8 @@ static double observe(struct rk_refit *f, struct rk_model *m, const struct rk_mo
 	struct rk_error err;
 	rk_error_clear(&err);
 	/* 32 samples per iteration at iter_ms: the throughput a report carries */
-	assert_int_equal(rk_refit_observe(f, m, env, &p, &pl, 4 * g, 32, 32 * 1000.0 / iter_ms,
-					  &err),
-			 0);
+	assert_int_equal(
+	    rk_refit_observe(f, m, env, &p, &pl, 4 * g, 32, 32 * 1000.0 / iter_ms, &err), 0);
 	return iter_ms;
 }
 
@@ -96,7 +106,7 @@ static void test_moves_toward_observations(void **state)
 	/* and, from three configurations, one it did not run as well */
 	double seen1 = SLOW * predict(&truth, &env, 1);
 	assert_true(fabs(predict(&m, &env, 1) - seen1) <
-		    0.5 * fabs(predict(&truth, &env, 1) - seen1));
+	            0.5 * fabs(predict(&truth, &env, 1) - seen1));
 	assert_true(fabs(predict(&m, &env, 2) - seen2) / seen2 < 0.1);
 	assert_true(f.max_pred_err >= f.last_pred_err);
 	assert_string_equal(f.last_error, "");
@@ -146,8 +156,8 @@ static void test_sample_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_moves_toward_observations),
-		cmocka_unit_test(test_sample_rules),
+	    cmocka_unit_test(test_moves_toward_observations),
+	    cmocka_unit_test(test_sample_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
