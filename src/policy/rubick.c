@@ -176,7 +176,7 @@ static int expand(struct round *R)
 					if (use_gpus(r, g) != g || !sla_ok(r, g))
 						continue;
 					if (r->guaranteed && g > r->job->req_gpus)
-						break; /* GPUs beyond a guarantee's request are best-effort's */
+						break; /* beyond a guarantee's request: best-effort's */
 					double slope = (norm(r, g) - norm(r, r->g)) / (g - r->g);
 					/* A running job pays a restart: grow only if it finishes sooner. */
 					if (running && remaining_s(r, r->g) - remaining_s(r, g) <= R->st->restart_s)
@@ -283,7 +283,8 @@ static void cluster_shape(struct round *R)
 /* Is the job at its request: the requested plan on the requested GPU count? */
 static int at_request(const struct rj *r)
 {
-	return r->was_placed && r->g == r->job->req_gpus && rk_plan_equal(&r->plan, &r->job->req_plan);
+	return r->was_placed && r->g == r->job->req_gpus &&
+	       rk_plan_equal(&r->plan, &r->job->req_plan);
 }
 
 /*

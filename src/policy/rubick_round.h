@@ -174,7 +174,8 @@ static inline int sla_ok(const struct rj *r, int g)
 	if (!r->guaranteed)
 		return 1;
 	if (r->view) {
-		const struct rk_plan *p = &r->view->plan[g < r->view->max_gpus ? g : r->view->max_gpus];
+		const struct rk_plan *p =
+		    &r->view->plan[g < r->view->max_gpus ? g : r->view->max_gpus];
 		if (p->tp != r->job->req_plan.tp || p->pp != r->job->req_plan.pp)
 			return 0;
 	}
