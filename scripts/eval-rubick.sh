@@ -66,3 +66,38 @@ if base and jct.get("rubick", 0) > 0:
             jct["antman"], viol["antman"], guar, jct["antman"] / jct["rubick"]))
 '
 done
+
+# Guaranteed modes (issue 15): keep against reconfigure, without and with the
+# simulator's online refit (--refit, rubickd's rule), on the multi-tenant
+# trace and on a second multi-tenant workload: bp's plans with mt's guarantees
+# (scripts/trace-guarantees.py). Default run only (no TRACE arguments).
+if [ "$#" -eq 0 ]; then
+	mt="$shared/traces/rubick/workloads/workload-mt.csv"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	python3 "$here/scripts/trace-guarantees.py" "$mt" \
+		"$shared/traces/rubick/workloads/workload-bp.csv" "$tmp/workload-bp-mt.csv"
+	echo
+	echo "### guaranteed modes"
+	echo
+	echo "| trace | guaranteed | refit | avg JCT (s) | makespan (s) | guaranteed below baseline | worst ratio |"
+	echo "|---|---|---|---|---|---|---|"
+	for trace in "$mt" "$tmp/workload-bp-mt.csv"; do
+		for refit in off on; do
+			flag=()
+			[ "$refit" = on ] && flag=(--refit)
+			"$rubick" sim --trace "$trace" --cluster "$cluster" \
+				--policy "rubick[guaranteed=keep],rubick[guaranteed=reconfigure]" \
+				--oracle "measured=$here/data/measured/rubick" --interval 60 --restart-cost 260 \
+				--skip-bad --no-timing --json "${flag[@]}" 2>/dev/null |
+				T="$(basename "$trace")" R="$refit" python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+for r in d["results"]:
+    mode = r["policy"].split("=")[1].rstrip("]")
+    print("| %s | %s | %s | %.0f | %.0f | %d/%d | %.3f |" % (os.environ["T"], mode, os.environ["R"],
+        r["avg_jct_s"], r["makespan_s"], r["sla_violations"], r["guaranteed"], r["sla_worst_ratio"]))
+'
+		done
+	done
+fi

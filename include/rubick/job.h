@@ -53,6 +53,13 @@ struct rk_job {
 	int64_t last_change_ms;       /* last start, resize, re-plan or preemption */
 	double attained_gpu_s;        /* GPU-seconds of service so far (Tiresias) */
 	double baseline_sps;          /* guaranteed baseline throughput (samples/s), 0 if none */
+	/* Online refit (rubick/refit.h), written by a driver that refits `model`
+	 * from this job's observed iterations (the simulator with refit on); all 0
+	 * where none does. Only what the job really ran: nothing about a plan it
+	 * did not run. */
+	int model_refits;             /* refits of `model` from the job's own observed runs */
+	double observed_sps;          /* observed under the current plan and allocation, 0 = none */
+	double model_miss;            /* largest |predicted - observed| / observed before a refit */
 	/* the trace's own job type (e.g. "ResNet-50 (batch size 64)", "vgg16"): the key of
 	 * the interference tables (sharing.h); "" = use the model name */
 	char job_type[RK_JOB_TYPE_MAX];

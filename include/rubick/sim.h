@@ -60,6 +60,10 @@ struct rk_sim_config {
 	rk_sim_iter_fn iter;      /* the oracle; required */
 	void *iter_ctx;
 	const struct rk_perf_env *env; /* passed to policies (may be NULL) */
+	/* 1 = refit each running job's model from the iteration times the oracle
+	 * gives for what it runs (rubick/refit.h, as rubickd does from reports);
+	 * policies then decide with the refitted model. Needs env. */
+	int refit;
 	const char *policy_options;    /* "key=value,..." for the policy's create, or NULL */
 	/* Called after each round with jobs finished so far (may be NULL). */
 	void (*progress)(void *ctx, int64_t now_ms, int done, int total);

@@ -49,7 +49,7 @@ struct opts {
 	const char *poisson;           /* --poisson RATE|mean */
 	uint64_t seed, workload_seed, policy_seed;
 	int have_seed, have_workload_seed, have_policy_seed;
-	int json, skip_bad, check, no_timing;
+	int json, skip_bad, check, no_timing, refit;
 	struct rk_cli_coloc coloc; /* --sharing, --contention, ... (sim_coloc.h) */
 	struct rk_cli_loan loan;   /* --inference, --reclaim-deadline, --elastic-share (sim_loan.h) */
 };
@@ -64,7 +64,7 @@ static void help(FILE *f)
 		"                  [--load F] [--poisson RATE|mean]\n"
 		"                  [--json] [--out DIR] [--normalize POLICY] [--skip-bad] [--check]\n"
 		"                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
-		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]]\n"
+		"                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]] [--refit]\n"
 		"                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n"
 		"                  [--first-start free|paid]\n\n"
 		"Replay a job trace on a simulated cluster under each policy and compare them.\n"
@@ -104,6 +104,8 @@ static void help(FILE *f)
 		"  --skip-bad          skip and count bad trace lines and jobs instead of failing\n"
 		"  --check             verify the invariants after every event (slow)\n"
 		"  --horizon S         stop the simulated clock at S seconds of trace time\n"
+		"  --refit             refit each running job's model from the iteration times it\n"
+		"                      is observed to run at (rubickd's rule); policies decide with it\n"
 		"  --no-timing         report wall_s as 0, so that output is byte-identical\n"
 		"  --quota Q           guaranteed-GPU quotas per tenant, e.g. a:32/b:16: a guaranteed\n"
 		"                      job arriving over its tenant's quota is rejected (never runs);\n"
@@ -234,6 +236,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		}
 		if (!strcmp(a, "--check")) {
 			o->check = 1;
+			continue;
+		}
+		if (!strcmp(a, "--refit")) {
+			o->refit = 1;
 			continue;
 		}
 		if (!strcmp(a, "--no-timing")) {
@@ -599,6 +605,7 @@ static int run_policies(const struct run_ctx *c, struct run_state *s)
 		cfg.n_overrides = o->n_overrides;
 		cfg.seed = c->policy_seed;
 		cfg.check = o->check;
+		cfg.refit = o->refit;
 		cfg.horizon_ms = (int64_t)llround(o->horizon_s * 1000.0);
 		cfg.first_start_paid = o->first_start && !strcmp(o->first_start, "paid");
 		cfg.iter = rk_sim_oracle_iter;
@@ -708,6 +715,8 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	rk_cli_meta_add(m, "quota", "%s", o->quota ? o->quota : "");
 	rk_cli_meta_add(m, "skip_bad", "%d", o->skip_bad);
 	rk_cli_meta_add(m, "check", "%d", o->check);
+	if (o->refit) /* only when on: earlier outputs stay byte-identical */
+		rk_cli_meta_add(m, "refit", "%d", o->refit);
 	rk_cli_meta_add(m, "zoo", "%s", rk_cli_zoo_dir(o->zoo));
 	rk_cli_meta_add(m, "sharing", "%s", o->coloc.sharing ? "on" : "off");
 	rk_cli_meta_add(m, "interference", "%s",

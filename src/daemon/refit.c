@@ -6,7 +6,10 @@
  * job's set and the 7 parameters are refitted warm-started from the current
  * ones (rk_perf_fit with `warm`), so the next rounds decide with them
  * (core.model points at sjob.model). The fit's error and the miss of the
- * model on the newest sample before refitting are kept for the API.
+ * model on the newest sample before refitting are kept for the API. The
+ * sample rules and the refit itself are the model library's (rubick/refit.h,
+ * src/model/refit.c), shared with the simulator; this file keeps what is the
+ * daemon's: the allocation's placement, the store and the API.
  *
  * The whole state (samples, counters, fitted parameters) is saved in the
  * store with every report and reloaded on recovery, so a restarted rubickd
@@ -14,6 +17,7 @@
  */
 #include "daemon/sched_internal.h"
 #include "rubick/fit.h"
+#include "rubick/refit.h"
 #include "rubick/plan.h"
 
 #include <jansson.h>
@@ -21,22 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Keep the newest samples only: the job's speed drifts, the fit stays cheap. */
-#define REFIT_MAX_SAMPLES 32
-
+/* The shared refit state (rubick/refit.h): the simulator refits with the same rules. */
 struct rkd_fit {
-	struct rk_perf_samples set;
-	struct rk_perf_fit_result last;
-	int n_fits;
-	double last_pred_err; /* |predicted - measured| / measured of the newest sample, before the refit */
-	char last_error[sizeof(((struct rk_error *)0)->msg)]; /* why the last refit failed; "" = it did not */
+	struct rk_refit r;
 };
 
 void rkd_refit_free(struct rkd_fit *f)
 {
 	if (!f)
 		return;
-	rk_perf_samples_fini(&f->set);
+	rk_refit_fini(&f->r);
 	free(f);
 }
 
@@ -58,53 +56,18 @@ int rkd_refit_report(struct rkd_sched *s, struct sjob *j, double tput_sps, struc
 {
 	if (!(tput_sps > 0) || !j->core.alloc.n || j->core.global_batch <= 0)
 		return 0; /* nothing measured under a known plan */
-	struct rk_perf_sample x;
-	memset(&x, 0, sizeof(x));
-	if (alloc_placement(&j->core.alloc, &x.placement))
+	struct rk_placement pl;
+	if (alloc_placement(&j->core.alloc, &pl))
 		return 0;
-	int gpus = rk_alloc_total_gpus(&j->core.alloc);
-	int cpus = rk_alloc_total_cpus(&j->core.alloc);
-	x.plan = j->core.plan;
-	x.cpus_per_gpu = gpus > 0 && cpus >= gpus ? cpus / gpus : 1;
-	x.fwd_ms = x.sync_ms = x.opt_ms = -1;
-	x.iter_ms = 1000.0 * j->core.global_batch / tput_sps;
 	if (!j->fit) {
 		j->fit = calloc(1, sizeof(*j->fit));
 		if (!j->fit)
 			return rk_error_set(err, RK_ENOMEM, "refit: out of memory");
-		rk_perf_samples_init(&j->fit->set);
+		rk_refit_init(&j->fit->r);
 	}
-	struct rkd_fit *f = j->fit;
-	double pred;
-	if (rk_perf_predict(&j->model, &j->model.perf, &s->env, &x.plan, &x.placement,
-			    x.cpus_per_gpu, &pred) == 0 && pred > 0)
-		f->last_pred_err = fabs(pred - x.iter_ms) / x.iter_ms;
-	if (f->set.n == REFIT_MAX_SAMPLES) {
-		memmove(f->set.v, f->set.v + 1, (size_t)(f->set.n - 1) * sizeof(*f->set.v));
-		f->set.n--;
-	}
-	int ret = rk_perf_samples_add(&f->set, &x, err);
-	if (ret) {
-		snprintf(f->last_error, sizeof(f->last_error), "%s", err->msg);
-		return ret == RK_ENOMEM ? ret : 0; /* an unusable sample is not a daemon failure */
-	}
-	struct rk_perf_fit_result r;
-	struct rk_error fe;
-	rk_error_clear(&fe);
-	ret = rk_perf_fit(&j->model, &s->env, f->set.v, f->set.n,
-			  j->model.perf_fitted ? &j->model.perf : NULL, &r, &fe);
-	if (ret) {
-		snprintf(f->last_error, sizeof(f->last_error), "%s", fe.msg);
-		return ret == RK_ENOMEM ? rk_error_set(err, ret, "%s", fe.msg) : 0;
-	}
-	j->model.perf = r.k;
-	if (r.fwd_ms > 0)
-		j->model.fwd_ms = r.fwd_ms;
-	j->model.perf_fitted = 1;
-	f->last = r;
-	f->n_fits++;
-	f->last_error[0] = '\0';
-	return 0;
+	return rk_refit_observe(&j->fit->r, &j->model, &s->env, &j->core.plan, &pl,
+				rk_alloc_total_cpus(&j->core.alloc), j->core.global_batch, tput_sps,
+				err);
 }
 
 /* The parameters in a fixed order: the stored form is an array. */
@@ -121,7 +84,7 @@ static void params_ptrs(struct rk_perf_params *k, double *v[N_PARAMS])
  * "k": [8 parameters], "samples": [[plan, placement, cpus_per_gpu, iter_ms]...]}.
  * Reals are written with 17 digits (jansson's default), so they read back exactly.
  */
-static char *state_dump(const struct rkd_fit *f, const struct rk_model *m)
+static char *state_dump(const struct rk_refit *f, const struct rk_model *m)
 {
 	struct rk_perf_params k = m->perf;
 	double *kv[N_PARAMS];
@@ -151,7 +114,7 @@ static char *state_dump(const struct rkd_fit *f, const struct rk_model *m)
 }
 
 /* Read a stored state into *f (initialised here), *k and *fwd_ms; -1 when unreadable. */
-static int state_load(const char *text, struct rkd_fit *f, struct rk_perf_params *k,
+static int state_load(const char *text, struct rk_refit *f, struct rk_perf_params *k,
 		      double *fwd_ms)
 {
 	memset(f, 0, sizeof(*f));
@@ -197,7 +160,7 @@ int rkd_refit_save(struct rkd_sched *s, const struct sjob *j, int64_t now, struc
 {
 	if (!j->fit)
 		return 0;
-	char *text = state_dump(j->fit, &j->model);
+	char *text = state_dump(&j->fit->r, &j->model);
 	if (!text)
 		return rk_error_set(err, RK_ENOMEM, "job %lld: refit state: out of memory",
 				    (long long)j->core.id);
@@ -214,10 +177,10 @@ void rkd_refit_recover(struct rkd_sched *s, struct sjob *j)
 	struct rkd_fit *f = calloc(1, sizeof(*f));
 	struct rk_perf_params k = j->model.perf;
 	double fwd_ms = 0;
-	if (f && state_load(text, f, &k, &fwd_ms) == 0) {
+	if (f && state_load(text, &f->r, &k, &fwd_ms) == 0) {
 		j->fit = f;
 		f = NULL;
-		if (j->fit->n_fits > 0) { /* the model the job was last decided with */
+		if (j->fit->r.n_fits > 0) { /* the model the job was last decided with */
 			j->model.perf = k;
 			if (fwd_ms > 0)
 				j->model.fwd_ms = fwd_ms;
@@ -229,7 +192,7 @@ void rkd_refit_recover(struct rkd_sched *s, struct sjob *j)
 	free(text);
 }
 
-static json_t *fit_json(const struct rkd_fit *f, const struct rk_perf_params *k)
+static json_t *fit_json(const struct rk_refit *f, const struct rk_perf_params *k)
 {
 	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
 			      "samples", f->set.n, "refits", f->n_fits,
@@ -267,7 +230,7 @@ char *rkd_refit_json_add(const struct sjob *j, char *body)
 {
 	if (!j || !j->fit || !body)
 		return body;
-	return body_add(body, fit_json(j->fit, &j->model.perf));
+	return body_add(body, fit_json(&j->fit->r, &j->model.perf));
 }
 
 char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
@@ -275,7 +238,7 @@ char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
 	char *text = NULL;
 	if (!body || rkd_store_job_fit_get(store, id, &text))
 		return body;
-	struct rkd_fit f;
+	struct rk_refit f;
 	struct rk_perf_params k;
 	double fwd_ms = 0;
 	memset(&k, 0, sizeof(k));

@@ -21,9 +21,11 @@
  *     early job from taking the cluster while others queue; step 4 then hands
  *     leftovers to the steepest slopes. A guaranteed job needs at least the
  *     GPUs at which its predicted throughput meets its baseline (the
- *     throughput of its requested plan on its requested GPUs) times
- *     RUBICK_SLA_MARGIN, or runs exactly its request when its curve never
- *     gets there. That is with option guaranteed=reconfigure; by default
+ *     throughput of its requested plan on its requested GPUs) times its
+ *     margin, or runs exactly its request when its curve never gets there.
+ *     That is with option guaranteed=reconfigure, and only once the job's
+ *     model was refitted from its own observed iterations (guarantee_init);
+ *     by default
  *     (guaranteed=keep) a guaranteed job runs exactly its request, its
  *     requested plan on its requested GPUs, and is never resized [I]: the
  *     baseline is a promise about measured speed, and the model's errors on
@@ -98,8 +100,10 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 		limit = R->total_gpus;
 	int gmax = r->view ? max_config(r, limit) : r->job->req_gpus;
 	int gmin = r->view ? min_gpus(r, gmax) : r->job->req_gpus;
-	if (r->guaranteed && r->view && gmin == 0) {
-		/* The curve cannot promise the baseline: run exactly what was asked for. */
+	if (r->guaranteed && r->view && (gmin == 0 || gmin > r->job->req_gpus)) {
+		/* The curve cannot promise the baseline within the request's GPUs
+		 * (those beyond it are the best-effort jobs'): run exactly what was
+		 * asked for. */
 		r->view = NULL;
 		gmin = gmax = r->job->req_gpus;
 	}
@@ -169,8 +173,10 @@ static int expand(struct round *R)
 					continue; /* quota caps what guaranteed jobs hold */
 				int hi = r->g + free < r->view->max_gpus ? r->g + free : r->view->max_gpus;
 				for (int g = r->g + 1; g <= hi; g++) {
-					if (use_gpus(r, g) != g)
+					if (use_gpus(r, g) != g || !sla_ok(r, g))
 						continue;
+					if (r->guaranteed && g > r->job->req_gpus)
+						break; /* beyond a guarantee's request: best-effort's */
 					double slope = (norm(r, g) - norm(r, r->g)) / (g - r->g);
 					/* A running job pays a restart: grow only if it finishes sooner. */
 					if (running && remaining_s(r, r->g) - remaining_s(r, g) <= R->st->restart_s)
@@ -193,6 +199,53 @@ static int expand(struct round *R)
 		}
 	}
 	return RK_OK;
+}
+
+/*
+ * Step 5 (guaranteed=reconfigure): a running guaranteed job whose model was
+ * refitted from its own iterations moves, on the GPUs it holds, to its
+ * curve's plan there when that keeps its guarantee (sla_ok: same tensor and
+ * pipeline degrees as its request, the refitted prediction at the floor times
+ * its margin) and the time saved against its observed speed (observed_sps,
+ * not a prediction) exceeds the restart delay. Only where the curve's
+ * assumptions hold: the fewest nodes for its GPUs, at least the CPU threads
+ * per GPU the plan wants. This is where reconfiguring a guarantee pays: the
+ * request's plan is often not the best one for its GPUs (e.g. ZeRO-DP where
+ * gradient accumulation or checkpointing is faster), and the GPUs stay.
+ */
+static void replan_guaranteed(struct round *R)
+{
+	if (!R->st->reconfigure_guaranteed)
+		return;
+	for (int i = 0; i < R->n; i++) {
+		struct rj *r = &R->j[i];
+		const struct rk_job *job = r->job;
+		if (!r->guaranteed || !r->view || !r->was_placed || r->changed || r->g < 1 ||
+		    job->state != RK_JOB_RUNNING || !(job->observed_sps > 0) ||
+		    job->restarts >= RUBICK_RESTART_LIMIT || use_gpus(r, r->g) != r->g ||
+		    !sla_ok(r, r->g))
+			continue;
+		struct rk_plan p = plan_for(r, r->g);
+		if (rk_plan_equal(&p, &r->plan))
+			continue;
+		struct rk_placement pl;
+		if (rk_alloc_to_placement(&r->now, &pl) ||
+		    pl.n_nodes > (r->g + R->node_gpus - 1) / R->node_gpus ||
+		    rk_plan_check_placement(&p, &pl, NULL))
+			continue;
+		int cpg = cpus_for(r, r->g);
+		if (cpg > 0 && rk_alloc_total_cpus(&r->now) < cpg * r->g)
+			continue;
+		double left = job->iters_total - job->iters_done;
+		double t_new = tput(r, r->g);
+		if (!(left > 0) || !(t_new > job->observed_sps))
+			continue;
+		double saved = left * job->global_batch * (1.0 / job->observed_sps - 1.0 / t_new);
+		if (saved <= R->st->restart_s)
+			continue;
+		r->plan = p;
+		r->changed = 1;
+	}
 }
 
 /* ---- the round ------------------------------------------------------------------ */
@@ -224,6 +277,46 @@ static void cluster_shape(struct round *R)
 			R->gpu_mem_mb = nd->gpu_mem_mb > 0 ? nd->gpu_mem_mb : 81920;
 			R->host_mem_mb = nd->mem_mb;
 		}
+	}
+}
+
+/* Is the job at its request: the requested plan on the requested GPU count? */
+static int at_request(const struct rj *r)
+{
+	return r->was_placed && r->g == r->job->req_gpus &&
+	       rk_plan_equal(&r->plan, &r->job->req_plan);
+}
+
+/*
+ * A guaranteed job's floor, margin and whether its model may move it (issue
+ * 15). The floor is its baseline: the driver's (job.baseline_sps, measured at
+ * the request) or the model's price of the request, whichever is higher. With
+ * guaranteed=keep, or before the job was observed to run (no refit of its
+ * model from its own iterations: a prediction nothing has confirmed), its
+ * request is the only configuration known to meet the baseline and it runs
+ * exactly that. Once refitted, a configuration is taken only if the refitted
+ * model predicts it at the floor times the margin: at least RUBICK_SLA_MARGIN,
+ * and at least 1 + the largest miss of the job's model on what it really ran
+ * (job.model_miss): a model seen wrong by 20% is not trusted within 20%. The
+ * SLA check: a job observed below its floor off its request goes back to its
+ * request (its refitted model, which now knows the miss, then prices that
+ * configuration lower).
+ */
+static void guarantee_init(struct round *R, struct rj *r)
+{
+	const struct rk_job *job = r->job;
+	r->sla_sps = job->baseline_sps > r->orig_sps ? job->baseline_sps : r->orig_sps;
+	double miss = job->model_miss > 0 && isfinite(job->model_miss) ? job->model_miss : 0;
+	r->sla_margin = 1.0 + (miss > RUBICK_SLA_MARGIN - 1.0 ? miss : RUBICK_SLA_MARGIN - 1.0);
+	if (!R->st->reconfigure_guaranteed || job->model_refits < 1) {
+		r->view = NULL;
+		return;
+	}
+	/* The rounding SLA_TOL of the simulator's check (engine_sla.c) absorbs. */
+	if (r->was_placed && job->state == RK_JOB_RUNNING && job->observed_sps > 0 &&
+	    job->observed_sps < r->sla_sps * (1.0 - 1e-9) && !at_request(r)) {
+		r->fallback = 1;
+		r->view = NULL;
 	}
 }
 
@@ -262,9 +355,8 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 	if (!(t > 0) && r->view)
 		t = r->view->tput_sps[q < r->view->max_gpus ? q : r->view->max_gpus];
 	r->orig_sps = t > 0 ? t : 1.0;
-	r->sla_sps = r->guaranteed ? r->orig_sps : 0;
-	if (r->guaranteed && !R->st->reconfigure_guaranteed)
-		r->view = NULL; /* its request is the only configuration known to meet the baseline */
+	if (r->guaranteed)
+		guarantee_init(R, r);
 	if (R->st->order_srtf) {
 		int at = r->view ? use_gpus(r, q < r->view->max_gpus ? q : r->view->max_gpus) : q;
 		r->key_s = remaining_s(r, at > 0 ? at : q);
@@ -346,13 +438,28 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		rc = RK_ENOMEM;
 		goto fail;
 	}
+	/* SLA check: guaranteed jobs observed below their floor restart at their request. */
+	for (int i = 0; i < R.n && !rc; i++) {
+		struct rj *r = &R.j[i];
+		if (!r->fallback)
+			continue;
+		rc = rk_capacity_give(&R.cap, &r->now, NULL);
+		struct rk_alloc none;
+		rk_alloc_init(&none);
+		if (!rc)
+			rubick_assign(&R, r, &none, 0);
+	}
+	if (rc)
+		goto fail;
 	for (int k = 0; k < in->cluster->n_nodes; k++)
 		rubick_node_max_rem(&R, k);
 	for (int i = 0; i < R.n && !rc; i++)
-		if (!R.j[i].was_placed && R.j[i].g == 0)
+		if ((!R.j[i].was_placed || R.j[i].fallback) && R.j[i].g == 0)
 			start_pending(&R, &R.j[i], want, &rc);
 	if (!rc)
 		rc = expand(&R);
+	if (!rc)
+		replan_guaranteed(&R);
 	if (!rc)
 		rc = emit(&R, out);
 fail:

@@ -22,9 +22,10 @@
 #define RUBICK_STARVE_S 200000.0
 /* Least normalised gain per GPU worth an expansion (§1.8.1 line 18). */
 #define RUBICK_MIN_SLOPE 1e-2
-/* Headroom over a guaranteed job's baseline: the model's errors are 2-7% on
- * average (§1.5, Table 2), so plans within 5% of the baseline are not trusted
- * to meet it. */
+/* Least headroom over a guaranteed job's baseline: the model's errors are
+ * 2-7% on average (§1.5, Table 2), so plans within 5% of the baseline are not
+ * trusted to meet it. A job whose model was seen to miss its own observed
+ * iterations by more gets that miss as its headroom (rj.sla_margin). */
 #define RUBICK_SLA_MARGIN 1.05
 /* A pending job starts on fewer GPUs than its start size only if they give at
  * least this fraction of the start size's throughput [I]: below it, waiting
@@ -39,7 +40,9 @@ struct rj {
 	const struct rubick_view *view; /* NULL: the model cannot plan it, run as requested */
 	double orig_sps;  /* throughput at the request (normalisation), > 0 */
 	double sla_sps;   /* guaranteed floor, 0 for best-effort */
+	double sla_margin; /* a configuration must be predicted at >= sla_sps * this */
 	int guaranteed, starving, was_placed;
+	int fallback;     /* guaranteed, observed below its floor: back to its request */
 	int g;            /* GPUs held after this round's changes */
 	int node;         /* the node of a single-node job, -1 otherwise */
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
@@ -157,12 +160,33 @@ static inline int step_down(const struct rj *r, int g)
 	return g > 1 ? use_gpus(r, g - 1) : 0;
 }
 
+/*
+ * Does g GPUs keep the job's guarantee? Always for best-effort. A guaranteed
+ * job's curve plan for g must keep the tensor and pipeline degrees of its
+ * request, the plan it was observed running first (guarantee_init): its
+ * observed iterations identify the parameters of that shape only, and a new
+ * (tp, pp) is the model's extrapolation, where it errs most (3D: 28% MAPE,
+ * 213% worst, docs/perf-model.md). And the refitted model must predict at
+ * least the floor times the job's margin.
+ */
+static inline int sla_ok(const struct rj *r, int g)
+{
+	if (!r->guaranteed)
+		return 1;
+	if (r->view) {
+		const struct rk_plan *p =
+		    &r->view->plan[g < r->view->max_gpus ? g : r->view->max_gpus];
+		if (p->tp != r->job->req_plan.tp || p->pp != r->job->req_plan.pp)
+			return 0;
+	}
+	return tput(r, g) >= r->sla_sps * r->sla_margin;
+}
+
 /* Smallest g whose throughput meets the job's floor (guaranteed) or is > 0; 0 if none. */
 static inline int min_gpus(const struct rj *r, int limit)
 {
 	for (int g = 1; g <= limit; g++)
-		if (use_gpus(r, g) == g && tput(r, g) > 0 &&
-		    (!r->guaranteed || tput(r, g) >= r->sla_sps * RUBICK_SLA_MARGIN))
+		if (use_gpus(r, g) == g && tput(r, g) > 0 && sla_ok(r, g))
 			return g;
 	return 0;
 }

@@ -70,7 +70,7 @@ static int without_node(const struct rj *v, int node, struct rk_alloc *a, int *n
  *    one node, or a multi-node one for a guaranteed or starving newcomer or,
  *    under SRTF order, for a shorter one (its other nodes' GPUs go back to
  *    the queue).
- *  - A guaranteed job keeps its baseline (times RUBICK_SLA_MARGIN).
+ *  - A guaranteed job keeps its baseline (times its margin, sla_ok).
  */
 static int victim_step(const struct round *R, const struct rj *self, const struct rj *v, int node,
 		       int g, int *ng, int *freed)
@@ -93,7 +93,7 @@ static int victim_step(const struct round *R, const struct rj *self, const struc
 	if (v->node == node)
 		*freed = g - *ng;
 	if (v->guaranteed)
-		return *ng > 0 && tput(v, *ng) >= v->sla_sps * RUBICK_SLA_MARGIN ? 0 : -1;
+		return *ng > 0 && sla_ok(v, *ng) ? 0 : -1;
 	if (*ng == 0 && v->node != node &&
 	    !R->st->order_srtf && !(self->guaranteed || self->starving))
 		return -1;

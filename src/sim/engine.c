@@ -265,6 +265,7 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 			j->state = RK_JOB_PENDING;
 			j->last_change_ms = now;
 			sj->iter_ms = 0;
+			j->observed_sps = 0;
 			sj->preemptions++;
 			s->res.preemptions++;
 			s->n_pending++;
@@ -439,7 +440,9 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);
+	sim_refit_swap(s, 1); /* the policy decides with the refitted models */
 	int rc = p->schedule(pstate, &in, &s->ds, err);
+	sim_refit_swap(s, 0); /* the oracle prices with the jobs' own */
 	for (int i = 0; i < s->n_chg; i++)
 		((struct sjob *)s->chg[i])->in_chg = 0;
 	s->n_chg = 0;
@@ -569,6 +572,8 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 			if (!rc && s->cfg.progress)
 				s->cfg.progress(s->cfg.progress_ctx, t, s->n_done, s->n);
 		}
+		if (!rc)
+			rc = sim_refit_sweep(s, err); /* observe what runs, before the SLA sweep */
 		if (!rc)
 			sim_sla_sweep(s); /* rates and states hold until the next instant */
 		if (!rc)

@@ -44,6 +44,8 @@ struct sjob {
 	int64_t below_ms;      /* running ms below the baseline so far */
 	double worst_ratio;    /* smallest current/baseline while running, 0 = never ran */
 	int rejected;          /* over its tenant's quota at arrival: never runs */
+	/* online refit (engine_refit.c); NULL unless cfg.refit and observed */
+	struct sim_fit *fit;
 	char reason[160];      /* why it was rejected */
 };
 
@@ -142,6 +144,15 @@ int sim_loan_step(struct sim *s, const struct rk_policy_ops *p, void *pstate, in
  * sim_sla_sweep at the end of every instant (states and rates are constant
  * between instants), sim_sla_close when a job leaves (completion, the end).
  */
+/*
+ * Online refit (engine_refit.c, cfg.refit): sim_refit_sweep after every
+ * instant observes each running holder's configuration once; around a policy
+ * call, sim_refit_swap(s, 1) shows policies the refitted models and
+ * sim_refit_swap(s, 0) gives the oracle its own back.
+ */
+int sim_refit_sweep(struct sim *s, struct rk_error *err);
+void sim_refit_swap(struct sim *s, int fitted);
+void sim_refit_fini(struct sim *s);
 int sim_sla_init(struct sim *s, struct rk_error *err);
 int sim_quota_reject(struct sim *s, int idx);
 void sim_sla_sweep(struct sim *s);

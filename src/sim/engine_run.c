@@ -267,6 +267,7 @@ static void sim_free(struct sim *s)
 	if (s->jobs)
 		for (int i = 0; i < s->n; i++)
 			rk_alloc_fini(&s->jobs[i].j.alloc);
+	sim_refit_fini(s);
 	free(s->jobs);
 	free(s->order);
 	free(s->act);
@@ -294,6 +295,9 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	if (cfg->interval_ms <= 0)
 		return rk_error_set(err, RK_ERANGE, "--interval: must be > 0 (got %lld ms)",
 				    (long long)cfg->interval_ms);
+	if (cfg->refit && !cfg->env)
+		return rk_error_set(err, RK_EINVAL, "--refit: needs the performance environment "
+				    "the models are fitted in (none given)");
 	if (cfg->restart_ms < 0)
 		return rk_error_set(err, RK_ERANGE, "--restart-cost: must be >= 0 (got %lld ms)",
 				    (long long)cfg->restart_ms);

@@ -251,6 +251,66 @@ static void guaranteed_baseline_kept(void **state)
 	}
 }
 
+/*
+ * guaranteed=reconfigure trusts a guaranteed job's model only once it was
+ * refitted from the job's own iterations (model_refits, issue 15): before, a
+ * pending guaranteed job runs exactly its request, whatever its curve says.
+ * The SLA check: a refitted guaranteed job observed below its baseline off its
+ * request goes back to its request; observed at or above it, it is left alone.
+ */
+static void guaranteed_trusts_refitted_model_only(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *g = long_job(&f, 1, 4, 1);
+	g->req_plan = fx_dp_plan(32, 4, 0);
+	g->req_plan.mb = 1, g->req_plan.ga = 8, g->req_plan.gc = 1; /* its curve has faster plans */
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, "guaranteed=reconfigure", &d);
+	const struct rk_decision *x = fx_decision(&d, 1);
+	assert_non_null(x);
+	assert_int_equal(fx_gpus(&x->alloc), 4);
+	assert_true(rk_plan_equal(&x->plan, &g->req_plan));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+
+	for (int below = 0; below < 2; below++) {
+		fx_init(&f, 2);
+		g = long_job(&f, 1, 4, 1);
+		struct rk_placement req = {.n_nodes = 1, .gpus = {4}};
+		double base = 0;
+		assert_int_equal(rk_baseline_tput_sps(g, &g->req_plan, &req, 8, &f.env, &base),
+				 RK_OK);
+		/* running off its request: 2 GPUs, the DP plan for them */
+		g->req_gpus = 2;
+		g->req_cpus = 16;
+		g->req_mem_mb = 200 * 1024;
+		struct rk_plan req_plan = g->req_plan;
+		g->req_plan = fx_dp_plan(32, 2, 0);
+		fx_run_on(g, 0, 0);
+		g->req_gpus = 4;
+		g->req_cpus = 32;
+		g->req_mem_mb = 400 * 1024;
+		g->req_plan = req_plan;
+		g->model_refits = 1;
+		g->baseline_sps = base;
+		g->observed_sps = below ? 0.5 * base : 1.2 * base;
+		run_round(&f, &rk_policy_rubick, "guaranteed=reconfigure", &d);
+		x = fx_decision(&d, 1);
+		if (below) {
+			assert_non_null(x);
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+			assert_true(rk_plan_equal(&x->plan, &g->req_plan));
+		} else {
+			assert_true(!x || fx_gpus(&x->alloc) != 4 ||
+				    !rk_plan_equal(&x->plan, &g->req_plan));
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
 /* Plan-only: exactly the requested GPUs, the best plan there; res-only: the user's plan family. */
 static void ablations(void **state)
 {
@@ -344,6 +404,7 @@ int main(void)
 		cmocka_unit_test(not_scattered),
 		cmocka_unit_test(multi_node_victim_keeps_nodes),
 		cmocka_unit_test(guaranteed_baseline_kept),
+		cmocka_unit_test(guaranteed_trusts_refitted_model_only),
 		cmocka_unit_test(ablations),
 		cmocka_unit_test(tenant_quota),
 		cmocka_unit_test(unfitted_model_runs_as_requested),
