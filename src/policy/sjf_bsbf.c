@@ -543,6 +543,11 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	const struct sb_entry *sb = sb_get(st, a, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	const char *side_gt = NULL; /* a's interned side is per GPU type */
+	/* Jobs queued behind a, per GPU of the cluster: rk_group_evaluate's weight
+	 * of the GPU-seconds a group loses or gains. */
+	int nbehind = r->n_waiting - (r->n_round - r->n_hold);
+	double qw = r->total_gpus > 0 && nbehind > 0 ? (double)nbehind / r->total_gpus : 0;
+	double t_free = st->ffs ? 0 : time_to_free(st, r, g);
 	int side_a = -1, m = 0;
 	for (int i = 0; i < nc; i++) {
 		int b = cands[i].who;
@@ -591,8 +596,14 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		int best_k = -1;
 		for (int k = 0; k < no; k++) {
 			struct rk_pair_outcome o;
-			if (rk_pair_evaluate(e_a, r_b, xa * (opts[k].slow > 1 ? opts[k].slow : 1), rel,
-					     &o, &e))
+			/* The pair alone, b's GPUs up to a's request shared, as a
+			 * screen; the group test below judges the set picked. */
+			struct rk_share_partner pp = {.r_s = r_b, .xi_a = xa, .rel = rel,
+						      .gpus = r->gpus[b],
+						      .shared = r->gpus[b] < g ? r->gpus[b] : g};
+			double wt = t_free < r_b ? t_free : r_b;
+			if (rk_group_evaluate(e_a, opts[k].slow > 1 ? opts[k].slow : 1, 0, &pp, 1, wt,
+					      qw, &o, &e))
 				continue;
 			if (o.t_con_s < best.t_con_s) {
 				best = o;
@@ -706,12 +717,9 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			ps[i] = cands[i].p;
 			last = ps[i].r_s > last ? ps[i].r_s : last;
 		}
-		double wait = time_to_free(st, r, g);
-		wait = wait < last ? wait : last;
+		double wait = t_free < last ? t_free : last;
 		struct rk_pair_outcome o;
 		struct rk_error e;
-		int nbehind = r->n_waiting - (r->n_round - r->n_hold);
-		double qw = r->total_gpus > 0 && nbehind > 0 ? (double)nbehind / r->total_gpus : 0;
 		ok = np <= 64 &&
 		     !rk_group_evaluate(remaining_s(a), slow, free_used, ps, np, wait,
 					qw, &o, &e) &&
