@@ -62,7 +62,7 @@ int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus,
 				    "queue weight %g, %d free GPUs (need finite, >= 0, slow >= 1)",
 				    e_a_s, wait_s, slow_a, queue_w, free_gpus);
 	double left[GROUP_MAX], seq = wait_s + e_a_s, con = 0;
-	int done[GROUP_MAX] = {0};
+	int done[GROUP_MAX];
 	for (int i = 0; i < k; i++) {
 		if (!(p[i].r_s >= 0) || !isfinite(p[i].r_s) || !(p[i].xi_a >= 1) ||
 		    !isfinite(p[i].xi_a) || !(p[i].rel >= 1) || !isfinite(p[i].rel) ||
@@ -72,6 +72,7 @@ int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus,
 					    "factors >= 1, 1 <= shared <= GPUs)", i, p[i].r_s,
 					    p[i].xi_a, p[i].rel, p[i].shared, p[i].gpus);
 		left[i] = p[i].r_s;
+		done[i] = 0;
 		seq += p[i].r_s;
 	}
 	/*

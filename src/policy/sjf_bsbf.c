@@ -52,7 +52,7 @@ struct sb_entry {
 /* The round's arrays, kept across rounds: scratch_grow(). */
 struct scratch {
 	int cap, cap_nodes;
-	int *free_cpus, *node_free; /* per node */
+	int *free_cpus, *node_free, *node_single; /* per node */
 	int64_t *free_mem;
 	double *e_rem, *mem_gpu, *xcur; /* per job, as in struct round */
 	double *gfree;              /* per GPU, as in struct round */
@@ -162,6 +162,8 @@ struct round {
 	 * only thing that changes them in a round), not by every sharing try.
 	 */
 	int *node_free;       /* GPUs nobody holds, per node (0 on a down node) */
+	int *node_single;     /* GPUs one running job holds alone, per node */
+	int max_node_gpus;    /* GPUs of the largest up node */
 	int n_free, n_single; /* GPUs nobody holds; GPUs one running job holds alone */
 	struct cand *part;    /* running jobs holding a GPU alone, by their first such GPU */
 	int n_part;
@@ -287,7 +289,7 @@ static void scan(struct round *r)
 	r->n_free = r->n_single = r->n_part = 0;
 	r->n_gfree = -1;
 	for (int n = 0; n < c->n_nodes; n++) {
-		r->node_free[n] = 0;
+		r->node_free[n] = r->node_single[n] = 0;
 		for (int k = 0; c->nodes[n].up && k < c->nodes[n].gpus; k++) {
 			int h0, h1, cnt = rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1);
 			if (cnt == 0) {
@@ -297,6 +299,7 @@ static void scan(struct round *r)
 			if (cnt != 1 || r->job[h0]->state == RK_JOB_PENDING)
 				continue;
 			r->n_single++;
+			r->node_single[n]++;
 			if (r->seen[h0])
 				continue;
 			r->seen[h0] = 1;
@@ -537,6 +540,13 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	int g = a->req_gpus, nc = r->n_part;
 	if (r->n_free + r->n_single < g)
 		return 0;
+	if (g <= r->max_node_gpus) { /* shares on one node (below): one must have room */
+		int room = 0;
+		for (int n = 0; n < c->n_nodes && !room; n++)
+			room = r->node_free[n] + r->node_single[n] >= g;
+		if (!room)
+			return 0;
+	}
 	/* Partners in node and GPU order (first fit), each once: scan()'s list. */
 	memcpy(cands, r->part, (size_t)nc * sizeof(*cands));
 	/* The test (or, for FFS, the first setting that fits) per partner. */
@@ -593,23 +603,24 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		double xnow = present_factor(st, r, b);
 		double r_b = e_b * xnow, rel = (xb > xnow ? xb : xnow) / xnow;
 		struct rk_pair_outcome best = {.t_con_s = INFINITY};
-		int best_k = -1;
-		for (int k = 0; k < no; k++) {
-			struct rk_pair_outcome o;
-			/* The pair alone, b's GPUs up to a's request shared, as a
-			 * screen; the group test below judges the set picked. */
-			struct rk_share_partner pp = {.r_s = r_b, .xi_a = xa, .rel = rel,
-						      .gpus = r->gpus[b],
-						      .shared = r->gpus[b] < g ? r->gpus[b] : g};
-			double wt = t_free < r_b ? t_free : r_b;
-			if (rk_group_evaluate(e_a, opts[k].slow > 1 ? opts[k].slow : 1, 0, &pp, 1, wt,
-					      qw, &o, &e))
-				continue;
-			if (o.t_con_s < best.t_con_s) {
-				best = o;
+		/*
+		 * The setting: a slower a never shortens anything in the test
+		 * (its shared run, the partner's slowed time and the GPU-seconds
+		 * lost all grow with a's factor), so the feasible setting with the
+		 * least accumulation slowdown is the best one; one evaluation, not
+		 * one per setting. The pair alone, b's GPUs up to a's request
+		 * shared, is a screen; the group test below judges the set picked.
+		 */
+		int best_k = 0;
+		for (int k = 1; k < no; k++)
+			if (opts[k].slow < opts[best_k].slow)
 				best_k = k;
-			}
-		}
+		double slow_k = opts[best_k].slow > 1 ? opts[best_k].slow : 1;
+		struct rk_share_partner pp = {.r_s = r_b, .xi_a = xa, .rel = rel, .gpus = r->gpus[b],
+					      .shared = r->gpus[b] < g ? r->gpus[b] : g};
+		double wt = t_free < r_b ? t_free : r_b;
+		if (rk_group_evaluate(e_a, slow_k, 0, &pp, 1, wt, qw, &best, &e))
+			best_k = -1;
 		if (best_k < 0 || !best.share)
 			continue;
 		cands[m] = cands[i];
@@ -640,10 +651,8 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	 * algorithms.md §3.4, tries one node first). The node: the one with room
 	 * that has the most free GPUs (fewest shared), lowest id on ties.
 	 */
-	int only = -1, max_gpus = 0;
-	for (int n = 0; n < nn; n++)
-		max_gpus = c->nodes[n].up && c->nodes[n].gpus > max_gpus ? c->nodes[n].gpus : max_gpus;
-	if (g <= max_gpus) {
+	int only = -1;
+	if (g <= r->max_node_gpus) {
 		for (int n = 0; n < nn; n++)
 			want[n] = c->nodes[n].up ? r->node_free[n] : 0; /* room per node */
 		for (int i = 0; i < m; i++) {
@@ -757,7 +766,10 @@ static int scratch_grow(struct bsbf_state *st, int n, int nn, int ng)
 		int *nf = realloc(w->node_free, (size_t)nn * sizeof(*nf));
 		if (nf)
 			w->node_free = nf;
-		if (!fc || !fm || !nf)
+		int *ns = realloc(w->node_single, (size_t)nn * sizeof(*ns));
+		if (ns)
+			w->node_single = ns;
+		if (!fc || !fm || !nf || !ns)
 			return RK_ENOMEM;
 		w->cap_nodes = nn;
 	}
@@ -798,6 +810,7 @@ static void scratch_fini(struct scratch *w)
 	free(w->free_cpus);
 	free(w->free_mem);
 	free(w->node_free);
+	free(w->node_single);
 	free(w->e_rem);
 	free(w->mem_gpu);
 	free(w->xcur);
@@ -876,6 +889,11 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	r.free_cpus = w->free_cpus;
 	r.free_mem = w->free_mem;
 	r.node_free = w->node_free;
+	r.node_single = w->node_single;
+	r.max_node_gpus = 0;
+	for (int i = 0; i < nn; i++)
+		if (c->nodes[i].up && c->nodes[i].gpus > r.max_node_gpus)
+			r.max_node_gpus = c->nodes[i].gpus;
 	r.e_rem = w->e_rem;
 	r.mem_gpu = w->mem_gpu;
 	r.xcur = w->xcur;
