@@ -69,6 +69,7 @@ struct bsbf_state {
 	int ffs;        /* 1 = SJF-FFS: no benefit test, first fit */
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
 	int window;     /* pending jobs per round that may try sharing (SJF order) */
+	int consolidated; /* placement=consolidated: a job one node holds starts on one */
 	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
 	struct rk_sjfq queue;     /* waiting jobs, kept across rounds */
 	struct scratch w;
@@ -203,12 +204,17 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 			s->order_tcon = 1;
 		else if (!ffs && !strcmp(p, "order=benefit"))
 			s->order_tcon = 0;
+		else if (!strcmp(p, "placement=consolidated"))
+			s->consolidated = 1;
+		else if (!strcmp(p, "placement=spread"))
+			s->consolidated = 0;
 		else if (end && end != p + 7 && !*end && w >= 1 && w <= 1000000)
 			s->window = (int)w;
 		else {
 			rk_error_set(err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
 				     ffs ? "sjf-ffs" : "sjf-bsbf", p,
-				     ffs ? "window=N" : "order=benefit|tcon, window=N");
+				     ffs ? "placement=spread|consolidated, window=N"
+					 : "order=benefit|tcon, placement=spread|consolidated, window=N");
 			free(s);
 			return RK_EINVAL;
 		}
@@ -493,7 +499,10 @@ static int start_free(struct round *r, int ai, struct rk_decisions *out)
 	 * parallel groups (tp GPUs stay on one node, as rk_place_gang keeps them):
 	 * a 3D plan otherwise never finds a placement and its job never starts. */
 	int tp = a->req_plan.tp > 1 ? a->req_plan.tp : 1, left = g;
-	if (rc == 0 && total >= g && g % tp == 0) {
+	/* placement=consolidated (yarn, as the baselines' default): a job one
+	 * node holds waits for one node, or shares on one (start_shared). */
+	int split_ok = !r->st->consolidated || g > r->max_node_gpus;
+	if (rc == 0 && split_ok && total >= g && g % tp == 0) {
 		memset(want, 0, (size_t)nn * sizeof(*want));
 		while (left > 0) {
 			int m = -1, room_m = 0;
