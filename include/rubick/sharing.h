@@ -69,9 +69,9 @@ struct rk_share_partner {
 	int gpus;    /* GPUs it holds */
 	int shared;  /* of them, shared with a (1..gpus) */
 };
-int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus,
-		      const struct rk_share_partner *p, int k, double wait_s, double queue_w,
-		      struct rk_pair_outcome *out, struct rk_error *err);
+int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus, const struct rk_share_partner *p,
+                      int k, double wait_s, double queue_w, struct rk_pair_outcome *out,
+                      struct rk_error *err);
 
 /*
  * Sub-batch choice for job `a` joining GPUs that already hold a job whose

@@ -48,29 +48,32 @@ int rk_pair_evaluate(double e_a_s, double e_b_s, double xi_a, double xi_b,
 
 #define GROUP_MAX 64 /* partners simulated at once; more are refused (RK_ERANGE) */
 
-int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus,
-		      const struct rk_share_partner *p, int k, double wait_s, double queue_w,
-		      struct rk_pair_outcome *out, struct rk_error *err)
+int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus, const struct rk_share_partner *p,
+                      int k, double wait_s, double queue_w, struct rk_pair_outcome *out,
+                      struct rk_error *err)
 {
 	if (k < 1 || k > GROUP_MAX || !p)
 		return rk_error_set(err, k > GROUP_MAX ? RK_ERANGE : RK_EINVAL,
-				    "group test: %d partners (need 1..%d)", k, GROUP_MAX);
+		                    "group test: %d partners (need 1..%d)", k, GROUP_MAX);
 	if (!(e_a_s >= 0) || !isfinite(e_a_s) || !(wait_s >= 0) || !isfinite(wait_s) ||
 	    !(slow_a >= 1) || !isfinite(slow_a) || !(queue_w >= 0) || !isfinite(queue_w) ||
 	    free_gpus < 0)
-		return rk_error_set(err, RK_EINVAL, "group test: E_a = %g s, wait %g s, slow %g, "
-				    "queue weight %g, %d free GPUs (need finite, >= 0, slow >= 1)",
-				    e_a_s, wait_s, slow_a, queue_w, free_gpus);
+		return rk_error_set(err, RK_EINVAL,
+		                    "group test: E_a = %g s, wait %g s, slow %g, "
+		                    "queue weight %g, %d free GPUs (need finite, >= 0, slow >= 1)",
+		                    e_a_s, wait_s, slow_a, queue_w, free_gpus);
 	double left[GROUP_MAX], seq = wait_s + e_a_s, con = 0;
 	int done[GROUP_MAX];
 	for (int i = 0; i < k; i++) {
 		if (!(p[i].r_s >= 0) || !isfinite(p[i].r_s) || !(p[i].xi_a >= 1) ||
 		    !isfinite(p[i].xi_a) || !(p[i].rel >= 1) || !isfinite(p[i].rel) ||
 		    p[i].shared < 1 || p[i].shared > p[i].gpus)
-			return rk_error_set(err, RK_EINVAL, "group test: partner %d: %g s left, xi_a "
-					    "%g, rel %g, %d of %d GPUs shared (need finite, >= 0, "
-					    "factors >= 1, 1 <= shared <= GPUs)", i, p[i].r_s,
-					    p[i].xi_a, p[i].rel, p[i].shared, p[i].gpus);
+			return rk_error_set(err, RK_EINVAL,
+			                    "group test: partner %d: %g s left, xi_a "
+			                    "%g, rel %g, %d of %d GPUs shared (need finite, >= 0, "
+			                    "factors >= 1, 1 <= shared <= GPUs)",
+			                    i, p[i].r_s, p[i].xi_a, p[i].rel, p[i].shared,
+			                    p[i].gpus);
 		left[i] = p[i].r_s;
 		done[i] = 0;
 		seq += p[i].r_s;
@@ -100,7 +103,7 @@ int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus,
 		for (int i = 0; i < k; i++)
 			if (!done[i])
 				rate += p[i].shared * (1 - 1 / fa - 1 / p[i].rel) +
-					(p[i].gpus - p[i].shared) * (1 - 1 / p[i].rel);
+				        (p[i].gpus - p[i].shared) * (1 - 1 / p[i].rel);
 		lost += rate * step;
 		if (a_left * fa <= dt) /* a ends first: the partners run on, alone again */
 			break;

@@ -55,7 +55,7 @@ struct scratch {
 	int *free_cpus, *node_free, *node_single; /* per node */
 	int64_t *free_mem;
 	double *e_rem, *mem_gpu, *xcur; /* per job, as in struct round */
-	double *gfree;              /* per GPU, as in struct round */
+	double *gfree;                  /* per GPU, as in struct round */
 	int cap_gpus;
 	int *gpus, *side, *seen;
 	int64_t *gpu_mem;
@@ -69,7 +69,7 @@ struct bsbf_state {
 	int ffs;        /* 1 = SJF-FFS: no benefit test, first fit */
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
 	int window;     /* pending jobs per round that may try sharing (SJF order) */
-	int consolidated; /* placement=consolidated: a job one node holds starts on one */
+	int consolidated;         /* placement=consolidated: a job one node holds starts on one */
 	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
 	struct rk_sjfq queue;     /* waiting jobs, kept across rounds */
 	struct scratch w;
@@ -128,7 +128,7 @@ struct cand {
 	double key;       /* sort key: -benefit, T_con or first GPU position */
 	int64_t tie[2];   /* then the snapshot order: (0, position) or (submit, id) */
 	struct rk_plan plan;
-	double slow;      /* the plan's accumulation slowdown of a (>= 1) */
+	double slow;               /* the plan's accumulation slowdown of a (>= 1) */
 	struct rk_share_partner p; /* the partner as the group test sees it */
 };
 
@@ -211,10 +211,11 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 		else if (end && end != p + 7 && !*end && w >= 1 && w <= 1000000)
 			s->window = (int)w;
 		else {
-			rk_error_set(err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
-				     ffs ? "sjf-ffs" : "sjf-bsbf", p,
-				     ffs ? "placement=spread|consolidated, window=N"
-					 : "order=benefit|tcon, placement=spread|consolidated, window=N");
+			rk_error_set(
+			    err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
+			    ffs ? "sjf-ffs" : "sjf-bsbf", p,
+			    ffs ? "placement=spread|consolidated, window=N"
+			        : "order=benefit|tcon, placement=spread|consolidated, window=N");
 			free(s);
 			return RK_EINVAL;
 		}
@@ -326,7 +327,7 @@ static void scan(struct round *r)
 
 /* xi of x (gx GPUs) sharing with y (gy GPUs) on `gt`: interned, else the table. */
 static double xi_of(struct bsbf_state *st, const struct round *r, const char *gt,
-		    const struct rk_job *x, int gx, const struct rk_job *y, int gy)
+                    const struct rk_job *x, int gx, const struct rk_job *y, int gy)
 {
 	int sx = rk_xi_pairs_side(&st->pairs, gt, type_of(x), gx);
 	int sy = rk_xi_pairs_side(&st->pairs, gt, type_of(y), gy);
@@ -358,8 +359,8 @@ static double present_factor(struct bsbf_state *st, struct round *r, int i)
 			int o = h0 == i ? h1 : h0;
 			if (o < 0 || o >= r->n_round)
 				continue;
-			double v = xi_of(st, r, c->nodes[n].gpu_type, r->job[i], r->gpus[i], r->job[o],
-					 r->gpus[o]);
+			double v = xi_of(st, r, c->nodes[n].gpu_type, r->job[i], r->gpus[i],
+			                 r->job[o], r->gpus[o]);
 			x = v > x ? v : x;
 		}
 	}
@@ -391,9 +392,10 @@ static double time_to_free(struct bsbf_state *st, struct round *r, int g)
 				int cnt = rk_gpu_occ_holders(&r->occ, n, q, &h[0], &h[1]);
 				double t = 0;
 				for (int e = 0; e < cnt; e++) {
-					double rt = h[e] < r->n_round
-							    ? r->e_rem[h[e]] * present_factor(st, r, h[e])
-							    : INFINITY;
+					double rt =
+					    h[e] < r->n_round
+					        ? r->e_rem[h[e]] * present_factor(st, r, h[e])
+					        : INFINITY;
 					t = rt > t ? rt : t;
 				}
 				r->gfree[k++] = t;
@@ -625,8 +627,11 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 			if (opts[k].slow < opts[best_k].slow)
 				best_k = k;
 		double slow_k = opts[best_k].slow > 1 ? opts[best_k].slow : 1;
-		struct rk_share_partner pp = {.r_s = r_b, .xi_a = xa, .rel = rel, .gpus = r->gpus[b],
-					      .shared = r->gpus[b] < g ? r->gpus[b] : g};
+		struct rk_share_partner pp = {.r_s = r_b,
+		                              .xi_a = xa,
+		                              .rel = rel,
+		                              .gpus = r->gpus[b],
+		                              .shared = r->gpus[b] < g ? r->gpus[b] : g};
 		double wt = t_free < r_b ? t_free : r_b;
 		if (rk_group_evaluate(e_a, slow_k, 0, &pp, 1, wt, qw, &best, &e))
 			best_k = -1;
@@ -636,7 +641,7 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		cands[m].key = st->order_tcon ? best.t_con_s : -best.benefit_s;
 		cands[m].slow = opts[best_k].slow > 1 ? opts[best_k].slow : 1;
 		cands[m].p = (struct rk_share_partner){
-			.r_s = r_b, .xi_a = xa, .rel = rel, .gpus = r->gpus[b]};
+		    .r_s = r_b, .xi_a = xa, .rel = rel, .gpus = r->gpus[b]};
 		cands[m++].plan = opts[best_k].plan;
 	}
 	if (!st->ffs)
@@ -738,10 +743,10 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		double wait = t_free < last ? t_free : last;
 		struct rk_pair_outcome o;
 		struct rk_error e;
-		ok = np <= 64 &&
-		     !rk_group_evaluate(remaining_s(a), slow, free_used, ps, np, wait,
-					qw, &o, &e) &&
-		     o.share;
+		ok =
+		    np <= 64 &&
+		    !rk_group_evaluate(remaining_s(a), slow, free_used, ps, np, wait, qw, &o, &e) &&
+		    o.share;
 	}
 	int rc = ok ? commit(r, ai, want, mask, &plan, out) : 0;
 	free(want);
@@ -888,8 +893,7 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	for (int i = 0; i < nn; i++)
 		ng += c->nodes[i].gpus;
 	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1, ng > 0 ? ng : 1) ||
-	    rk_gpu_occ_init(&r.occ, c) ||
-	    rk_sjfq_sync(&st->queue, in)) {
+	    rk_gpu_occ_init(&r.occ, c) || rk_sjfq_sync(&st->queue, in)) {
 		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -329,15 +329,21 @@ static void test_group_matches_pair(void **st)
 			for (int k = 0; k < 5; k++)
 				for (int l = 0; l < 5; l++) {
 					struct rk_pair_outcome o, q;
-					struct rk_share_partner p = {.r_s = es[j], .xi_a = xs[k],
-								     .rel = xs[l], .gpus = 2,
-								     .shared = 1};
-					assert_int_equal(rk_pair_evaluate(es[i], es[j], xs[k], xs[l], &o,
-									  NULL), 0);
-					assert_int_equal(rk_group_evaluate(es[i], 1, 0, &p, 1, es[j], 0,
-									   &q, NULL), 0);
-					assert_true(fabs(o.t_con_s - q.t_con_s) <= 1e-9 * (1 + o.t_con_s));
-					assert_true(fabs(o.t_seq_s - q.t_seq_s) <= 1e-12 * (1 + o.t_seq_s));
+					struct rk_share_partner p = {.r_s = es[j],
+					                             .xi_a = xs[k],
+					                             .rel = xs[l],
+					                             .gpus = 2,
+					                             .shared = 1};
+					assert_int_equal(
+					    rk_pair_evaluate(es[i], es[j], xs[k], xs[l], &o, NULL),
+					    0);
+					assert_int_equal(rk_group_evaluate(es[i], 1, 0, &p, 1,
+					                                   es[j], 0, &q, NULL),
+					                 0);
+					assert_true(fabs(o.t_con_s - q.t_con_s) <=
+					            1e-9 * (1 + o.t_con_s));
+					assert_true(fabs(o.t_seq_s - q.t_seq_s) <=
+					            1e-12 * (1 + o.t_seq_s));
 					assert_int_equal(o.share, q.share);
 				}
 	/* The accumulation slowdown multiplies xi_a, as the §3.3 screen does. */
@@ -365,8 +371,9 @@ static void test_group_matches_pair(void **st)
 static void test_group_by_hand(void **st)
 {
 	(void)st;
-	struct rk_share_partner p[2] = {{.r_s = 5, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
-					{.r_s = 100, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
+	struct rk_share_partner p[2] = {
+	    {.r_s = 5, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
+	    {.r_s = 100, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
 	struct rk_pair_outcome o, one;
 	assert_int_equal(rk_pair_evaluate(10, 100, 1.2, 1.1, &one, NULL), 0);
 	assert_int_equal(one.share, 1);
@@ -375,8 +382,8 @@ static void test_group_by_hand(void **st)
 	assert_true(fabs(o.t_con_s - con / 2) <= 1e-9);
 	assert_true(fabs(o.t_seq_s - 60) <= 1e-12);
 	assert_int_equal(o.share, 0);
-	double lost = 7.5 * ((1 - 0.5 - 1 / 1.5) + (1 - 0.5 - 1 / 1.1)) +
-		      7.5 * (1 - 1 / 1.2 - 1 / 1.1);
+	double lost =
+	    7.5 * ((1 - 0.5 - 1 / 1.5) + (1 - 0.5 - 1 / 1.1)) + 7.5 * (1 - 1 / 1.2 - 1 / 1.1);
 	assert_int_equal(rk_group_evaluate(10, 1, 0, p, 2, 5, 1, &o, NULL), 0);
 	assert_true(fabs(o.t_con_s - (con + lost) / 2) <= 1e-9);
 	assert_int_equal(o.share, 1);
@@ -385,8 +392,9 @@ static void test_group_by_hand(void **st)
 	 * P2 2 s (a 1.2x, P2 1.1x): P1 ends at 1.5 s (a did 1.5 / 2.1); P2 has
 	 * 2 - 1.5/1.1 left and ends at 2.2 s (a did 0.7 / 1.26 more); a ends
 	 * at 2.2 + (100 - both) x 1.05. */
-	struct rk_share_partner q[2] = {{.r_s = 1, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
-					{.r_s = 2, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
+	struct rk_share_partner q[2] = {
+	    {.r_s = 1, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
+	    {.r_s = 2, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
 	assert_int_equal(rk_group_evaluate(100, 1.05, 0, q, 2, 0, 0, &o, NULL), 0);
 	double a1 = 1.5 / (2 * 1.05), a2 = 0.7 / (1.2 * 1.05);
 	double end_a = 2.2 + (100 - a1 - a2) * 1.05;
@@ -418,17 +426,17 @@ static void test_group_bad_inputs(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pair_hand_cases),
-		cmocka_unit_test(test_pair_matches_replay),
-		cmocka_unit_test(test_pair_bad_inputs),
-		cmocka_unit_test(test_group_matches_pair),
-		cmocka_unit_test(test_group_by_hand),
-		cmocka_unit_test(test_group_bad_inputs),
-		cmocka_unit_test(test_benefit_ordering),
-		cmocka_unit_test(test_subbatch_memory),
-		cmocka_unit_test(test_xi_fallback_chain),
-		cmocka_unit_test(test_xi_pairs_match_lookup),
-		cmocka_unit_test(test_two_server_contention),
+	    cmocka_unit_test(test_pair_hand_cases),
+	    cmocka_unit_test(test_pair_matches_replay),
+	    cmocka_unit_test(test_pair_bad_inputs),
+	    cmocka_unit_test(test_group_matches_pair),
+	    cmocka_unit_test(test_group_by_hand),
+	    cmocka_unit_test(test_group_bad_inputs),
+	    cmocka_unit_test(test_benefit_ordering),
+	    cmocka_unit_test(test_subbatch_memory),
+	    cmocka_unit_test(test_xi_fallback_chain),
+	    cmocka_unit_test(test_xi_pairs_match_lookup),
+	    cmocka_unit_test(test_two_server_contention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,8 +154,10 @@ static void consolidated_waits_for_one_node(void **st)
 		for (int mode = 0; mode < 2; mode++) {
 			const struct rk_policy_ops *ops = rk_policy_find(names[k]);
 			void *ps;
-			assert_int_equal(ops->create(&ps, mode ? "placement=consolidated"
-								: "placement=spread", &err), 0);
+			assert_int_equal(
+			    ops->create(&ps, mode ? "placement=consolidated" : "placement=spread",
+			                &err),
+			    0);
 			struct rk_sched_input in = {.cluster = &cl, .jobs = ptrs, .n_jobs = 2};
 			struct rk_decisions ds;
 			rk_decisions_init(&ds);
@@ -164,15 +166,14 @@ static void consolidated_waits_for_one_node(void **st)
 			assert_int_equal(ds.n, mode ? 0 : 1);
 			if (!mode) {
 				assert_int_equal(ds.v[0].alloc.n, 2);
-				assert_int_equal(ds.v[0].alloc.shares[0].gpus +
-						 ds.v[0].alloc.shares[1].gpus, 3);
+				assert_int_equal(
+				    ds.v[0].alloc.shares[0].gpus + ds.v[0].alloc.shares[1].gpus, 3);
 			}
 			rk_decisions_fini(&ds);
 			ops->destroy(ps);
 		}
 	void *ps;
-	assert_int_equal(rk_policy_find("sjf-ffs")->create(&ps, "placement=yarn", &err),
-			 RK_EINVAL);
+	assert_int_equal(rk_policy_find("sjf-ffs")->create(&ps, "placement=yarn", &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "placement=spread|consolidated"));
 }
 
@@ -195,11 +196,11 @@ static void options(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(five_gpu_job),
-		cmocka_unit_test(three_gpu_job),
-		cmocka_unit_test(tensor_parallel_job_spreads),
-		cmocka_unit_test(options),
-		cmocka_unit_test(consolidated_waits_for_one_node),
+	    cmocka_unit_test(five_gpu_job),
+	    cmocka_unit_test(three_gpu_job),
+	    cmocka_unit_test(tensor_parallel_job_spreads),
+	    cmocka_unit_test(options),
+	    cmocka_unit_test(consolidated_waits_for_one_node),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rk_cluster_fini(&cl);

@@ -368,8 +368,8 @@ static void bsbf_queue_case(double xi_value, int nq, int64_t want_b, int64_t wan
 	const char *ty[] = {"A", "B", "C"};
 	for (int i = 0; i < 3; i++)
 		for (int k = 0; k < 3; k++) {
-			struct rk_xi_entry e = {.gpu_type = "a800", .sf_a = 1, .sf_b = 1,
-						.xi_a = xi_value};
+			struct rk_xi_entry e = {
+			    .gpu_type = "a800", .sf_a = 1, .sf_b = 1, .xi_a = xi_value};
 			snprintf(e.a, sizeof(e.a), "%s", ty[i]);
 			snprintf(e.b, sizeof(e.b), "%s", ty[k]);
 			assert_int_equal(rk_xi_table_add(&xi, &e, NULL), 0);
@@ -401,12 +401,12 @@ static void bsbf_declines_what_the_queue_pays_for(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shared_pair_by_hand),
-		cmocka_unit_test(third_job_and_memory_rejected),
-		cmocka_unit_test(two_server_contention_by_hand),
-		cmocka_unit_test(policies_complete_under_check),
-		cmocka_unit_test(bsbf_shares_only_when_it_helps),
-		cmocka_unit_test(bsbf_declines_what_the_queue_pays_for),
+	    cmocka_unit_test(shared_pair_by_hand),
+	    cmocka_unit_test(third_job_and_memory_rejected),
+	    cmocka_unit_test(two_server_contention_by_hand),
+	    cmocka_unit_test(policies_complete_under_check),
+	    cmocka_unit_test(bsbf_shares_only_when_it_helps),
+	    cmocka_unit_test(bsbf_declines_what_the_queue_pays_for),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rk_xi_table_fini(&xi);
