@@ -4,7 +4,14 @@
 # srtf (and plain sjf for reference) on Philly-derived traces:
 #   - Gavel's Philly VC traces (job types = the interference table's keys,
 #     exact lookups on V100) on 8x8 V100;
-#   - Muri's trace3 (Philly-derived, SJF-BSBF's own trace family) on 4x8 and 8x8.
+#   - Muri's trace3 (Philly-derived, SJF-BSBF's own trace family) on 8x8 V100
+#     and 4x8 A800 (a bare NxG cluster is A800 80 GiB);
+#   - held out (not looked at while the benefit test was developed, issue 15):
+#     Muri trace1 and trace4, Gavel VCs 103959 and 11cb48, on both clusters.
+# Besides sjf (consolidated, the baselines' default) the table has
+# "sjf placement=spread": sjf with sjf-bsbf's own exclusive placement (one
+# node best fit, else the nodes with most free GPUs), the like-for-like
+# non-sharing reference.
 # Prints one markdown table per case (docs/eval-sharing.md keeps the figures).
 #   usage: scripts/eval-sharing.sh [BUILD_DIR]   (default build)
 set -euo pipefail
@@ -22,9 +29,15 @@ run_case() { # label trace cluster
 	echo
 	echo "| policy | avg JCT (h) | median JCT (h) | makespan (h) | avg JCT vs sjf-bsbf |"
 	echo "|---|---|---|---|---|"
-	"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
-		--sharing on --no-timing --skip-bad 2>/dev/null |
-		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5;
+	{
+		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
+			--sharing on --no-timing --skip-bad 2>/dev/null
+		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy sjf --oracle model \
+			--policy-options placement=spread --sharing on --no-timing --skip-bad 2>/dev/null |
+			awk '$1 == "sjf" { $1 = "sjf_placement=spread" } { print }'
+	} |
+		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf|sjf_placement=spread)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5;
+			if (p[n] == "sjf_placement=spread") p[n] = "sjf placement=spread";
 			if ($1 == "sjf-bsbf") ref=$2 }
 		     END { for (i=1; i<=n; i++)
 			printf "| %s | %.1f | %.1f | %.1f | %+.1f%% |\n", p[i], a[i]/3600, m[i]/3600, k[i]/3600,
@@ -35,3 +48,9 @@ run_case "Gavel Philly VC 6214e9 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/6
 run_case "Gavel Philly VC 0e4a51 (1,181 jobs)" "$shared/traces/gavel/msr/seed0/0e4a51.trace" "8x8:v100"
 run_case "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv" "8x8:v100"
 run_case "Muri trace3 (992 jobs), A800 80 GiB" "$shared/traces/muri/trace-data/trace3.csv" "4x8"
+for c in 8x8:v100 4x8; do
+	run_case "Held out: Muri trace1 (1,494 jobs)" "$shared/traces/muri/trace-data/trace1.csv" "$c"
+	run_case "Held out: Muri trace4 (2,638 jobs)" "$shared/traces/muri/trace-data/trace4.csv" "$c"
+	run_case "Held out: Gavel Philly VC 103959 (986 jobs)" "$shared/traces/gavel/msr/seed0/103959.trace" "$c"
+	run_case "Held out: Gavel Philly VC 11cb48 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/11cb48.trace" "$c"
+done

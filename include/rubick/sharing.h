@@ -39,6 +39,41 @@ int rk_pair_evaluate(double e_a_s, double e_b_s, double xi_a, double xi_b,
 		     struct rk_pair_outcome *out, struct rk_error *err);
 
 /*
+ * §3.3 generalised to what the simulator runs (issue 15): a new job a (E_a
+ * exclusive seconds) joins k >= 1 running partners at once. Partner i has
+ * r_s seconds left at the rate it runs at now (its remaining exclusive time
+ * times the factor of any job it already shares with), runs `rel` >= 1 times
+ * slower next to a, and slows a by xi_a >= 1. While partners are left, a runs
+ * at the slowest pair's rate (slow_a x the largest xi_a among them; the
+ * engine's max rule, docs/sharing.md), then alone at slow_a (its accumulation
+ * stays). Not sharing: a starts alone after wait_s (at most the last
+ * partner's end; less when other GPUs free up first) and runs E_a. Both sums
+ * are halved as in §3.3.
+ *
+ * The queue behind: §3.3 counts only the pair's two JCTs. Sharing also
+ * changes the work the GPUs deliver: a GPU both run on delivers 1/xi_a +
+ * 1/rel of one job alone (less than 1 when the pair interferes more than
+ * time slicing would cost), a's own free GPUs 1/xi_a, a partner's other
+ * GPUs 1/rel. The GPU-seconds lost (negative = gained) delay the work of
+ * every job still queued; spread over the cluster, each waits lost / G
+ * longer. `queue_w` = queued jobs behind a / GPUs of the cluster adds
+ * queue_w x lost to the shared sum (0 = the pair alone). With k = 1, rel =
+ * xi_b, wait_s = r_s and queue_w = 0 it is exactly rk_pair_evaluate(E_a,
+ * r_s, slow_a x xi_a, xi_b). RK_EINVAL unless every time is finite >= 0,
+ * every factor finite >= 1, 1 <= k <= 64 and the GPU counts add up.
+ */
+struct rk_share_partner {
+	double r_s;  /* seconds left at its present rate */
+	double xi_a; /* a's slowdown next to it */
+	double rel;  /* its slowdown next to a, relative to its present rate */
+	int gpus;    /* GPUs it holds */
+	int shared;  /* of them, shared with a (1..gpus) */
+};
+int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus, const struct rk_share_partner *p,
+                      int k, double wait_s, double queue_w, struct rk_pair_outcome *out,
+                      struct rk_error *err);
+
+/*
  * Sub-batch choice for job `a` joining GPUs that already hold a job whose
  * per-GPU memory is `partner_mb` (MiB). Candidates keep a's dp/tp/pp, ZeRO and
  * offload and the global batch: mb * ga fixed per replica, ga = every divisor

@@ -46,6 +46,101 @@ int rk_pair_evaluate(double e_a_s, double e_b_s, double xi_a, double xi_b,
 	return 0;
 }
 
+#define GROUP_MAX 64 /* partners simulated at once; more are refused (RK_ERANGE) */
+
+int rk_group_evaluate(double e_a_s, double slow_a, int free_gpus, const struct rk_share_partner *p,
+                      int k, double wait_s, double queue_w, struct rk_pair_outcome *out,
+                      struct rk_error *err)
+{
+	if (k < 1 || k > GROUP_MAX || !p)
+		return rk_error_set(err, k > GROUP_MAX ? RK_ERANGE : RK_EINVAL,
+		                    "group test: %d partners (need 1..%d)", k, GROUP_MAX);
+	if (!(e_a_s >= 0) || !isfinite(e_a_s) || !(wait_s >= 0) || !isfinite(wait_s) ||
+	    !(slow_a >= 1) || !isfinite(slow_a) || !(queue_w >= 0) || !isfinite(queue_w) ||
+	    free_gpus < 0)
+		return rk_error_set(err, RK_EINVAL,
+		                    "group test: E_a = %g s, wait %g s, slow %g, "
+		                    "queue weight %g, %d free GPUs (need finite, >= 0, slow >= 1)",
+		                    e_a_s, wait_s, slow_a, queue_w, free_gpus);
+	double left[GROUP_MAX], seq = wait_s + e_a_s, con = 0;
+	int done[GROUP_MAX];
+	for (int i = 0; i < k; i++) {
+		if (!(p[i].r_s >= 0) || !isfinite(p[i].r_s) || !(p[i].xi_a >= 1) ||
+		    !isfinite(p[i].xi_a) || !(p[i].rel >= 1) || !isfinite(p[i].rel) ||
+		    p[i].shared < 1 || p[i].shared > p[i].gpus)
+			return rk_error_set(err, RK_EINVAL,
+			                    "group test: partner %d: %g s left, xi_a "
+			                    "%g, rel %g, %d of %d GPUs shared (need finite, >= 0, "
+			                    "factors >= 1, 1 <= shared <= GPUs)",
+			                    i, p[i].r_s, p[i].xi_a, p[i].rel, p[i].shared,
+			                    p[i].gpus);
+		left[i] = p[i].r_s;
+		done[i] = 0;
+		seq += p[i].r_s;
+	}
+	/*
+	 * Event by event: between two ends every rate is constant (a at the
+	 * slowest remaining pair's, each partner at rel x its present one), so
+	 * each step ends the job that finishes first. At most k + 1 steps.
+	 */
+	double t = 0, a_left = e_a_s, lost = 0;
+	int alive = k, g_a = free_gpus;
+	for (int i = 0; i < k; i++)
+		g_a += p[i].shared;
+	while (alive > 0) {
+		double fa = 1.0, dt = INFINITY;
+		int who = -1;
+		for (int i = 0; i < k; i++)
+			if (!done[i]) {
+				fa = p[i].xi_a > fa ? p[i].xi_a : fa;
+				if (left[i] * p[i].rel < dt) {
+					dt = left[i] * p[i].rel;
+					who = i;
+				}
+			}
+		fa *= slow_a;
+		double step = a_left * fa <= dt ? a_left * fa : dt, rate = free_gpus * (1 - 1 / fa);
+		for (int i = 0; i < k; i++)
+			if (!done[i])
+				rate += p[i].shared * (1 - 1 / fa - 1 / p[i].rel) +
+				        (p[i].gpus - p[i].shared) * (1 - 1 / p[i].rel);
+		lost += rate * step;
+		if (a_left * fa <= dt) /* a ends first: the partners run on, alone again */
+			break;
+		t += dt;
+		a_left -= dt / fa;
+		for (int i = 0; i < k; i++)
+			if (!done[i] && i != who) {
+				left[i] -= dt / p[i].rel;
+				left[i] = left[i] > 0 ? left[i] : 0; /* a tie ends next step */
+			}
+		done[who] = 1;
+		con += t;
+		alive--;
+	}
+	if (alive > 0) {
+		double fa = 1.0;
+		for (int i = 0; i < k; i++)
+			if (!done[i] && p[i].xi_a > fa)
+				fa = p[i].xi_a;
+		double ta = a_left * fa * slow_a;
+		t += ta;
+		con += t; /* a's JCT */
+		for (int i = 0; i < k; i++)
+			if (!done[i])
+				con += t + (left[i] - ta / p[i].rel); /* alone from a's end */
+	} else {
+		con += t + a_left * slow_a; /* a alone after its last partner */
+		lost += g_a * (1 - 1 / slow_a) * a_left * slow_a;
+	}
+	con += queue_w * lost;
+	out->t_con_s = 0.5 * con;
+	out->t_seq_s = 0.5 * seq;
+	out->benefit_s = out->t_seq_s - out->t_con_s;
+	out->share = out->t_con_s < out->t_seq_s;
+	return 0;
+}
+
 /* ---- sub-batch choice (§3.2, §3.4 line 9) ----------------------------------- */
 
 int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct rk_plan *base,

@@ -52,9 +52,11 @@ struct sb_entry {
 /* The round's arrays, kept across rounds: scratch_grow(). */
 struct scratch {
 	int cap, cap_nodes;
-	int *free_cpus, *node_free; /* per node */
+	int *free_cpus, *node_free, *node_single; /* per node */
 	int64_t *free_mem;
-	double *e_rem, *mem_gpu;    /* per job, as in struct round */
+	double *e_rem, *mem_gpu, *xcur; /* per job, as in struct round */
+	double *gfree;                  /* per GPU, as in struct round */
+	int cap_gpus;
 	int *gpus, *side, *seen;
 	int64_t *gpu_mem;
 	struct rk_job **job;
@@ -67,6 +69,7 @@ struct bsbf_state {
 	int ffs;        /* 1 = SJF-FFS: no benefit test, first fit */
 	int order_tcon; /* 1 = candidates by T_con ascending instead of benefit */
 	int window;     /* pending jobs per round that may try sharing (SJF order) */
+	int consolidated;         /* placement=consolidated: a job one node holds starts on one */
 	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
 	struct rk_sjfq queue;     /* waiting jobs, kept across rounds */
 	struct scratch w;
@@ -125,6 +128,8 @@ struct cand {
 	double key;       /* sort key: -benefit, T_con or first GPU position */
 	int64_t tie[2];   /* then the snapshot order: (0, position) or (submit, id) */
 	struct rk_plan plan;
+	double slow;               /* the plan's accumulation slowdown of a (>= 1) */
+	struct rk_share_partner p; /* the partner as the group test sees it */
 };
 
 #define SIDE_UNSET (-1000) /* struct round.side not interned yet (errors are > it) */
@@ -143,6 +148,9 @@ struct round {
 	int64_t *free_mem;
 	double *e_rem;   /* remaining exclusive time (s), +inf unknown */
 	double *mem_gpu; /* per-GPU memory of its current plan (MiB) */
+	double *xcur;    /* running jobs: present sharing factor (1 alone), NAN = not yet known */
+	double *gfree;   /* per GPU: seconds until nobody holds it, sorted; n_gfree valid */
+	int n_gfree;     /* -1 = not computed since the last scan() */
 	int *gpus;       /* GPUs held */
 	int *side;       /* running jobs: rk_xi_pairs id on their GPUs, < 0 none */
 	int64_t *gpu_mem; /* running jobs: smallest GPU memory of their nodes (MiB) */
@@ -155,10 +163,16 @@ struct round {
 	 * only thing that changes them in a round), not by every sharing try.
 	 */
 	int *node_free;       /* GPUs nobody holds, per node (0 on a down node) */
+	int *node_single;     /* GPUs one running job holds alone, per node */
+	int max_node_gpus;    /* GPUs of the largest up node */
 	int n_free, n_single; /* GPUs nobody holds; GPUs one running job holds alone */
 	struct cand *part;    /* running jobs holding a GPU alone, by their first such GPU */
 	int n_part;
 	int *seen;            /* scratch of scan(), all 0 between calls */
+	int n_round;          /* round numbers in use (holders, then jobs taken) */
+	int n_hold;           /* of them, the holders */
+	int n_waiting;        /* jobs queued at the round's start */
+	int total_gpus;       /* GPUs of the up nodes */
 };
 
 static double remaining_s(const struct rk_job *j)
@@ -190,12 +204,18 @@ static int bsbf_create_common(void **state, const char *options, struct rk_error
 			s->order_tcon = 1;
 		else if (!ffs && !strcmp(p, "order=benefit"))
 			s->order_tcon = 0;
+		else if (!strcmp(p, "placement=consolidated"))
+			s->consolidated = 1;
+		else if (!strcmp(p, "placement=spread"))
+			s->consolidated = 0;
 		else if (end && end != p + 7 && !*end && w >= 1 && w <= 1000000)
 			s->window = (int)w;
 		else {
-			rk_error_set(err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
-				     ffs ? "sjf-ffs" : "sjf-bsbf", p,
-				     ffs ? "window=N" : "order=benefit|tcon, window=N");
+			rk_error_set(
+			    err, RK_EINVAL, "policy %s: unknown option '%s' (%s)",
+			    ffs ? "sjf-ffs" : "sjf-bsbf", p,
+			    ffs ? "placement=spread|consolidated, window=N"
+			        : "order=benefit|tcon, placement=spread|consolidated, window=N");
 			free(s);
 			return RK_EINVAL;
 		}
@@ -274,8 +294,9 @@ static void scan(struct round *r)
 	const struct rk_sched_input *in = r->in;
 	const struct rk_cluster *c = in->cluster;
 	r->n_free = r->n_single = r->n_part = 0;
+	r->n_gfree = -1;
 	for (int n = 0; n < c->n_nodes; n++) {
-		r->node_free[n] = 0;
+		r->node_free[n] = r->node_single[n] = 0;
 		for (int k = 0; c->nodes[n].up && k < c->nodes[n].gpus; k++) {
 			int h0, h1, cnt = rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1);
 			if (cnt == 0) {
@@ -285,6 +306,7 @@ static void scan(struct round *r)
 			if (cnt != 1 || r->job[h0]->state == RK_JOB_PENDING)
 				continue;
 			r->n_single++;
+			r->node_single[n]++;
 			if (r->seen[h0])
 				continue;
 			r->seen[h0] = 1;
@@ -301,6 +323,87 @@ static void scan(struct round *r)
 	}
 	for (int i = 0; i < r->n_part; i++)
 		r->seen[r->part[i].who] = 0;
+}
+
+/* xi of x (gx GPUs) sharing with y (gy GPUs) on `gt`: interned, else the table. */
+static double xi_of(struct bsbf_state *st, const struct round *r, const char *gt,
+                    const struct rk_job *x, int gx, const struct rk_job *y, int gy)
+{
+	int sx = rk_xi_pairs_side(&st->pairs, gt, type_of(x), gx);
+	int sy = rk_xi_pairs_side(&st->pairs, gt, type_of(y), gy);
+	if (sx >= 0 && sy >= 0)
+		return rk_xi_pairs_get(&st->pairs, r->in->xi, sx, sy);
+	return rk_xi_lookup(r->in->xi, gt, type_of(x), gx, type_of(y), gy, NULL);
+}
+
+/*
+ * The factor job i runs at now: the largest xi over the jobs it shares a GPU
+ * with, 1 alone (the engine's rule, engine_coloc.c share_factor). Its real
+ * remaining time is e_rem x this (issue 15: the §3.3 test with the partner's
+ * remaining *exclusive* time let jobs join partners already slowed by others).
+ */
+static double present_factor(struct bsbf_state *st, struct round *r, int i)
+{
+	if (!isnan(r->xcur[i]))
+		return r->xcur[i];
+	const struct rk_cluster *c = r->in->cluster;
+	const struct rk_alloc *al = r->held[i];
+	double x = 1.0;
+	for (int s = 0; al && s < al->n; s++) {
+		int n = al->shares[s].node;
+		for (int g = 0; g < c->nodes[n].gpus; g++) {
+			int h0, h1;
+			if (!(al->shares[s].gpu_mask >> g & 1) ||
+			    rk_gpu_occ_holders(&r->occ, n, g, &h0, &h1) != 2)
+				continue;
+			int o = h0 == i ? h1 : h0;
+			if (o < 0 || o >= r->n_round)
+				continue;
+			double v = xi_of(st, r, c->nodes[n].gpu_type, r->job[i], r->gpus[i],
+			                 r->job[o], r->gpus[o]);
+			x = v > x ? v : x;
+		}
+	}
+	r->xcur[i] = x;
+	return x;
+}
+
+static int by_double(const void *p, const void *q)
+{
+	double x = *(const double *)p, y = *(const double *)q;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Seconds until `g` GPUs nobody holds exist if nothing new starts: every
+ * GPU frees when the last of its holders ends (each at its real remaining
+ * time). Not sharing, a waits at most this long (less than for its partners
+ * when other GPUs free first); waiting jobs ahead of a are not counted, so
+ * the estimate errs towards waiting, the side that never loses to SJF.
+ */
+static double time_to_free(struct bsbf_state *st, struct round *r, int g)
+{
+	const struct rk_cluster *c = r->in->cluster;
+	if (r->n_gfree < 0) {
+		int k = 0;
+		for (int n = 0; n < c->n_nodes; n++)
+			for (int q = 0; c->nodes[n].up && q < c->nodes[n].gpus; q++) {
+				int h[2];
+				int cnt = rk_gpu_occ_holders(&r->occ, n, q, &h[0], &h[1]);
+				double t = 0;
+				for (int e = 0; e < cnt; e++) {
+					double rt =
+					    h[e] < r->n_round
+					        ? r->e_rem[h[e]] * present_factor(st, r, h[e])
+					        : INFINITY;
+					t = rt > t ? rt : t;
+				}
+				r->gfree[k++] = t;
+			}
+		qsort(r->gfree, (size_t)k, sizeof(*r->gfree), by_double);
+		r->n_gfree = k;
+	}
+	return g >= 1 && g <= r->n_gfree ? r->gfree[g - 1] : INFINITY;
 }
 
 /*
@@ -351,6 +454,20 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 	r->e_rem[ai] = remaining_s(a);
 	r->gpus[ai] = rk_alloc_total_gpus(al);
 	r->mem_gpu[ai] = mem_get(r->st, a, plan);
+	/* What it holds, for the factors of the jobs it now shares with. */
+	if (rk_alloc_copy(&r->kept[ai], al))
+		return RK_ENOMEM;
+	r->held[ai] = &r->kept[ai];
+	r->xcur[ai] = NAN;
+	for (int i = 0; i < al->n; i++) {
+		int n = al->shares[i].node;
+		for (int g = 0; g < c->nodes[n].gpus; g++) {
+			int h0, h1;
+			if (al->shares[i].gpu_mask >> g & 1 &&
+			    rk_gpu_occ_holders(&r->occ, n, g, &h0, &h1) == 2)
+				r->xcur[h0 == ai ? h1 : h0] = NAN; /* slowed by a from now */
+		}
+	}
 	int rc = rk_decisions_push(out, a->id, al, plan);
 	return rc ? rc : 1;
 }
@@ -384,7 +501,10 @@ static int start_free(struct round *r, int ai, struct rk_decisions *out)
 	 * parallel groups (tp GPUs stay on one node, as rk_place_gang keeps them):
 	 * a 3D plan otherwise never finds a placement and its job never starts. */
 	int tp = a->req_plan.tp > 1 ? a->req_plan.tp : 1, left = g;
-	if (rc == 0 && total >= g && g % tp == 0) {
+	/* placement=consolidated (yarn, as the baselines' default): a job one
+	 * node holds waits for one node, or shares on one (start_shared). */
+	int split_ok = !r->st->consolidated || g > r->max_node_gpus;
+	if (rc == 0 && split_ok && total >= g && g % tp == 0) {
 		memset(want, 0, (size_t)nn * sizeof(*want));
 		while (left > 0) {
 			int m = -1, room_m = 0;
@@ -431,12 +551,24 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 	int g = a->req_gpus, nc = r->n_part;
 	if (r->n_free + r->n_single < g)
 		return 0;
+	if (g <= r->max_node_gpus) { /* shares on one node (below): one must have room */
+		int room = 0;
+		for (int n = 0; n < c->n_nodes && !room; n++)
+			room = r->node_free[n] + r->node_single[n] >= g;
+		if (!room)
+			return 0;
+	}
 	/* Partners in node and GPU order (first fit), each once: scan()'s list. */
 	memcpy(cands, r->part, (size_t)nc * sizeof(*cands));
 	/* The test (or, for FFS, the first setting that fits) per partner. */
 	const struct sb_entry *sb = sb_get(st, a, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	const char *side_gt = NULL; /* a's interned side is per GPU type */
+	/* Jobs queued behind a, per GPU of the cluster: rk_group_evaluate's weight
+	 * of the GPU-seconds a group loses or gains. */
+	int nbehind = r->n_waiting - (r->n_round - r->n_hold);
+	double qw = r->total_gpus > 0 && nbehind > 0 ? (double)nbehind / r->total_gpus : 0;
+	double t_free = st->ffs ? 0 : time_to_free(st, r, g);
 	int side_a = -1, m = 0;
 	for (int i = 0; i < nc; i++) {
 		int b = cands[i].who;
@@ -473,22 +605,43 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		double e_a = remaining_s(a), e_b = r->e_rem[b];
 		if (!isfinite(e_a) || !isfinite(e_b))
 			continue; /* no length known: the test cannot say sharing helps */
+		/*
+		 * §3.3 with b's *real* remaining time: b may already share other
+		 * GPUs and run xnow times slower than alone; next to a it runs at
+		 * the larger of the two factors (the engine's max rule), i.e. rel
+		 * times slower than now. With xnow = 1 this is the paper's test.
+		 */
+		double xnow = present_factor(st, r, b);
+		double r_b = e_b * xnow, rel = (xb > xnow ? xb : xnow) / xnow;
 		struct rk_pair_outcome best = {.t_con_s = INFINITY};
-		int best_k = -1;
-		for (int k = 0; k < no; k++) {
-			struct rk_pair_outcome o;
-			if (rk_pair_evaluate(e_a, e_b, xa * (opts[k].slow > 1 ? opts[k].slow : 1), xb,
-					     &o, &e))
-				continue;
-			if (o.t_con_s < best.t_con_s) {
-				best = o;
+		/*
+		 * The setting: a slower a never shortens anything in the test
+		 * (its shared run, the partner's slowed time and the GPU-seconds
+		 * lost all grow with a's factor), so the feasible setting with the
+		 * least accumulation slowdown is the best one; one evaluation, not
+		 * one per setting. The pair alone, b's GPUs up to a's request
+		 * shared, is a screen; the group test below judges the set picked.
+		 */
+		int best_k = 0;
+		for (int k = 1; k < no; k++)
+			if (opts[k].slow < opts[best_k].slow)
 				best_k = k;
-			}
-		}
+		double slow_k = opts[best_k].slow > 1 ? opts[best_k].slow : 1;
+		struct rk_share_partner pp = {.r_s = r_b,
+		                              .xi_a = xa,
+		                              .rel = rel,
+		                              .gpus = r->gpus[b],
+		                              .shared = r->gpus[b] < g ? r->gpus[b] : g};
+		double wt = t_free < r_b ? t_free : r_b;
+		if (rk_group_evaluate(e_a, slow_k, 0, &pp, 1, wt, qw, &best, &e))
+			best_k = -1;
 		if (best_k < 0 || !best.share)
 			continue;
 		cands[m] = cands[i];
 		cands[m].key = st->order_tcon ? best.t_con_s : -best.benefit_s;
+		cands[m].slow = opts[best_k].slow > 1 ? opts[best_k].slow : 1;
+		cands[m].p = (struct rk_share_partner){
+		    .r_s = r_b, .xi_a = xa, .rel = rel, .gpus = r->gpus[b]};
 		cands[m++].plan = opts[best_k].plan;
 	}
 	if (!st->ffs)
@@ -504,19 +657,58 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 		free(mask);
 		return RK_ENOMEM;
 	}
+	/*
+	 * A job one node can hold shares on one node: the test prices it at its
+	 * exclusive time E_a, which is its time on one node; spread over the free
+	 * GPUs of one node and a partner's on another it would run slower than
+	 * predicted for its whole life (the authors' consolidated variant,
+	 * algorithms.md §3.4, tries one node first). The node: the one with room
+	 * that has the most free GPUs (fewest shared), lowest id on ties.
+	 */
+	int only = -1;
+	if (g <= r->max_node_gpus) {
+		for (int n = 0; n < nn; n++)
+			want[n] = c->nodes[n].up ? r->node_free[n] : 0; /* room per node */
+		for (int i = 0; i < m; i++) {
+			const struct rk_alloc *h = r->held[cands[i].who];
+			for (int s = 0; s < h->n; s++) {
+				int n = h->shares[s].node;
+				for (int k = 0; k < c->nodes[n].gpus; k++) {
+					int h0, h1;
+					if (h->shares[s].gpu_mask >> k & 1 &&
+					    rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1) == 1)
+						want[n]++;
+				}
+			}
+		}
+		for (int n = 0; n < nn; n++)
+			if (want[n] >= g && (only < 0 || r->node_free[n] > r->node_free[only]))
+				only = n;
+		memset(want, 0, (size_t)nn * sizeof(*want));
+		if (only < 0) {
+			free(want);
+			free(mask);
+			return 0; /* no one node has room: wait */
+		}
+	}
 	int got = 0;
 	for (int n = 0; n < nn && got < g; n++)
-		if (c->nodes[n].up) {
+		if (c->nodes[n].up && (only < 0 || n == only)) {
 			int f = r->node_free[n];
 			want[n] = f < g - got ? f : g - got;
 			got += want[n];
 		}
+	int free_used = got;
 	struct rk_plan plan = a->req_plan;
+	double slow = 1.0;
+	int np = 0; /* candidates that gave GPUs: the partners */
 	for (int i = 0; i < m && got < g; i++) {
 		const struct rk_job *jb = r->job[cands[i].who];
+		int before = got;
 		for (int s = 0; s < jb->alloc.n && got < g; s++) {
 			int n = jb->alloc.shares[s].node;
-			for (int k = 0; k < c->nodes[n].gpus && got < g; k++) {
+			for (int k = 0; (only < 0 || n == only) && k < c->nodes[n].gpus && got < g;
+			     k++) {
 				int h0, h1;
 				if (!(r->held[cands[i].who]->shares[s].gpu_mask >> k & 1) ||
 				    rk_gpu_occ_holders(&r->occ, n, k, &h0, &h1) != 1)
@@ -525,10 +717,38 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
 				got++;
 			}
 		}
-		if (cands[i].plan.ga > plan.ga)
+		if (got > before) {
+			cands[i].p.shared = got - before;
+			cands[np++] = cands[i]; /* i >= np: nothing unread is overwritten */
+		}
+		if (cands[i].plan.ga > plan.ga) {
 			plan = cands[i].plan;
+			slow = cands[i].slow;
+		}
 	}
-	int rc = got == g ? commit(r, ai, want, mask, &plan, out) : 0;
+	int ok = got == g;
+	if (ok && !st->ffs && np > 0) {
+		/*
+		 * Every pair passing §3.3 is not enough: a runs at the slowest
+		 * pair's rate while any partner is left, and each partner slows.
+		 * The whole set against not sharing (a waits until g GPUs are
+		 * free): rk_group_evaluate, = the pair test for one partner.
+		 */
+		struct rk_share_partner ps[64];
+		double last = 0;
+		for (int i = 0; i < np && i < 64; i++) {
+			ps[i] = cands[i].p;
+			last = ps[i].r_s > last ? ps[i].r_s : last;
+		}
+		double wait = t_free < last ? t_free : last;
+		struct rk_pair_outcome o;
+		struct rk_error e;
+		ok =
+		    np <= 64 &&
+		    !rk_group_evaluate(remaining_s(a), slow, free_used, ps, np, wait, qw, &o, &e) &&
+		    o.share;
+	}
+	int rc = ok ? commit(r, ai, want, mask, &plan, out) : 0;
 	free(want);
 	free(mask);
 	return rc;
@@ -540,9 +760,16 @@ static int start_shared(struct bsbf_state *st, struct round *r, int ai,
  * clearing arrays of every active job each time was a good part of it.
  * Invariants between rounds: kept[] all empty, seen[] all 0.
  */
-static int scratch_grow(struct bsbf_state *st, int n, int nn)
+static int scratch_grow(struct bsbf_state *st, int n, int nn, int ng)
 {
 	struct scratch *w = &st->w;
+	if (ng > w->cap_gpus) {
+		double *gf = realloc(w->gfree, (size_t)ng * sizeof(*gf));
+		if (!gf)
+			return RK_ENOMEM;
+		w->gfree = gf;
+		w->cap_gpus = ng;
+	}
 	if (nn > w->cap_nodes) {
 		int *fc = realloc(w->free_cpus, (size_t)nn * sizeof(*fc));
 		if (fc)
@@ -553,7 +780,10 @@ static int scratch_grow(struct bsbf_state *st, int n, int nn)
 		int *nf = realloc(w->node_free, (size_t)nn * sizeof(*nf));
 		if (nf)
 			w->node_free = nf;
-		if (!fc || !fm || !nf)
+		int *ns = realloc(w->node_single, (size_t)nn * sizeof(*ns));
+		if (ns)
+			w->node_single = ns;
+		if (!fc || !fm || !nf || !ns)
 			return RK_ENOMEM;
 		w->cap_nodes = nn;
 	}
@@ -570,6 +800,7 @@ static int scratch_grow(struct bsbf_state *st, int n, int nn)
 	} while (0)
 	GROW(e_rem);
 	GROW(mem_gpu);
+	GROW(xcur);
 	GROW(gpus);
 	GROW(side);
 	GROW(gpu_mem);
@@ -593,8 +824,11 @@ static void scratch_fini(struct scratch *w)
 	free(w->free_cpus);
 	free(w->free_mem);
 	free(w->node_free);
+	free(w->node_single);
 	free(w->e_rem);
 	free(w->mem_gpu);
+	free(w->xcur);
+	free(w->gfree);
 	free(w->gpus);
 	free(w->side);
 	free(w->gpu_mem);
@@ -638,6 +872,7 @@ static int take_running(struct bsbf_state *st, struct round *r, int i, struct rk
 	r->gpus[i] = rk_alloc_total_gpus(&j->alloc);
 	r->mem_gpu[i] = mem_get(st, j, &j->plan);
 	r->side[i] = SIDE_UNSET; /* interned when a pair test first needs it */
+	r->xcur[i] = NAN;        /* from the occupancy once every holder is in */
 	return 0;
 }
 
@@ -654,8 +889,11 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	} tmp = {{0}};
 	r.tmp = &tmp.a;
 	int rc = 0, occ_ok = 0, nh = 0;
-	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1) || rk_gpu_occ_init(&r.occ, c) ||
-	    rk_sjfq_sync(&st->queue, in)) {
+	int ng = 0;
+	for (int i = 0; i < nn; i++)
+		ng += c->nodes[i].gpus;
+	if (scratch_grow(st, n > 0 ? n : 1, nn > 0 ? nn : 1, ng > 0 ? ng : 1) ||
+	    rk_gpu_occ_init(&r.occ, c) || rk_sjfq_sync(&st->queue, in)) {
 		rc = rk_error_set(err, RK_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -664,8 +902,16 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 	r.free_cpus = w->free_cpus;
 	r.free_mem = w->free_mem;
 	r.node_free = w->node_free;
+	r.node_single = w->node_single;
+	r.max_node_gpus = 0;
+	for (int i = 0; i < nn; i++)
+		if (c->nodes[i].up && c->nodes[i].gpus > r.max_node_gpus)
+			r.max_node_gpus = c->nodes[i].gpus;
 	r.e_rem = w->e_rem;
 	r.mem_gpu = w->mem_gpu;
+	r.xcur = w->xcur;
+	r.gfree = w->gfree;
+	r.n_gfree = -1;
 	r.gpus = w->gpus;
 	r.side = w->side;
 	r.gpu_mem = w->gpu_mem;
@@ -692,6 +938,13 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 			if (in->jobs[i]->alloc.n > 0)
 				r.job[nh++] = in->jobs[i];
 	}
+	r.n_round = r.n_hold = nh;
+	r.n_waiting = 0;
+	for (int k = 0; k < st->queue.n_sz; k++)
+		r.n_waiting += st->queue.sz[k].n - st->queue.sz[k].dead;
+	r.total_gpus = 0;
+	for (int i = 0; i < nn; i++)
+		r.total_gpus += c->nodes[i].up ? c->nodes[i].gpus : 0;
 	for (int i = 0; i < nh; i++) {
 		r.e_rem[i] = remaining_s(r.job[i]);
 		rc = take_running(st, &r, i, err);
@@ -722,6 +975,7 @@ static int bsbf_schedule(void *state, const struct rk_sched_input *in, struct rk
 		if (!top)
 			break;
 		int ai = nl++;
+		r.n_round = nl;
 		r.job[ai] = top;
 		r.e_rem[ai] = remaining_s(top);
 		r.mem_gpu[ai] = INFINITY;
@@ -745,8 +999,8 @@ out:
 		st->queue.synced = 0; /* the driver's feed moves on: start afresh next round */
 	if (occ_ok)
 		rk_gpu_occ_fini(&r.occ);
-	for (int k = 0; k < nh; k++)
-		rk_alloc_fini(&w->kept[k]);
+	for (int k = 0; k < r.n_round; k++)
+		rk_alloc_fini(&w->kept[k]); /* holders' copies and this round's starts */
 	rk_alloc_fini(&tmp.a);
 	return rc;
 }

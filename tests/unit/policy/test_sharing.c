@@ -319,17 +319,124 @@ static void test_two_server_contention(void **st)
 	assert_non_null(strstr(err.msg, "node 1 of 1"));
 }
 
+/* One partner, its real time as the wait, no queue weight: exactly §3.3. */
+static void test_group_matches_pair(void **st)
+{
+	(void)st;
+	const double es[] = {0, 1, 7, 50, 300}, xs[] = {1, 1.1, 1.7, 2, 3.5};
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < 5; j++)
+			for (int k = 0; k < 5; k++)
+				for (int l = 0; l < 5; l++) {
+					struct rk_pair_outcome o, q;
+					struct rk_share_partner p = {.r_s = es[j],
+					                             .xi_a = xs[k],
+					                             .rel = xs[l],
+					                             .gpus = 2,
+					                             .shared = 1};
+					assert_int_equal(
+					    rk_pair_evaluate(es[i], es[j], xs[k], xs[l], &o, NULL),
+					    0);
+					assert_int_equal(rk_group_evaluate(es[i], 1, 0, &p, 1,
+					                                   es[j], 0, &q, NULL),
+					                 0);
+					assert_true(fabs(o.t_con_s - q.t_con_s) <=
+					            1e-9 * (1 + o.t_con_s));
+					assert_true(fabs(o.t_seq_s - q.t_seq_s) <=
+					            1e-12 * (1 + o.t_seq_s));
+					assert_int_equal(o.share, q.share);
+				}
+	/* The accumulation slowdown multiplies xi_a, as the §3.3 screen does. */
+	struct rk_pair_outcome o, q;
+	struct rk_share_partner p = {.r_s = 40, .xi_a = 1.3, .rel = 1.4, .gpus = 1, .shared = 1};
+	assert_int_equal(rk_pair_evaluate(25, 40, 1.3 * 1.1, 1.4, &o, NULL), 0);
+	assert_int_equal(rk_group_evaluate(25, 1.1, 0, &p, 1, 40, 0, &q, NULL), 0);
+	assert_true(fabs(o.t_con_s - q.t_con_s) <= 1e-9);
+}
+
+/*
+ * Two partners by hand. a: E_a = 10 s; P1: 5 s left, slows a 2x, slowed
+ * 1.5x; P2: 100 s left, 1.2x / 1.1x; one GPU of each shared, none free; a
+ * could start alone at 5 s. Until P1 ends (7.5 s) a runs at the slowest
+ * pair's rate (1/2): 3.75 s done; then 6.25 x 1.2 = 7.5 s more: a ends at
+ * 15 s; P2, 1.1x slower until then, has 100 - 15/1.1 s left: it ends at
+ * 15 + 100 - 15/1.1. Shared sum 7.5 + 15 + that = 123.86, half 61.93;
+ * waiting: 5 + 10 + 5 + 100 = 120, half 60: the group does not pay, though
+ * the pair test with P2 alone does (T_con = 50 + (1 - 1/2.2) x 12 = 56.5 <
+ * T_seq = 105): P1's 2x holds a back while it lasts.
+ * The GPU-seconds: 7.5 x ((1 - 1/2 - 1/1.5) + (1 - 1/2 - 1/1.1)) + 7.5 x
+ * (1 - 1/1.2 - 1/1.1) = -9.886 (sharing delivers more): with one queued job
+ * per GPU (queue_w = 1) the sum falls by 9.886 and the group shares.
+ */
+static void test_group_by_hand(void **st)
+{
+	(void)st;
+	struct rk_share_partner p[2] = {
+	    {.r_s = 5, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
+	    {.r_s = 100, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
+	struct rk_pair_outcome o, one;
+	assert_int_equal(rk_pair_evaluate(10, 100, 1.2, 1.1, &one, NULL), 0);
+	assert_int_equal(one.share, 1);
+	assert_int_equal(rk_group_evaluate(10, 1, 0, p, 2, 5, 0, &o, NULL), 0);
+	double con = 7.5 + 15 + (15 + 100 - 15 / 1.1);
+	assert_true(fabs(o.t_con_s - con / 2) <= 1e-9);
+	assert_true(fabs(o.t_seq_s - 60) <= 1e-12);
+	assert_int_equal(o.share, 0);
+	double lost =
+	    7.5 * ((1 - 0.5 - 1 / 1.5) + (1 - 0.5 - 1 / 1.1)) + 7.5 * (1 - 1 / 1.2 - 1 / 1.1);
+	assert_int_equal(rk_group_evaluate(10, 1, 0, p, 2, 5, 1, &o, NULL), 0);
+	assert_true(fabs(o.t_con_s - (con + lost) / 2) <= 1e-9);
+	assert_int_equal(o.share, 1);
+	/* a outlasting both partners runs alone after the last one, still at its
+	 * accumulation slowdown 1.05. E_a = 100; P1 1 s left (a 2x, P1 1.5x),
+	 * P2 2 s (a 1.2x, P2 1.1x): P1 ends at 1.5 s (a did 1.5 / 2.1); P2 has
+	 * 2 - 1.5/1.1 left and ends at 2.2 s (a did 0.7 / 1.26 more); a ends
+	 * at 2.2 + (100 - both) x 1.05. */
+	struct rk_share_partner q[2] = {
+	    {.r_s = 1, .xi_a = 2, .rel = 1.5, .gpus = 1, .shared = 1},
+	    {.r_s = 2, .xi_a = 1.2, .rel = 1.1, .gpus = 1, .shared = 1}};
+	assert_int_equal(rk_group_evaluate(100, 1.05, 0, q, 2, 0, 0, &o, NULL), 0);
+	double a1 = 1.5 / (2 * 1.05), a2 = 0.7 / (1.2 * 1.05);
+	double end_a = 2.2 + (100 - a1 - a2) * 1.05;
+	assert_true(fabs(o.t_con_s - (1.5 + 2.2 + end_a) / 2) <= 1e-9);
+}
+
+static void test_group_bad_inputs(void **st)
+{
+	(void)st;
+	struct rk_pair_outcome o;
+	struct rk_error err;
+	struct rk_share_partner p = {.r_s = 5, .xi_a = 2, .rel = 1.5, .gpus = 2, .shared = 1};
+	assert_int_equal(rk_group_evaluate(10, 1, 0, &p, 0, 5, 0, &o, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "partners"));
+	assert_int_equal(rk_group_evaluate(10, 0.5, 0, &p, 1, 5, 0, &o, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "slow"));
+	assert_int_equal(rk_group_evaluate(10, 1, 0, &p, 1, 5, -1, &o, &err), RK_EINVAL);
+	p.shared = 3;
+	assert_int_equal(rk_group_evaluate(10, 1, 0, &p, 1, 5, 0, &o, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "partner 0"));
+	p.shared = 1;
+	p.rel = 0.9;
+	assert_int_equal(rk_group_evaluate(10, 1, 0, &p, 1, 5, 0, &o, &err), RK_EINVAL);
+	p.rel = 1.5;
+	p.r_s = INFINITY;
+	assert_int_equal(rk_group_evaluate(10, 1, 0, &p, 1, 5, 0, &o, &err), RK_EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pair_hand_cases),
-		cmocka_unit_test(test_pair_matches_replay),
-		cmocka_unit_test(test_pair_bad_inputs),
-		cmocka_unit_test(test_benefit_ordering),
-		cmocka_unit_test(test_subbatch_memory),
-		cmocka_unit_test(test_xi_fallback_chain),
-		cmocka_unit_test(test_xi_pairs_match_lookup),
-		cmocka_unit_test(test_two_server_contention),
+	    cmocka_unit_test(test_pair_hand_cases),
+	    cmocka_unit_test(test_pair_matches_replay),
+	    cmocka_unit_test(test_pair_bad_inputs),
+	    cmocka_unit_test(test_group_matches_pair),
+	    cmocka_unit_test(test_group_by_hand),
+	    cmocka_unit_test(test_group_bad_inputs),
+	    cmocka_unit_test(test_benefit_ordering),
+	    cmocka_unit_test(test_subbatch_memory),
+	    cmocka_unit_test(test_xi_fallback_chain),
+	    cmocka_unit_test(test_xi_pairs_match_lookup),
+	    cmocka_unit_test(test_two_server_contention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,53 @@ static void tensor_parallel_job_spreads(void **st)
 	expect("sjf-ffs", (const int[]){2, 4, 0});
 }
 
+/*
+ * placement=consolidated (issue 15: the baselines' yarn rule, for a
+ * like-for-like comparison): two 4-GPU nodes, X holds 2 + 2, a 3-GPU job fits
+ * the 4 free GPUs but no one node. spread (the default): 2 on node 0, 1 on
+ * node 1; consolidated: it waits (sharing is off), on either policy.
+ */
+static void consolidated_waits_for_one_node(void **st)
+{
+	(void)st;
+	setup(3);
+	struct rk_error err;
+	rk_cluster_fini(&cl);
+	assert_int_equal(rk_cluster_parse(&cl, "2x4", "t", &err), 0);
+	jobs[0].req_gpus = 4;
+	jobs[0].global_batch = 4;
+	jobs[0].req_plan.dp = 4;
+	jobs[0].plan = jobs[0].req_plan;
+	run_shares[0] = (struct rk_share){.node = 0, .gpus = 2, .cpus = 2, .mem_mb = 1024};
+	run_shares[1] = (struct rk_share){.node = 1, .gpus = 2, .cpus = 2, .mem_mb = 1024};
+	const char *names[] = {"sjf-bsbf", "sjf-ffs"};
+	for (int k = 0; k < 2; k++)
+		for (int mode = 0; mode < 2; mode++) {
+			const struct rk_policy_ops *ops = rk_policy_find(names[k]);
+			void *ps;
+			assert_int_equal(
+			    ops->create(&ps, mode ? "placement=consolidated" : "placement=spread",
+			                &err),
+			    0);
+			struct rk_sched_input in = {.cluster = &cl, .jobs = ptrs, .n_jobs = 2};
+			struct rk_decisions ds;
+			rk_decisions_init(&ds);
+			if (ops->schedule(ps, &in, &ds, &err))
+				fail_msg("%s: %s", names[k], err.msg);
+			assert_int_equal(ds.n, mode ? 0 : 1);
+			if (!mode) {
+				assert_int_equal(ds.v[0].alloc.n, 2);
+				assert_int_equal(
+				    ds.v[0].alloc.shares[0].gpus + ds.v[0].alloc.shares[1].gpus, 3);
+			}
+			rk_decisions_fini(&ds);
+			ops->destroy(ps);
+		}
+	void *ps;
+	assert_int_equal(rk_policy_find("sjf-ffs")->create(&ps, "placement=yarn", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "placement=spread|consolidated"));
+}
+
 /* Bad options are named. */
 static void options(void **st)
 {
@@ -149,10 +196,11 @@ static void options(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(five_gpu_job),
-		cmocka_unit_test(three_gpu_job),
-		cmocka_unit_test(tensor_parallel_job_spreads),
-		cmocka_unit_test(options),
+	    cmocka_unit_test(five_gpu_job),
+	    cmocka_unit_test(three_gpu_job),
+	    cmocka_unit_test(tensor_parallel_job_spreads),
+	    cmocka_unit_test(options),
+	    cmocka_unit_test(consolidated_waits_for_one_node),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rk_cluster_fini(&cl);

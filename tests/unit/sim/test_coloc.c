@@ -338,14 +338,75 @@ static void bsbf_shares_only_when_it_helps(void **st)
 	bsbf_case(10, 1, 100, 1.1, 101900, 10900);
 }
 
+/*
+ * Issue 15: §3.3 counts only the pair's two JCTs; what the pair's GPU stops
+ * delivering delays every job queued behind. One GPU; A (100 iterations,
+ * 1 s each) runs from 0 s; at 1 s B (10) and `nq` jobs of 200 iterations
+ * arrive; xi = 3 both ways (sharing delivers 2/3 of one job's work).
+ *  - The old test: E_a = 10, E_b = 99, T_con = 49.5 + (1 - 1/6) x 30 =
+ *    74.5 < T_seq = 104: B shares, ends at 31 s, A at 120 s; each queued
+ *    job then starts 10 s later (the 10 GPU-seconds the pair lost): with
+ *    nq = 10 the JCT sum grows by -79 + 20 + 100 = +41 s. Sharing loses.
+ *  - The group test charges those 10 GPU-s x 10 queued jobs / 1 GPU to the
+ *    shared sum: 74.5 + 50 = 124.5 > 104: B waits, ends at 110 s, A at 100.
+ *  - With nq = 1 the charge is 5: 79.5 < 104, B still shares (31 s, 120 s).
+ *  - xi = 1.2 (sharing delivers 1.67 jobs' work): the queue gains, and with
+ *    nq = 10 B shares: ends at 1 + 12 = 13 s (A has done 11 iterations);
+ *    the first queued job then joins A (E = 200 s beside A's real 89 x 1 s
+ *    left; T_con = 100 + (1 - 1/2.4) x 106.8 = 162.3 < 189 before the queue's
+ *    gain): A ends at 13 + 89 x 1.2 = 119.8 s.
+ */
+static void bsbf_queue_case(double xi_value, int nq, int64_t want_b, int64_t want_a)
+{
+	cluster("1x1");
+	add(1, 0, 1, 100, "A");
+	add(2, 1, 1, 10, "B");
+	for (int k = 0; k < nq; k++)
+		add(3 + k, 1, 1, 200, "C");
+	rk_xi_table_fini(&xi);
+	rk_xi_table_init(&xi);
+	const char *ty[] = {"A", "B", "C"};
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < 3; k++) {
+			struct rk_xi_entry e = {
+			    .gpu_type = "a800", .sf_a = 1, .sf_b = 1, .xi_a = xi_value};
+			snprintf(e.a, sizeof(e.a), "%s", ty[i]);
+			snprintf(e.b, sizeof(e.b), "%s", ty[k]);
+			assert_int_equal(rk_xi_table_add(&xi, &e, NULL), 0);
+		}
+	assert_int_equal(rk_xi_table_finish(&xi), 0);
+	struct rk_sim_config cfg;
+	config(&cfg);
+	cfg.sharing = 1;
+	cfg.xi = &xi;
+	struct rk_sim_result r;
+	struct rk_error err;
+	if (rk_sim_run(&cl, tmpl, nt, rk_policy_find("sjf-bsbf"), &cfg, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.outcomes[1].finish_ms, want_b);
+	assert_int_equal(r.outcomes[0].finish_ms, want_a);
+	for (int i = 0; i < r.n_outcomes; i++)
+		assert_int_equal(r.outcomes[i].completed, 1);
+	rk_sim_result_fini(&r);
+}
+
+static void bsbf_declines_what_the_queue_pays_for(void **st)
+{
+	(void)st;
+	bsbf_queue_case(3.0, 10, 110000, 100000); /* old rule: 31 s / 120 s */
+	bsbf_queue_case(3.0, 1, 31000, 120000);
+	bsbf_queue_case(1.2, 10, 13000, 119800);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shared_pair_by_hand),
-		cmocka_unit_test(third_job_and_memory_rejected),
-		cmocka_unit_test(two_server_contention_by_hand),
-		cmocka_unit_test(policies_complete_under_check),
-		cmocka_unit_test(bsbf_shares_only_when_it_helps),
+	    cmocka_unit_test(shared_pair_by_hand),
+	    cmocka_unit_test(third_job_and_memory_rejected),
+	    cmocka_unit_test(two_server_contention_by_hand),
+	    cmocka_unit_test(policies_complete_under_check),
+	    cmocka_unit_test(bsbf_shares_only_when_it_helps),
+	    cmocka_unit_test(bsbf_declines_what_the_queue_pays_for),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rk_xi_table_fini(&xi);
