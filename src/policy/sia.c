@@ -5,9 +5,9 @@
  * configuration, then the configurations are mapped onto concrete nodes.
  *
  * Configurations per GPU type k with N_k nodes of n_k GPUs: one node with
- * 1, 2, 4, ... GPUs up to n_k, then m whole nodes (m, m*n_k) for m = 2..N_k
- * (Sia's config sets, §5.1), plus each one-node size an active job requests
- * (see build_configs).
+ * 1, 2, 4, ... GPUs up to n_k, then m whole nodes (m, m*n_k) for every m up
+ * to 64 GPUs (Sia's config sets, §5.1) and powers of two of nodes beyond,
+ * plus each size an active job requests (see sia_build_configs).
  *
  * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
  * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
@@ -33,8 +33,12 @@
  * ILP (p < 0, the default p = -0.5, λ_n = 1.1):
  *   minimise  Σ_j Σ_c x_jc (G_jc^p - λ_n)        (the constant λ_n·J dropped)
  *   s.t.      Σ_c x_jc <= 1 per job; Σ_{c of type k} x_jc·gpus(c) <= GPUs of type k.
- * For p > 0: maximise Σ x_jc (G_jc^p + λ_n). Solved with GLPK through
- * rk_lp (relative gap SIA_GAP as Sia's 1e-4). A greedy solution is the
+ * For p > 0: maximise Σ x_jc (G_jc^p + λ_n). When every job's best
+ * configuration fits at once that is the optimum and no solver runs
+ * (unconstrained_choice); else GLPK through rk_lp, relative gap SIA_GAP as
+ * Sia's 1e-4, from the previous round's solution (placed jobs in what they
+ * hold, the rest greedily) as first incumbent, stopped at SIA_MAX_NODES
+ * nodes or SIA_TIME_LIMIT_MS with its incumbent. The greedy solution is the
  * fallback should the solver stop without one.
  *
  * Mapping: jobs whose chosen configuration equals the shape of what they hold
@@ -335,8 +339,45 @@ static void greedy_choice(struct sia_round *r)
 		}
 }
 
+/*
+ * When every job's best configuration fits at once (the GPU rows do not
+ * bind), taking it is the ILP's optimum, and the only one: pruning leaves
+ * each job one best configuration (ties go to fewer GPUs). Most rounds of a
+ * lightly loaded cluster are such; they need no solver. Returns 1 and fills
+ * r->choice when it applies, else 0 with r->choice untouched.
+ */
+static int unconstrained_choice(struct sia_round *r)
+{
+	int64_t used[SIA_MAX_TYPES] = {0};
+	int n = r->in->n_jobs;
+	for (int ji = 0; ji < n; ji++) {
+		if (r->rep[ji] != ji)
+			continue;
+		int best = -1;
+		for (int k = r->first_var[ji]; k < r->first_var[ji] + r->n_job_var[ji]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		if (best < 0)
+			continue;
+		const struct sia_cfg *cf = &r->cfg[r->var[best].cfg];
+		used[cf->type] += (int64_t)cf->gpus * r->csize[ji];
+		if (used[cf->type] > r->types[cf->type].total_gpus)
+			return 0;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		int rp = r->rep[ji], best = -1;
+		for (int k = r->first_var[rp]; k < r->first_var[rp] + r->n_job_var[rp]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		r->choice[ji] = best;
+	}
+	return 1;
+}
+
 static int solve_ilp(struct sia_round *r, struct rk_error *err)
 {
+	if (unconstrained_choice(r))
+		return RK_OK;
 	struct rk_lp *lp = NULL;
 	int *idx = NULL;
 	double *coef = NULL;
@@ -377,7 +418,24 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 	}
 	if (rc)
 		goto out;
-	struct rk_lp_opts lo = {.time_limit_ms = r->o->time_limit_ms, .mip_gap = r->o->gap};
+	/*
+	 * Warm start: the previous round's solution, i.e. every placed job in
+	 * the configuration it holds, the rest filled greedily (greedy_choice),
+	 * is the first incumbent, so bounding prunes from the root.
+	 */
+	greedy_choice(r);
+	for (int k = 0; k < r->n_var; k++)
+		idx[k] = 0;
+	for (int ji = 0; ji < r->in->n_jobs; ji++)
+		if (r->choice[ji] >= 0) {
+			idx[r->choice[ji]]++;
+			r->choice[ji] = -1;
+		}
+	rc = rk_lp_set_start(lp, idx, err);
+	if (rc)
+		goto out;
+	struct rk_lp_opts lo = {.time_limit_ms = r->o->time_limit_ms, .mip_gap = r->o->gap,
+				.max_nodes = r->o->max_nodes};
 	struct rk_lp_result res;
 	rc = rk_lp_solve(lp, &lo, &res, err);
 	if (rc)
