@@ -67,6 +67,7 @@
 struct sia_var {
 	int job, cfg;
 	double cost; /* objective coefficient: G^p - λ_n (p < 0) or G^p + λ_n (p > 0) */
+	double g;    /* normalised, clipped goodput before the restart factor */
 	struct rk_plan plan; /* the user's plan scaled to the configuration */
 };
 
@@ -84,6 +85,12 @@ struct sia_round {
 	int *n_job_var;
 	int *cur;           /* per job: current config index or -1 */
 	int *choice;        /* per job: chosen var index or -1 */
+	/* Per representative: the two largest unscaled goodputs among its valid
+	 * configurations (pruned ones too) and the configuration of the first;
+	 * what the restart factor's growth could make beat the chosen one. */
+	double *g1, *g2;
+	int *g1_cfg;
+	int unconstrained; /* this round's choice is unconstrained_choice's */
 	char *asked;        /* asked[g]: some job requests g GPUs */
 	/* Pending jobs with identical requests form one class: only its first
 	 * job (the representative) carries variables, general integers counting
@@ -210,6 +217,14 @@ static int job_vars(struct sia_round *r, int ji)
 		double g = v->cost / min_tput;
 		if (g > SIA_MAX_GOODPUT)
 			g = SIA_MAX_GOODPUT;
+		v->g = g;
+		if (g > r->g1[ji]) {
+			r->g2[ji] = r->g1[ji];
+			r->g1[ji] = g;
+			r->g1_cfg[ji] = v->cfg;
+		} else if (g > r->g2[ji]) {
+			r->g2[ji] = g;
+		}
 		if (v->cfg != r->cur[ji])
 			g *= rf;
 		if (g < SIA_MIN_GOODPUT)
@@ -371,12 +386,124 @@ static int unconstrained_choice(struct sia_round *r)
 				best = k;
 		r->choice[ji] = best;
 	}
+	r->unconstrained = 1;
 	return 1;
+}
+
+/*
+ * When the next round is needed even if no job arrives, finishes or ends a
+ * restart (rk_decisions.wake_ms; Sia is RK_POLICY_EVENT_DRIVEN). After an
+ * unconstrained round every job holds its best configuration, and then only
+ * time changes the ILP: the restart factor r(age) = (age - R·P)/(age + P) of
+ * every configuration but the one a job holds grows towards 1, so an
+ * alternative with unscaled goodput g_alt > g_held wins once r reaches
+ * θ = g_held / g_alt, at age = P·(R + θ)/(1 − θ). Until the earliest such age
+ * every round would repeat this one's answer (the rows of pending jobs are
+ * not scaled; a chosen job that did not fit stays pending with the same row
+ * and meets the same nodes). R is the restart count now (a change this round
+ * adds one, which only delays the crossing: the wake-up comes early, never
+ * late). After a constrained round: the next round of the grid, as before.
+ */
+static int64_t next_wake(const struct sia_round *r)
+{
+	int64_t now = r->in->now_ms;
+	if (!r->unconstrained)
+		return now + 1;
+	double P = r->o->restart_s, wake = INFINITY;
+	for (int ji = 0; ji < r->in->n_jobs && P > 0; ji++) {
+		int k = r->choice[ji], rp = r->rep[ji];
+		if (k < 0)
+			continue;
+		double held = r->var[k].g;
+		double alt = r->var[k].cfg == r->g1_cfg[rp] ? r->g2[rp] : r->g1[rp];
+		if (!(alt > held))
+			continue;
+		const struct rk_job *j = r->in->jobs[ji];
+		double th = held / alt;
+		double age_s = P * (j->restarts + th) / (1 - th);
+		double t = (double)j->submit_ms + ceil(age_s * 1000.0);
+		if (t < wake)
+			wake = t;
+	}
+	if (!(wake < (double)INT64_MAX / 2))
+		return 0;
+	return wake > (double)now ? (int64_t)wake : now + 1;
+}
+
+/*
+ * Hand each class's counts (count[k] jobs take var k) to its members in FIFO
+ * order, larger configurations to earlier jobs (vars of a class are
+ * contiguous). Consumes `count`.
+ */
+static void hand_out(struct sia_round *r, int *count)
+{
+	for (int ji = 0; ji < r->in->n_jobs; ji++) {
+		if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
+			continue;
+		int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
+		for (;;) {
+			int best = -1;
+			for (int k = 0; k < nv; k++)
+				if (count[f + k] > 0 &&
+				    (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
+							 r->cfg[r->var[f + best].cfg].gpus))
+					best = k;
+			if (best < 0)
+				break;
+			for (; count[f + best] > 0 && next < r->csize[ji]; count[f + best]--)
+				r->choice[r->members[r->first_member[ji] + next++]] = f + best;
+			count[f + best] = 0;
+		}
+	}
+}
+
+/*
+ * One GPU type: the exact optimum by dynamic programming (sia_dp.c). Returns
+ * 0 when it solved the round, 1 when the caller should use GLPK (several
+ * types, or a table too large), or RK_ENOMEM.
+ */
+static int solve_one_type(struct sia_round *r)
+{
+	if (r->n_types != 1)
+		return 1;
+	int n = r->in->n_jobs, n_cls = 0, rc;
+	struct sia_dp_class *cls = malloc((size_t)n * sizeof(*cls));
+	int *w = malloc((size_t)r->n_var * sizeof(*w));
+	int *count = malloc((size_t)r->n_var * sizeof(*count));
+	double *b = malloc((size_t)r->n_var * sizeof(*b));
+	if (!cls || !w || !count || !b) {
+		rc = RK_ENOMEM;
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++)
+		if (r->rep[ji] == ji && r->n_job_var[ji] > 0)
+			cls[n_cls++] = (struct sia_dp_class){r->first_var[ji], r->n_job_var[ji],
+							     r->csize[ji]};
+	for (int k = 0; k < r->n_var; k++) {
+		w[k] = r->cfg[r->var[k].cfg].gpus;
+		b[k] = benefit(r, k);
+	}
+	rc = sia_dp_solve(cls, n_cls, w, b, r->types[0].total_gpus, count);
+	if (rc == RK_ERANGE)
+		rc = 1;
+	else if (rc == RK_OK)
+		hand_out(r, count);
+out:
+	free(cls);
+	free(w);
+	free(count);
+	free(b);
+	return rc;
 }
 
 static int solve_ilp(struct sia_round *r, struct rk_error *err)
 {
 	if (unconstrained_choice(r))
+		return RK_OK;
+	int one = solve_one_type(r);
+	if (one == RK_ENOMEM)
+		return rk_error_set(err, RK_ENOMEM, "sia: out of memory for the solver");
+	if (one == 0)
 		return RK_OK;
 	struct rk_lp *lp = NULL;
 	int *idx = NULL;
@@ -441,27 +568,9 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 	if (rc)
 		goto out;
 	if (res.status == RK_LP_OPTIMAL || res.status == RK_LP_FEASIBLE) {
-		/* Hand each class's counts to its members in FIFO order, larger
-		 * configurations to earlier jobs (vars of a class are contiguous). */
-		for (int ji = 0; ji < r->in->n_jobs; ji++) {
-			if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
-				continue;
-			int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
-			for (int k = 0; k < nv; k++)
-				idx[k] = rk_lp_value(lp, f + k);
-			for (;;) {
-				int best = -1;
-				for (int k = 0; k < nv; k++)
-					if (idx[k] > 0 && (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
-								     r->cfg[r->var[f + best].cfg].gpus))
-						best = k;
-				if (best < 0)
-					break;
-				for (; idx[best] > 0 && next < r->csize[ji]; idx[best]--)
-					r->choice[r->members[r->first_member[ji] + next++]] = f + best;
-				idx[best] = 0;
-			}
-		}
+		for (int k = 0; k < r->n_var; k++)
+			idx[k] = rk_lp_value(lp, k);
+		hand_out(r, idx);
 	} else {
 		greedy_choice(r);
 	}
@@ -579,6 +688,9 @@ static void round_fini(struct sia_round *r)
 	free(r->n_job_var);
 	free(r->cur);
 	free(r->choice);
+	free(r->g1);
+	free(r->g2);
+	free(r->g1_cfg);
 }
 
 static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
@@ -596,7 +708,11 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	r.n_job_var = calloc((size_t)n, sizeof(int));
 	r.cur = malloc((size_t)n * sizeof(int));
 	r.choice = malloc((size_t)n * sizeof(int));
-	if (!r.node_type || !r.first_var || !r.n_job_var || !r.cur || !r.choice) {
+	r.g1 = malloc((size_t)n * sizeof(double));
+	r.g2 = malloc((size_t)n * sizeof(double));
+	r.g1_cfg = malloc((size_t)n * sizeof(int));
+	if (!r.node_type || !r.first_var || !r.n_job_var || !r.cur || !r.choice || !r.g1 || !r.g2 ||
+	    !r.g1_cfg) {
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
 		goto out;
 	}
@@ -621,6 +737,8 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	}
 	for (int ji = 0; ji < n; ji++) {
 		r.choice[ji] = -1;
+		r.g1[ji] = r.g2[ji] = -INFINITY;
+		r.g1_cfg[ji] = -1;
 		r.cur[ji] = sia_current_config(in->jobs[ji], r.node_type, r.cfg, r.n_cfg);
 	}
 	if (build_classes(&r)) {
@@ -641,6 +759,11 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 			goto out;
 	}
 	rc = map_and_decide(&r, out, err);
+	if (!rc) {
+		int64_t w = next_wake(&r);
+		if (w && (out->wake_ms == 0 || w < out->wake_ms))
+			out->wake_ms = w;
+	}
 out:
 	round_fini(&r);
 	return rc;
@@ -652,4 +775,5 @@ const struct rk_policy_ops rk_policy_sia = {
 	.create = sia_create,
 	.destroy = sia_destroy,
 	.schedule = sia_schedule,
+	.flags = RK_POLICY_EVENT_DRIVEN, /* with wake-ups (next_wake) */
 };

@@ -85,4 +85,19 @@ int64_t sia_job_mem_per_gpu(const struct rk_job *j, const struct sia_type *t);
 int sia_current_config(const struct rk_job *j, const int *node_type, const struct sia_cfg *cfg,
 		       int n_cfg);
 
+/* A job class for sia_dp_solve: its variables first..first+n-1, `mult` jobs. */
+struct sia_dp_class {
+	int first, n, mult;
+};
+
+/*
+ * Exact optimum of the one-type ILP (sia_dp.c): each of a class's `mult` jobs
+ * takes at most one of its variables k (w[k] GPUs, benefit b[k]; those with
+ * b <= 0 never), total GPUs <= capacity, maximising the benefit. n <= 65535
+ * variables per class. OUT: count[k] = jobs taking k. Returns 0, RK_ERANGE
+ * (the table would be too large: use GLPK) or RK_ENOMEM.
+ */
+int sia_dp_solve(const struct sia_dp_class *cls, int n_cls, const int *w, const double *b,
+		 int capacity, int *count);
+
 #endif
