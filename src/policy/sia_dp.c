@@ -31,6 +31,22 @@
  */
 #define SIA_DP_EPS 1e-9
 
+/*
+ * One item of weight w, benefit bv, on cells w..s: cur[i] = max(cur[i],
+ * prev[i] + bv) for i < n, where cur and a point w cells in. Branch-free on
+ * distinct arrays (restrict), the DP's whole cost.
+ */
+static void relax(double *restrict cur, uint16_t *restrict a, const double *restrict prev, size_t n,
+		  double bv, uint16_t k)
+{
+	for (size_t i = 0; i < n; i++) {
+		double cand = prev[i] + bv, c = cur[i];
+		int up = cand > c + SIA_DP_EPS;
+		cur[i] = up ? cand : c;
+		a[i] = up ? k : a[i];
+	}
+}
+
 /* Smallest and largest GPUs of a class's usable variables (0, 0: none). */
 static void class_span(const struct sia_dp_class *c, const int *w, const double *b, int *wmin,
 		       int *wmax)
@@ -106,15 +122,8 @@ int sia_dp_solve(const struct sia_dp_class *cls, int n_cls, const int *w, const 
 				int v = cls[c].first + k;
 				if (b[v] <= 0 || w[v] < 1 || (size_t)w[v] > s)
 					continue;
-				size_t wv = (size_t)w[v];
-				double bv = b[v];
-				for (size_t g = wv; g <= s; g++) {
-					double cand = prev[g - wv] + bv;
-					if (cand > cur[g] + SIA_DP_EPS) {
-						cur[g] = cand;
-						a[g] = (uint16_t)(k + 1);
-					}
-				}
+				relax(cur + w[v], a + w[v], prev, s + 1 - (size_t)w[v], b[v],
+				      (uint16_t)(k + 1));
 			}
 			double *t = prev;
 			prev = cur;
