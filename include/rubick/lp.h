@@ -2,7 +2,7 @@
  * A small integer-programming wrapper: binary variables (or bounded integers,
  * rk_lp_set_upper), a linear
  * objective, sparse rows with lower/upper bounds, solved by branch-and-cut
- * with presolve under a time and relative-gap limit. It exists so that exactly
+ * under a time, node and relative-gap limit, optionally from a start solution. It exists so that exactly
  * one file (src/policy/lp.c) includes a solver header (GLPK); no solver type
  * appears here. Used by the Sia baseline (algorithms.md §5.1).
  *
@@ -43,11 +43,17 @@ enum rk_lp_status {
 struct rk_lp_opts {
 	double time_limit_ms; /* wall-clock limit for the solve; <= 0 = no limit */
 	double mip_gap;       /* relative gap at which to stop (e.g. 1e-4); < 0 = solver default */
+	/* Branch-and-bound nodes after which the search stops with its incumbent
+	 * (status FEASIBLE); <= 0 = no limit. Unlike the time limit it stops at
+	 * the same point on any machine, so decisions stay reproducible. */
+	int max_nodes;
 };
 
 struct rk_lp_result {
 	enum rk_lp_status status;
 	double objective; /* objective at the returned solution (NaN if none) */
+	int nodes;        /* branch-and-bound nodes the search created */
+	int start_used;   /* 1: the start (rk_lp_set_start) was accepted as incumbent */
 };
 
 struct rk_lp; /* opaque */
@@ -93,7 +99,17 @@ int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err);
 int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err);
 
 /*
- * Solve (presolve + branch-and-cut, solver output silenced). OUT: *res.
+ * Offer values[v] (0..upper bound of v, for every variable) as the first
+ * incumbent of every later solve, e.g. the previous round's solution. It must
+ * satisfy every row; an infeasible start is ignored (the solve
+ * still runs). The array is copied. Returns 0, RK_EINVAL (a value out of its
+ * bounds) or RK_ENOMEM; on failure nothing changes.
+ */
+int rk_lp_set_start(struct rk_lp *lp, const int *values, struct rk_error *err);
+
+/*
+ * Solve (the LP relaxation by simplex, then branch-and-cut from its basis,
+ * with the start as first incumbent; solver output silenced). OUT: *res.
  * Returns 0 whenever the solver ran, whatever res->status says (infeasibility
  * is an answer, not an error); RK_ENOMEM or RK_EINTERNAL when the solver
  * failed. Values from rk_lp_value are valid when status is OPTIMAL or FEASIBLE.

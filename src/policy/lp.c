@@ -23,6 +23,7 @@ struct rk_lp {
 	int *ub;            /* n_vars: upper bound, 1 = binary */
 	int *sol;           /* n_vars: last solution */
 	int has_sol;
+	int *start;         /* n_vars: offered first incumbent, or NULL */
 
 	/* rows in compressed form: row r holds entries row_at[r] .. row_at[r+1]-1 */
 	int n_rows, cap_rows;
@@ -68,6 +69,7 @@ void rk_lp_destroy(struct rk_lp *lp)
 	free(lp->obj);
 	free(lp->fixed);
 	free(lp->sol);
+	free(lp->start);
 	free(lp->ub);
 	free(lp->row_at);
 	free(lp->row_lo);
@@ -132,6 +134,27 @@ int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err)
 	if (lp->fixed[var] >= 0 && ub != 1)
 		return rk_error_set(err, RK_EINVAL, "lp: variable %d is fixed, cannot widen it", var);
 	lp->ub[var] = ub;
+	return RK_OK;
+}
+
+int rk_lp_set_start(struct rk_lp *lp, const int *values, struct rk_error *err)
+{
+	if (!values)
+		return rk_error_set(err, RK_EINVAL, "lp: start solution is NULL");
+	for (int j = 0; j < lp->n_vars; j++) {
+		int lo = lp->fixed[j] >= 0 ? lp->fixed[j] : 0;
+		int hi = lp->fixed[j] >= 0 ? lp->fixed[j] : lp->ub[j];
+		if (values[j] < lo || values[j] > hi)
+			return rk_error_set(err, RK_EINVAL,
+					    "lp: start value %d of variable %d outside its bounds %d..%d",
+					    values[j], j, lo, hi);
+	}
+	if (!lp->start) {
+		lp->start = malloc((size_t)lp->n_vars * sizeof(*lp->start));
+		if (!lp->start)
+			return rk_error_set(err, RK_ENOMEM, "lp: out of memory for the start solution");
+	}
+	memcpy(lp->start, values, (size_t)lp->n_vars * sizeof(*values));
 	return RK_OK;
 }
 
@@ -281,11 +304,59 @@ static glp_prob *build_glp(const struct rk_lp *lp)
 	return p;
 }
 
+/*
+ * Whether the start satisfies every row and bound now (fixing may have come
+ * after rk_lp_set_start). GLPK takes a heuristic solution on trust and would
+ * return an infeasible one as the answer, so it is checked here.
+ */
+static int start_feasible(const struct rk_lp *lp)
+{
+	for (int j = 0; j < lp->n_vars; j++)
+		if (lp->fixed[j] >= 0 && lp->start[j] != lp->fixed[j])
+			return 0;
+	for (int r = 0; r < lp->n_rows; r++) {
+		double act = 0;
+		for (int k = lp->row_at[r]; k < lp->row_at[r + 1]; k++)
+			act += lp->val[k] * lp->start[lp->col[k]];
+		/* Integer data: a tolerance only absorbs rounding of the sums. */
+		if (act < lp->row_lo[r] - 1e-9 * (1 + fabs(lp->row_lo[r])) ||
+		    act > lp->row_hi[r] + 1e-9 * (1 + fabs(lp->row_hi[r])))
+			return 0;
+	}
+	return 1;
+}
+
+/* What the branch-and-cut callback needs. */
+struct tree_ctx {
+	const double *start; /* 1-based column values, or NULL */
+	int offered, accepted;
+	int max_nodes, nodes;
+};
+
+/*
+ * GLPK's callback: offer the start as incumbent at the first heuristic point
+ * (a known good solution lets bounding prune from the first node instead of
+ * after GLPK finds one itself), and stop at the node limit with the
+ * incumbent kept.
+ */
+static void on_tree(glp_tree *tree, void *info)
+{
+	struct tree_ctx *c = info;
+	if (glp_ios_reason(tree) == GLP_IHEUR && c->start && !c->offered) {
+		c->offered = 1;
+		c->accepted = glp_ios_heur_sol(tree, c->start) == 0;
+	}
+	int active, alive, total;
+	glp_ios_tree_size(tree, &active, &alive, &total);
+	c->nodes = total;
+	if (c->max_nodes > 0 && total > c->max_nodes)
+		glp_ios_terminate(tree);
+}
+
 int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_result *res,
 		struct rk_error *err)
 {
-	res->status = RK_LP_NO_SOLUTION;
-	res->objective = NAN;
+	*res = (struct rk_lp_result){.status = RK_LP_NO_SOLUTION, .objective = NAN};
 	lp->has_sol = 0;
 	if (opts && (isnan(opts->time_limit_ms) || isnan(opts->mip_gap)))
 		return rk_error_set(err, RK_EINVAL, "lp: time limit or gap is NaN");
@@ -299,24 +370,57 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 		return rk_error_set(err, RK_ENOMEM, "lp: out of memory building the solver problem");
 	}
 
-	glp_iocp parm;
-	glp_init_iocp(&parm);
-	parm.msg_lev = GLP_MSG_OFF;
-	parm.presolve = GLP_ON; /* presolve also solves the LP relaxation itself */
-	/* Cover and MIR cuts tighten knapsack-like capacity rows. No clique cuts:
-	 * GLPK builds a conflict graph of all binaries for them at every solve
-	 * (quadratic in the worst case), which dominated Sia rounds with
-	 * thousands of variables, while the one-of rows they would find are
-	 * already in the model. */
-	parm.cov_cuts = GLP_ON;
-	parm.mir_cuts = GLP_ON;
-	if (opts && opts->mip_gap >= 0)
-		parm.mip_gap = opts->mip_gap;
-	if (opts && opts->time_limit_ms > 0)
-		parm.tm_lim = opts->time_limit_ms >= (double)INT_MAX ? INT_MAX
-								       : (int)ceil(opts->time_limit_ms);
-
-	int rc = glp_intopt(p, &parm);
+	/*
+	 * The LP relaxation first, by simplex from GLPK's advanced basis: the MIP
+	 * presolver is off so that the callback sees the problem's own columns
+	 * (a start and the node count refer to them), and branch-and-cut then
+	 * needs an optimal relaxation to begin from.
+	 */
+	glp_smcp sm;
+	glp_init_smcp(&sm);
+	sm.msg_lev = GLP_MSG_OFF;
+	glp_adv_basis(p, 0);
+	int lrc = glp_simplex(p, &sm);
+	int lst = glp_get_status(p);
+	double *start = NULL;
+	struct tree_ctx ctx = {.max_nodes = opts ? opts->max_nodes : 0};
+	int rc = GLP_ENOPFS;
+	if (lrc == 0 && lst == GLP_OPT) {
+		if (lp->start && start_feasible(lp)) {
+			start = malloc(((size_t)lp->n_vars + 1) * sizeof(*start));
+			if (!start) {
+				glp_delete_prob(p);
+				glp_term_out(prev_out);
+				return rk_error_set(err, RK_ENOMEM, "lp: out of memory for the start");
+			}
+			for (int j = 0; j < lp->n_vars; j++)
+				start[j + 1] = lp->start[j];
+			ctx.start = start;
+		}
+		glp_iocp parm;
+		glp_init_iocp(&parm);
+		parm.msg_lev = GLP_MSG_OFF;
+		/* Cover and MIR cuts tighten knapsack-like capacity rows. No clique
+		 * cuts: GLPK builds a conflict graph of all binaries for them at every
+		 * solve (quadratic in the worst case), which dominated Sia rounds with
+		 * thousands of variables, while the one-of rows they would find are
+		 * already in the model. */
+		parm.cov_cuts = GLP_ON;
+		parm.mir_cuts = GLP_ON; /* without them the Sia rounds of philly.csv took 20x longer */
+		parm.cb_func = on_tree;
+		parm.cb_info = &ctx;
+		if (opts && opts->mip_gap >= 0)
+			parm.mip_gap = opts->mip_gap;
+		if (opts && opts->time_limit_ms > 0)
+			parm.tm_lim = opts->time_limit_ms >= (double)INT_MAX
+					      ? INT_MAX
+					      : (int)ceil(opts->time_limit_ms);
+		rc = glp_intopt(p, &parm);
+	} else if (lrc != 0 && lrc != GLP_ENOPFS && lrc != GLP_ENODFS) {
+		rc = lrc; /* the simplex itself failed */
+	}
+	res->start_used = ctx.accepted;
+	res->nodes = ctx.nodes;
 	int st = glp_mip_status(p);
 	int ret = RK_OK;
 	switch (rc) {
@@ -326,10 +430,11 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 	case GLP_ESTOP:
 		break;
 	case GLP_ENOPFS:
+	case GLP_ENODFS:
 		st = GLP_NOFEAS;
 		break;
 	default:
-		ret = rk_error_set(err, RK_EINTERNAL, "lp: GLPK branch-and-cut failed (code %d)", rc);
+		ret = rk_error_set(err, RK_EINTERNAL, "lp: GLPK failed (code %d)", rc);
 		break;
 	}
 	if (ret == RK_OK) {
@@ -346,6 +451,7 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 			res->status = RK_LP_NO_SOLUTION;
 		}
 	}
+	free(start);
 	glp_delete_prob(p);
 	glp_term_out(prev_out);
 	return ret;

@@ -5,9 +5,9 @@
  * configuration, then the configurations are mapped onto concrete nodes.
  *
  * Configurations per GPU type k with N_k nodes of n_k GPUs: one node with
- * 1, 2, 4, ... GPUs up to n_k, then m whole nodes (m, m*n_k) for m = 2..N_k
- * (Sia's config sets, §5.1), plus each one-node size an active job requests
- * (see build_configs).
+ * 1, 2, 4, ... GPUs up to n_k, then m whole nodes (m, m*n_k) for every m up
+ * to 64 GPUs (Sia's config sets, §5.1) and powers of two of nodes beyond,
+ * plus each size an active job requests (see sia_build_configs).
  *
  * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
  * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
@@ -33,8 +33,12 @@
  * ILP (p < 0, the default p = -0.5, λ_n = 1.1):
  *   minimise  Σ_j Σ_c x_jc (G_jc^p - λ_n)        (the constant λ_n·J dropped)
  *   s.t.      Σ_c x_jc <= 1 per job; Σ_{c of type k} x_jc·gpus(c) <= GPUs of type k.
- * For p > 0: maximise Σ x_jc (G_jc^p + λ_n). Solved with GLPK through
- * rk_lp (relative gap SIA_GAP as Sia's 1e-4). A greedy solution is the
+ * For p > 0: maximise Σ x_jc (G_jc^p + λ_n). When every job's best
+ * configuration fits at once that is the optimum and no solver runs
+ * (unconstrained_choice); else GLPK through rk_lp, relative gap SIA_GAP as
+ * Sia's 1e-4, from the previous round's solution (placed jobs in what they
+ * hold, the rest greedily) as first incumbent, stopped at SIA_MAX_NODES
+ * nodes or SIA_TIME_LIMIT_MS with its incumbent. The greedy solution is the
  * fallback should the solver stop without one.
  *
  * Mapping: jobs whose chosen configuration equals the shape of what they hold
@@ -63,6 +67,7 @@
 struct sia_var {
 	int job, cfg;
 	double cost; /* objective coefficient: G^p - λ_n (p < 0) or G^p + λ_n (p > 0) */
+	double g;    /* normalised, clipped goodput before the restart factor */
 	struct rk_plan plan; /* the user's plan scaled to the configuration */
 };
 
@@ -80,6 +85,12 @@ struct sia_round {
 	int *n_job_var;
 	int *cur;           /* per job: current config index or -1 */
 	int *choice;        /* per job: chosen var index or -1 */
+	/* Per representative: the two largest unscaled goodputs among its valid
+	 * configurations (pruned ones too) and the configuration of the first;
+	 * what the restart factor's growth could make beat the chosen one. */
+	double *g1, *g2;
+	int *g1_cfg;
+	int unconstrained; /* this round's choice is unconstrained_choice's */
 	char *asked;        /* asked[g]: some job requests g GPUs */
 	/* Pending jobs with identical requests form one class: only its first
 	 * job (the representative) carries variables, general integers counting
@@ -210,6 +221,14 @@ static int job_vars(struct sia_round *r, int ji)
 		double g = v->cost / min_tput;
 		if (g > SIA_MAX_GOODPUT)
 			g = SIA_MAX_GOODPUT;
+		v->g = g;
+		if (g > r->g1[ji]) {
+			r->g2[ji] = r->g1[ji];
+			r->g1[ji] = g;
+			r->g1_cfg[ji] = v->cfg;
+		} else if (g > r->g2[ji]) {
+			r->g2[ji] = g;
+		}
 		if (v->cfg != r->cur[ji])
 			g *= rf;
 		if (g < SIA_MIN_GOODPUT)
@@ -339,8 +358,157 @@ static void greedy_choice(struct sia_round *r)
 		}
 }
 
+/*
+ * When every job's best configuration fits at once (the GPU rows do not
+ * bind), taking it is the ILP's optimum, and the only one: pruning leaves
+ * each job one best configuration (ties go to fewer GPUs). Most rounds of a
+ * lightly loaded cluster are such; they need no solver. Returns 1 and fills
+ * r->choice when it applies, else 0 with r->choice untouched.
+ */
+static int unconstrained_choice(struct sia_round *r)
+{
+	int64_t used[SIA_MAX_TYPES] = {0};
+	int n = r->in->n_jobs;
+	for (int ji = 0; ji < n; ji++) {
+		if (r->rep[ji] != ji)
+			continue;
+		int best = -1;
+		for (int k = r->first_var[ji]; k < r->first_var[ji] + r->n_job_var[ji]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		if (best < 0)
+			continue;
+		const struct sia_cfg *cf = &r->cfg[r->var[best].cfg];
+		used[cf->type] += (int64_t)cf->gpus * r->csize[ji];
+		if (used[cf->type] > r->types[cf->type].total_gpus)
+			return 0;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		int rp = r->rep[ji], best = -1;
+		for (int k = r->first_var[rp]; k < r->first_var[rp] + r->n_job_var[rp]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		r->choice[ji] = best;
+	}
+	r->unconstrained = 1;
+	return 1;
+}
+
+/*
+ * When the next round is needed even if no job arrives, finishes or ends a
+ * restart (rk_decisions.wake_ms; Sia is RK_POLICY_EVENT_DRIVEN). After an
+ * unconstrained round every job holds its best configuration, and then only
+ * time changes the ILP: the restart factor r(age) = (age - R·P)/(age + P) of
+ * every configuration but the one a job holds grows towards 1, so an
+ * alternative with unscaled goodput g_alt > g_held wins once r reaches
+ * θ = g_held / g_alt, at age = P·(R + θ)/(1 − θ). Until the earliest such age
+ * every round would repeat this one's answer (the rows of pending jobs are
+ * not scaled; a chosen job that did not fit stays pending with the same row
+ * and meets the same nodes). R is the restart count now (a change this round
+ * adds one, which only delays the crossing: the wake-up comes early, never
+ * late). After a constrained round: the next round of the grid, as before.
+ */
+static int64_t next_wake(const struct sia_round *r)
+{
+	int64_t now = r->in->now_ms;
+	if (!r->unconstrained)
+		return now + 1;
+	double P = r->o->restart_s, wake = INFINITY;
+	for (int ji = 0; ji < r->in->n_jobs && P > 0; ji++) {
+		int k = r->choice[ji], rp = r->rep[ji];
+		if (k < 0)
+			continue;
+		double held = r->var[k].g;
+		double alt = r->var[k].cfg == r->g1_cfg[rp] ? r->g2[rp] : r->g1[rp];
+		if (!(alt > held))
+			continue;
+		const struct rk_job *j = r->in->jobs[ji];
+		double th = held / alt;
+		double age_s = P * (j->restarts + th) / (1 - th);
+		double t = (double)j->submit_ms + ceil(age_s * 1000.0);
+		if (t < wake)
+			wake = t;
+	}
+	if (!(wake < (double)INT64_MAX / 2))
+		return 0;
+	return wake > (double)now ? (int64_t)wake : now + 1;
+}
+
+/*
+ * Hand each class's counts (count[k] jobs take var k) to its members in FIFO
+ * order, larger configurations to earlier jobs (vars of a class are
+ * contiguous). Consumes `count`.
+ */
+static void hand_out(struct sia_round *r, int *count)
+{
+	for (int ji = 0; ji < r->in->n_jobs; ji++) {
+		if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
+			continue;
+		int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
+		for (;;) {
+			int best = -1;
+			for (int k = 0; k < nv; k++)
+				if (count[f + k] > 0 &&
+				    (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
+							 r->cfg[r->var[f + best].cfg].gpus))
+					best = k;
+			if (best < 0)
+				break;
+			for (; count[f + best] > 0 && next < r->csize[ji]; count[f + best]--)
+				r->choice[r->members[r->first_member[ji] + next++]] = f + best;
+			count[f + best] = 0;
+		}
+	}
+}
+
+/*
+ * One GPU type: the exact optimum by dynamic programming (sia_dp.c). Returns
+ * 0 when it solved the round, 1 when the caller should use GLPK (several
+ * types, or a table too large), or RK_ENOMEM.
+ */
+static int solve_one_type(struct sia_round *r)
+{
+	if (r->n_types != 1)
+		return 1;
+	int n = r->in->n_jobs, n_cls = 0, rc;
+	struct sia_dp_class *cls = malloc((size_t)n * sizeof(*cls));
+	int *w = malloc((size_t)r->n_var * sizeof(*w));
+	int *count = malloc((size_t)r->n_var * sizeof(*count));
+	double *b = malloc((size_t)r->n_var * sizeof(*b));
+	if (!cls || !w || !count || !b) {
+		rc = RK_ENOMEM;
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++)
+		if (r->rep[ji] == ji && r->n_job_var[ji] > 0)
+			cls[n_cls++] = (struct sia_dp_class){r->first_var[ji], r->n_job_var[ji],
+							     r->csize[ji]};
+	for (int k = 0; k < r->n_var; k++) {
+		w[k] = r->cfg[r->var[k].cfg].gpus;
+		b[k] = benefit(r, k);
+	}
+	rc = sia_dp_solve(cls, n_cls, w, b, r->types[0].total_gpus, count);
+	if (rc == RK_ERANGE)
+		rc = 1;
+	else if (rc == RK_OK)
+		hand_out(r, count);
+out:
+	free(cls);
+	free(w);
+	free(count);
+	free(b);
+	return rc;
+}
+
 static int solve_ilp(struct sia_round *r, struct rk_error *err)
 {
+	if (unconstrained_choice(r))
+		return RK_OK;
+	int one = solve_one_type(r);
+	if (one == RK_ENOMEM)
+		return rk_error_set(err, RK_ENOMEM, "sia: out of memory for the solver");
+	if (one == 0)
+		return RK_OK;
 	struct rk_lp *lp = NULL;
 	int *idx = NULL;
 	double *coef = NULL;
@@ -381,33 +549,32 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 	}
 	if (rc)
 		goto out;
-	struct rk_lp_opts lo = {.time_limit_ms = r->o->time_limit_ms, .mip_gap = r->o->gap};
+	/*
+	 * Warm start: the previous round's solution, i.e. every placed job in
+	 * the configuration it holds, the rest filled greedily (greedy_choice),
+	 * is the first incumbent, so bounding prunes from the root.
+	 */
+	greedy_choice(r);
+	for (int k = 0; k < r->n_var; k++)
+		idx[k] = 0;
+	for (int ji = 0; ji < r->in->n_jobs; ji++)
+		if (r->choice[ji] >= 0) {
+			idx[r->choice[ji]]++;
+			r->choice[ji] = -1;
+		}
+	rc = rk_lp_set_start(lp, idx, err);
+	if (rc)
+		goto out;
+	struct rk_lp_opts lo = {.time_limit_ms = r->o->time_limit_ms, .mip_gap = r->o->gap,
+				.max_nodes = r->o->max_nodes};
 	struct rk_lp_result res;
 	rc = rk_lp_solve(lp, &lo, &res, err);
 	if (rc)
 		goto out;
 	if (res.status == RK_LP_OPTIMAL || res.status == RK_LP_FEASIBLE) {
-		/* Hand each class's counts to its members in FIFO order, larger
-		 * configurations to earlier jobs (vars of a class are contiguous). */
-		for (int ji = 0; ji < r->in->n_jobs; ji++) {
-			if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
-				continue;
-			int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
-			for (int k = 0; k < nv; k++)
-				idx[k] = rk_lp_value(lp, f + k);
-			for (;;) {
-				int best = -1;
-				for (int k = 0; k < nv; k++)
-					if (idx[k] > 0 && (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
-								     r->cfg[r->var[f + best].cfg].gpus))
-						best = k;
-				if (best < 0)
-					break;
-				for (; idx[best] > 0 && next < r->csize[ji]; idx[best]--)
-					r->choice[r->members[r->first_member[ji] + next++]] = f + best;
-				idx[best] = 0;
-			}
-		}
+		for (int k = 0; k < r->n_var; k++)
+			idx[k] = rk_lp_value(lp, k);
+		hand_out(r, idx);
 	} else {
 		greedy_choice(r);
 	}
@@ -525,6 +692,9 @@ static void round_fini(struct sia_round *r)
 	free(r->n_job_var);
 	free(r->cur);
 	free(r->choice);
+	free(r->g1);
+	free(r->g2);
+	free(r->g1_cfg);
 }
 
 static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
@@ -542,7 +712,11 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	r.n_job_var = calloc((size_t)n, sizeof(int));
 	r.cur = malloc((size_t)n * sizeof(int));
 	r.choice = malloc((size_t)n * sizeof(int));
-	if (!r.node_type || !r.first_var || !r.n_job_var || !r.cur || !r.choice) {
+	r.g1 = malloc((size_t)n * sizeof(double));
+	r.g2 = malloc((size_t)n * sizeof(double));
+	r.g1_cfg = malloc((size_t)n * sizeof(int));
+	if (!r.node_type || !r.first_var || !r.n_job_var || !r.cur || !r.choice || !r.g1 || !r.g2 ||
+	    !r.g1_cfg) {
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
 		goto out;
 	}
@@ -567,6 +741,8 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	}
 	for (int ji = 0; ji < n; ji++) {
 		r.choice[ji] = -1;
+		r.g1[ji] = r.g2[ji] = -INFINITY;
+		r.g1_cfg[ji] = -1;
 		r.cur[ji] = sia_current_config(in->jobs[ji], r.node_type, r.cfg, r.n_cfg);
 	}
 	if (build_classes(&r)) {
@@ -587,6 +763,11 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 			goto out;
 	}
 	rc = map_and_decide(&r, out, err);
+	if (!rc) {
+		int64_t w = next_wake(&r);
+		if (w && (out->wake_ms == 0 || w < out->wake_ms))
+			out->wake_ms = w;
+	}
 out:
 	round_fini(&r);
 	return rc;
@@ -598,4 +779,5 @@ const struct rk_policy_ops rk_policy_sia = {
 	.create = sia_create,
 	.destroy = sia_destroy,
 	.schedule = sia_schedule,
+	.flags = RK_POLICY_EVENT_DRIVEN, /* with wake-ups (next_wake) */
 };

@@ -26,7 +26,8 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 {
 	*o = (struct sia_opts){.p = SIA_P_DEFAULT, .lambda_n = SIA_LAMBDA_N_DEFAULT,
 			       .restart_s = SIA_RESTART_S_DEFAULT,
-			       .time_limit_ms = SIA_TIME_LIMIT_MS_DEFAULT, .gap = SIA_GAP_DEFAULT};
+			       .time_limit_ms = SIA_TIME_LIMIT_MS_DEFAULT, .gap = SIA_GAP_DEFAULT,
+			       .max_nodes = SIA_MAX_NODES_DEFAULT};
 	if (!options || !*options)
 		return RK_OK;
 	/* Walk "k=v,k=v" in place; the option text is short and caller-owned. */
@@ -74,6 +75,13 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 			if (x <= 0)
 				return rk_error_set(err, RK_ERANGE, "sia: time_limit_ms=%s: must be > 0", v);
 			o->time_limit_ms = x;
+		} else if (!strcmp(k, "max_nodes")) {
+			if (x < 0 || x > 1e9 || x != floor(x))
+				return rk_error_set(err, RK_ERANGE,
+						    "sia: max_nodes=%s: must be a whole number in [0, 1e9] "
+						    "(0 = no limit)",
+						    v);
+			o->max_nodes = (int)x;
 		} else if (!strcmp(k, "gap")) {
 			if (x < 0 || x >= 1)
 				return rk_error_set(err, RK_ERANGE, "sia: gap=%s: must be in [0, 1)", v);
@@ -81,7 +89,7 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 		} else {
 			return rk_error_set(err, RK_EINVAL,
 					    "sia: unknown option '%s' (known: p, lambda_n, restart_s, "
-					    "time_limit_ms, gap, range)",
+					    "time_limit_ms, max_nodes, gap, range)",
 					    k);
 		}
 	}
@@ -149,7 +157,15 @@ int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_typ
  * size an active job requests (`asked[g]` != 0, g <= max_asked) that the set
  * lacks: a job whose model-parallel width is not a power of two (tp = 5), or
  * whose request is no multiple of n_k (20 GPUs on 8-GPU nodes, placed 8+8+4),
- * can then still run at its request, which Sia's scale unit would forbid.
+ * or a whole-node request the set skips (12 nodes), can then still run at
+ * its request, which Sia's scale unit would forbid.
+ *
+ * Whole nodes: m = 2 .. SIA_DENSE_GPUS / n_k nodes, every m, as the
+ * artifact's CONFIGS_8GPU (2..8 nodes) and CONFIGS_4GPU (2..16 nodes), whose
+ * sets end at 64 GPUs; beyond that, powers of two of nodes (16, 32, ... up to
+ * N_k) so that a job can still grow to the whole type on a cluster larger than
+ * the artifact's, with O(log N_k) configurations instead of N_k (a 256-node
+ * type had 259, each a goodput prediction per job per round).
  */
 int sia_build_configs(const struct sia_type *t, int n_types, const char *asked, int max_asked,
 			 struct sia_cfg **out, int *n_out)
@@ -163,12 +179,16 @@ int sia_build_configs(const struct sia_type *t, int n_types, const char *asked, 
 	int n = 0;
 	for (int k = 0; k < n_types; k++) {
 		int ng = t[k].node_gpus;
+		int dense = SIA_DENSE_GPUS / ng > 1 ? SIA_DENSE_GPUS / ng : 1;
 		for (int g = 1; g < ng; g++)
 			if ((g & (g - 1)) == 0 || (g <= max_asked && asked[g]))
 				c[n++] = (struct sia_cfg){k, 1, g, 0};
 		c[n++] = (struct sia_cfg){k, 1, ng, 0};
-		for (int m = 2; m <= t[k].n_nodes; m++)
-			c[n++] = (struct sia_cfg){k, m, m * ng, 0};
+		for (int m = 2; m <= t[k].n_nodes; m++) {
+			int req = m * ng <= max_asked && asked[m * ng];
+			if (m <= dense || (m & (m - 1)) == 0 || req)
+				c[n++] = (struct sia_cfg){k, m, m * ng, 0};
+		}
 		for (int g = ng + 1; g <= max_asked && g < t[k].total_gpus; g++)
 			if (asked[g] && g % ng && (g + ng - 1) / ng <= t[k].n_nodes)
 				c[n++] = (struct sia_cfg){k, (g + ng - 1) / ng, g, 1};

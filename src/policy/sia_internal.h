@@ -25,12 +25,24 @@
  * which is what a deployment of Sia on that cluster would measure.
  */
 #define SIA_RESTART_S_DEFAULT 260.0
-/* Safety net for the solver; at the gap above rounds finish far sooner. */
-#define SIA_TIME_LIMIT_MS_DEFAULT 10000.0
+/*
+ * Limits of one round's branch and bound, the incumbent kept when one is hit
+ * (Sia's rounds take about 1 s at 2,048 GPUs, §5.1). The node limit is what
+ * normally stops a hard round, at the same point on any machine: on the first
+ * 5,000 jobs of philly.csv on 256x8 GPUs 18,885 rounds needed the solver,
+ * all but 6 under 500 nodes, the largest 1,673 (538 ms). The wall-clock limit
+ * is only a safety net (it makes decisions depend on the machine's load).
+ */
+#define SIA_TIME_LIMIT_MS_DEFAULT 1000.0
+#define SIA_MAX_NODES_DEFAULT 1000
 #define SIA_MAX_TYPES 16
+/* GPUs up to which every whole-node count is a configuration (the artifact's
+ * sets end at 64 GPUs); above, powers of two of nodes (sia_build_configs). */
+#define SIA_DENSE_GPUS 64
 
 struct sia_opts {
 	double p, lambda_n, restart_s, time_limit_ms, gap;
+	int max_nodes; /* branch-and-bound nodes per round; 0 = no limit */
 	int range_job; /* 1: GPU counts limited to [min_gpus, max_gpus] */
 };
 
@@ -72,5 +84,20 @@ int64_t sia_job_mem_per_gpu(const struct rk_job *j, const struct sia_type *t);
 /* Index of the configuration matching what `j` holds now, or -1. */
 int sia_current_config(const struct rk_job *j, const int *node_type, const struct sia_cfg *cfg,
 		       int n_cfg);
+
+/* A job class for sia_dp_solve: its variables first..first+n-1, `mult` jobs. */
+struct sia_dp_class {
+	int first, n, mult;
+};
+
+/*
+ * Exact optimum of the one-type ILP (sia_dp.c): each of a class's `mult` jobs
+ * takes at most one of its variables k (w[k] GPUs, benefit b[k]; those with
+ * b <= 0 never), total GPUs <= capacity, maximising the benefit. n <= 65535
+ * variables per class. OUT: count[k] = jobs taking k. Returns 0, RK_ERANGE
+ * (the table would be too large: use GLPK) or RK_ENOMEM.
+ */
+int sia_dp_solve(const struct sia_dp_class *cls, int n_cls, const int *w, const double *b,
+		 int capacity, int *count);
 
 #endif

@@ -48,6 +48,51 @@ static void knapsack_known_optimum(void **state)
 }
 
 /*
+ * The knapsack above, whose LP relaxation is fractional (items 3, 1, then half
+ * of item 2), with a start: the optimum offered as start is taken as the
+ * first incumbent, so even a one-node limit returns it; an infeasible start
+ * is refused by the solver and the solve still finds the optimum; starts out
+ * of bounds are errors that leave the problem unchanged.
+ */
+static void start_and_node_limit(void **state)
+{
+	(void)state;
+	struct rk_lp *lp;
+	struct rk_error err;
+	assert_int_equal(rk_lp_create(&lp, 4, RK_LP_MAXIMISE, &err), RK_OK);
+	const double w[] = {5, 4, 6, 3}, v[] = {10, 40, 30, 50};
+	const int vars[] = {0, 1, 2, 3};
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rk_lp_set_obj(lp, i, v[i], &err), RK_OK);
+	assert_int_equal(rk_lp_add_row(lp, 4, vars, w, RK_LP_NO_BOUND, 10, &err), RK_OK);
+	const int best[] = {0, 1, 0, 1}, heavy[] = {1, 1, 1, 1}, bad[] = {0, 2, 0, 1};
+	assert_int_equal(rk_lp_set_start(lp, bad, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "variable 1"));
+	assert_int_equal(rk_lp_set_start(lp, best, &err), RK_OK);
+	struct rk_lp_result res;
+	struct rk_lp_opts opts = {.time_limit_ms = 10000, .mip_gap = 0, .max_nodes = 1};
+	assert_int_equal(rk_lp_solve(lp, &opts, &res, &err), RK_OK);
+	assert_true(res.status == RK_LP_OPTIMAL || res.status == RK_LP_FEASIBLE);
+	assert_int_equal(res.start_used, 1);
+	assert_float_equal(res.objective, 90, 1e-9);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rk_lp_value(lp, i), best[i]);
+
+	assert_int_equal(rk_lp_set_start(lp, heavy, &err), RK_OK); /* weight 18 > 10 */
+	opts.max_nodes = 0;
+	assert_int_equal(rk_lp_solve(lp, &opts, &res, &err), RK_OK);
+	assert_int_equal(res.status, RK_LP_OPTIMAL);
+	assert_int_equal(res.start_used, 0);
+	assert_float_equal(res.objective, 90, 1e-9);
+	assert_true(res.nodes >= 1);
+
+	/* A fixed variable's start must equal its fixed value. */
+	assert_int_equal(rk_lp_fix(lp, 0, 1, &err), RK_OK);
+	assert_int_equal(rk_lp_set_start(lp, best, &err), RK_EINVAL);
+	rk_lp_destroy(lp);
+}
+
+/*
  * Sia-shaped instance (algorithms.md §5.1, p < 0 form): 3 jobs, configs of 1, 2
  * and 4 GPUs, 4 GPUs in all, minimise sum x*(G^p - lambda). Costs chosen so the
  * optimum is job0:2, job1:1, job2:1 (cost -0.9-0.6-0.6 = -2.1) rather than
@@ -232,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(knapsack_known_optimum),
 		cmocka_unit_test(multiple_choice_with_capacity),
+		cmocka_unit_test(start_and_node_limit),
 		cmocka_unit_test(infeasible_and_equalities),
 		cmocka_unit_test(bad_inputs_are_reported),
 		cmocka_unit_test(matches_brute_force),
