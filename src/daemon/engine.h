@@ -56,6 +56,12 @@ struct rkd_exit {
 	int status; /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
 	char gpu_ids[1024]; /* adopt: the GPU ids the run was launched with */
 	char reason[256];   /* the engine's own words when it knows more (Slurm's reason); may be "" */
+	/*
+	 * 1: ended from outside rubick while rubick had asked for no stop
+	 * (scancel, a Slurm time limit, an operator): the job is cancelled, not
+	 * relaunched, whatever its status; `reason` says who and why.
+	 */
+	int cancelled;
 };
 #define RKD_EXIT_LOST (-1000)
 
@@ -99,6 +105,12 @@ struct rkd_engine_ops {
 	 * returns how many changed.
 	 */
 	int (*capacity)(void *state, struct rk_node *nodes, int n);
+	/*
+	 * Optional (NULL: "up"/"down" from rk_node.up): the engine's own word
+	 * for node i's state as of the latest capacity() (Slurm: "idle",
+	 * "mixed", "allocated", "drain", "draining", "down", ...).
+	 */
+	const char *(*node_state)(void *state, int node);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

@@ -48,6 +48,7 @@
 /* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
 extern char *slurm_job_state_string(uint32_t state);
 extern char *slurm_job_reason_string(enum job_state_reason reason);
+extern char *slurm_node_state_string(uint32_t state);
 
 enum phase { PH_PLACED = 0, PH_RUNNING, PH_USR1, PH_TERM, PH_KILL };
 
@@ -68,6 +69,7 @@ struct seng {
 	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
 	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
+	char (*node_st)[32];             /* Slurm's state of each node, lower case (node_state) */
 	int n_nodes;
 	time_t nodes_update; /* last_update of the last node list read by capacity() */
 	struct srun *runs;
@@ -90,6 +92,22 @@ static const char *slurm_msg(void)
 	return slurm_strerror(slurm_get_errno());
 }
 
+/* Slurm's state words ("IDLE+DRAIN" -> "idle+drain"; sinfo says "drain"/"draining"). */
+static void node_state_set(struct seng *e, int k, uint32_t st)
+{
+	const char *w = slurm_node_state_string(st);
+	size_t i = 0;
+	for (; w && w[i] && i + 1 < sizeof(e->node_st[k]); i++)
+		e->node_st[k][i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] - 'A' + 'a' : w[i]);
+	e->node_st[k][i] = '\0';
+}
+
+static const char *seng_node_state(void *state, int node)
+{
+	struct seng *e = state;
+	return node >= 0 && node < e->n_nodes && e->node_st[node][0] ? e->node_st[node] : NULL;
+}
+
 static int load_nodes(struct seng *e, struct rk_error *err)
 {
 	node_info_msg_t *nm = NULL;
@@ -102,7 +120,8 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 	e->node_cpus = calloc(cnt, sizeof(*e->node_cpus));
 	e->node_gpus = calloc(cnt, sizeof(*e->node_gpus));
 	e->addrs = calloc(cnt, sizeof(*e->addrs));
-	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs) {
+	e->node_st = calloc(cnt, sizeof(*e->node_st));
+	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs || !e->node_st) {
 		slurm_free_node_info_msg(nm);
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
@@ -115,6 +134,7 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 			const char *c = strrchr(g, ':');
 			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
 		}
+		node_state_set(e, e->n_nodes, nm->node_array[i].node_state);
 		e->nodes[e->n_nodes] = strdup(nm->node_array[i].name);
 		const char *addr = nm->node_array[i].node_addr;
 		e->addrs[e->n_nodes] = strdup(addr && *addr ? addr : nm->node_array[i].name);
@@ -142,6 +162,7 @@ static void seng_destroy(void *state)
 	free(e->addrs);
 	free(e->node_cpus);
 	free(e->node_gpus);
+	free(e->node_st);
 	if (e->jobs)
 		slurm_free_job_info_msg(e->jobs);
 	free(e->runs);
@@ -471,6 +492,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	 * clock has moved past it (poll does, without blocking the daemon).
 	 */
 	time_t release_at = ended ? ended + 1 : 0;
+
 	if (time(NULL) >= release_at) {
 		if ((ret = release(sid, err)))
 			return ret;
@@ -562,10 +584,11 @@ static int finished_status(const slurm_job_info_t *j)
  * Fills *status. A released job that Slurm cannot start (BadConstraints,
  * a node down in its list) has failed for Slurm's reason.
  */
-static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, char *why,
-		     size_t cap)
+static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int *cancelled,
+		     char *why, size_t cap)
 {
 	why[0] = '\0';
+	*cancelled = 0;
 	if (!j) {
 		*status = RKD_EXIT_LOST;
 		snprintf(why, cap, "slurm job %u vanished", r->sid);
@@ -608,6 +631,22 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, cha
 		return 1;
 	}
 	*status = finished_status(j);
+	if (r->phase < PH_USR1 && (st == JOB_CANCELLED || st == JOB_TIMEOUT ||
+				   st == JOB_DEADLINE || st == JOB_PREEMPTED)) {
+		/*
+		 * Not asked by rubick: its status (75 once the job checkpointed on
+		 * the SIGTERM) must not read as "checkpointed, relaunch me" (issue 13).
+		 */
+		*cancelled = 1;
+		snprintf(why, cap, "cancelled outside rubick: slurm job %u %s (%s)%s%s", r->sid,
+			 slurm_job_state_string(j->job_state),
+			 st == JOB_TIMEOUT    ? "its Slurm time limit"
+			 : st == JOB_DEADLINE ? "its Slurm deadline"
+			 : st == JOB_PREEMPTED ? "preempted by Slurm"
+					       : "scancel or scontrol by a user or an operator",
+			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
+		return 1;
+	}
 	if (st != JOB_COMPLETE)
 		snprintf(why, cap, "slurm job %u %s%s%s", r->sid, slurm_job_state_string(j->job_state),
 			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
@@ -630,10 +669,10 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 	int n_out = 0;
 	for (int i = 0; i < e->n && n_out < max;) {
 		struct srun *r = &e->runs[i];
-		int status;
+		int status, cancelled;
 		char why[256];
 		int was = r->was_running;
-		if (!run_ended(r, job_info(e, r->sid), &status, why, sizeof(why))) {
+		if (!run_ended(r, job_info(e, r->sid), &status, &cancelled, why, sizeof(why))) {
 			if (r->was_running && !was)
 				run_stamp(e, r->job_id, r->run, "running_ms");
 			if (r->phase >= PH_USR1 && r->phase < PH_KILL && now_ms >= r->deadline_ms) {
@@ -647,6 +686,7 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 		out[n_out].job_id = r->job_id;
 		out[n_out].run = r->run;
 		out[n_out].status = status;
+		out[n_out].cancelled = cancelled;
 		snprintf(out[n_out].reason, sizeof(out[n_out].reason), "%s", why);
 		n_out++;
 		e->runs[i] = e->runs[--e->n];
@@ -682,10 +722,11 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 	r->run = run;
 	r->sid = sid;
 	char why[256];
-	int status;
-	if (run_ended(r, j, &status, why, sizeof(why))) {
+	int status, cancelled;
+	if (run_ended(r, j, &status, &cancelled, why, sizeof(why))) {
 		e->n--;
 		ex->status = status;
+		ex->cancelled = cancelled;
 		snprintf(ex->reason, sizeof(ex->reason), "%s", why);
 		return RKD_ADOPT_EXITED;
 	}
@@ -707,6 +748,7 @@ static int seng_capacity(void *state, struct rk_node *nodes, int n)
 			k++;
 		if (k >= e->n_nodes || k >= n)
 			continue;
+		node_state_set(e, k, x->node_state);
 		uint32_t base = x->node_state & NODE_STATE_BASE;
 		int up = base != NODE_STATE_DOWN && base != NODE_STATE_FUTURE &&
 			 base != NODE_STATE_UNKNOWN &&
@@ -735,4 +777,5 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.adopt = seng_adopt,
 	.running = seng_running,
 	.capacity = seng_capacity,
+	.node_state = seng_node_state,
 };

@@ -7,6 +7,7 @@
 
 #include "rubick/plan.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,22 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	sched_event(s, j->core.id, "exit", what);
 	if (sched_state_terminal(j->core.state))
 		return; /* cancelled: the run was only draining */
+	if (x->cancelled || (why == STOP_NONE && (x->status == RKD_EXIT_CHECKPOINTED ||
+						   x->status == -SIGTERM || x->status == -SIGINT ||
+						   x->status == -SIGHUP))) {
+		/*
+		 * Ended from outside while rubick asked for no stop (issue 13): 75
+		 * means "checkpointed, relaunch me" only after rubick's own request,
+		 * so a scancel, a time limit or a user's kill is a cancel.
+		 */
+		char reason[400];
+		snprintf(reason, sizeof(reason), "%s%s", x->cancelled ? "" : "stopped outside rubick "
+			 "(rubick asked for no checkpoint): ", what);
+		sched_history(s, j, now, "cancel");
+		job_finish(s, j, RK_JOB_CANCELLED, now, reason);
+		sched_event(s, j->core.id, "cancelled-outside", reason);
+		return;
+	}
 	if (x->status == 0) {
 		j->core.iters_done = j->core.iters_total;
 		job_finish(s, j, RK_JOB_DONE, now, "completed");

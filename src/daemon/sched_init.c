@@ -334,6 +334,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	rk_decisions_fini(&s->dec);
 	rkd_store_close(s->store);
 	rk_cluster_fini(&s->cluster);
+	rk_cluster_fini(&s->view);
 	free(s->cluster_spec);
 	free(s->gpu_base);
 	free(s->gpu_holders);
