@@ -62,6 +62,12 @@ struct rkd_exit {
 	 * relaunched, whatever its status; `reason` says who and why.
 	 */
 	int cancelled;
+	/*
+	 * 1: the run never started (Slurm kept it pending past a grace period:
+	 * its nodes are taken by what rubick does not control) and is held again:
+	 * the job goes back to pending and is placed anew.
+	 */
+	int not_started;
 };
 #define RKD_EXIT_LOST (-1000)
 
@@ -111,6 +117,13 @@ struct rkd_engine_ops {
 	 * "mixed", "allocated", "drain", "draining", "down", ...).
 	 */
 	const char *(*node_state)(void *state, int node);
+	/*
+	 * Optional (NULL: rubick owns every node wholly): what rubick does not
+	 * control on node i, gpus[i] and cpus[i]: held by jobs it did not submit
+	 * (Slurm: running jobs of other users) or by an active reservation (all
+	 * of the node). Returns 1 when it changed since the previous call.
+	 */
+	int (*foreign)(void *state, int *gpus, int *cpus, int n);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

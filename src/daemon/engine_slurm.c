@@ -60,6 +60,8 @@ struct srun {
 	int checkpoint;    /* stop asked for a checkpoint */
 	int was_running;   /* seen RUNNING once */
 	time_t release_at; /* placed but not yet released: release once time(NULL) >= this */
+	int64_t released_ms; /* wall clock of the release (0: not yet) */
+	int64_t pend_grace_ms; /* how long Slurm may keep it pending once released */
 	int64_t deadline_ms;
 };
 
@@ -70,6 +72,8 @@ struct seng {
 	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
 	char (*node_st)[32];             /* Slurm's state of each node, lower case (node_state) */
+	int *fgn_gpus, *fgn_cpus;        /* foreign(): what others hold, as last reported */
+	reserve_info_msg_t *resv;        /* last slurm_load_reservations answer */
 	int n_nodes;
 	time_t nodes_update; /* last_update of the last node list read by capacity() */
 	struct srun *runs;
@@ -121,7 +125,10 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 	e->node_gpus = calloc(cnt, sizeof(*e->node_gpus));
 	e->addrs = calloc(cnt, sizeof(*e->addrs));
 	e->node_st = calloc(cnt, sizeof(*e->node_st));
-	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs || !e->node_st) {
+	e->fgn_gpus = calloc(cnt, sizeof(*e->fgn_gpus));
+	e->fgn_cpus = calloc(cnt, sizeof(*e->fgn_cpus));
+	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs || !e->node_st ||
+	    !e->fgn_gpus || !e->fgn_cpus) {
 		slurm_free_node_info_msg(nm);
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
@@ -163,6 +170,10 @@ static void seng_destroy(void *state)
 	free(e->node_cpus);
 	free(e->node_gpus);
 	free(e->node_st);
+	free(e->fgn_gpus);
+	free(e->fgn_cpus);
+	if (e->resv)
+		slurm_free_reservation_info_msg(e->resv);
 	if (e->jobs)
 		slurm_free_job_info_msg(e->jobs);
 	free(e->runs);
@@ -197,6 +208,13 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	}
 	*state = e;
 	return 0;
+}
+
+/* How long a released run may stay pending: KillWait of a requeued predecessor and more. */
+static int64_t pend_grace(const struct seng *e)
+{
+	int64_t g = 3 * (int64_t)e->grace_ms;
+	return g > 15000 ? g : 15000;
 }
 
 static struct srun *run_find(struct seng *e, int64_t job, int run)
@@ -240,7 +258,11 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	rkd_path_fmt(work, sizeof(work), "%s/work", job_dir);
 	int ret = 0;
 	if (n_env <= 0 || !script) {
-		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
+		ret = !script && strstr(ln->command, "RUBICK_CMD_EOF")
+			      ? rk_error_set(err, RK_EINVAL, "slurm submit: job %lld: its command has a "
+					     "line RUBICK_CMD_EOF, which ends the batch script's copy "
+					     "of it", (long long)ln->job_id)
+			      : rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
 		goto out;
 	}
 	uint32_t k = (uint32_t)n_env;
@@ -294,7 +316,7 @@ static int jobs_refresh(struct seng *e, int force)
 {
 	job_info_msg_t *m = NULL;
 	time_t since = (!force && e->jobs) ? e->jobs->last_update : 0;
-	int rc = slurm_load_jobs(since, &m, SHOW_ALL);
+	int rc = slurm_load_jobs(since, &m, SHOW_ALL | SHOW_DETAIL); /* gres_detail_str */
 	if (rc == 0 && m) {
 		if (e->jobs)
 			slurm_free_job_info_msg(e->jobs);
@@ -492,7 +514,25 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	 * clock has moved past it (poll does, without blocking the daemon).
 	 */
 	time_t release_at = ended ? ended + 1 : 0;
-
+	/*
+	 * Fencing (issue 13): the run number every run of this job checks
+	 * before each step and before publishing a checkpoint (RUBICK_FENCE_FILE,
+	 * rubickd's file: the job cannot forge it); a stale copy stops at its
+	 * next step. When the previous run was lost with its node (Slurm cannot
+	 * say its processes are gone), the new run starts only once a stale copy
+	 * has had a grace period and a step to see the fence.
+	 */
+	rkd_path_fmt(path, sizeof(path), "%s/current_run", job_dir);
+	snprintf(buf, sizeof(buf), "%d\n", ln->run);
+	if (rkd_write_atomic(path, buf) || chmod(path, 0644))
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	char lost[4300];
+	if (ln->run > 1 && !rkd_path_fmt(lost, sizeof(lost), "%s/run-%d/lost_ms", job_dir, ln->run - 1) &&
+	    access(lost, F_OK) == 0) {
+		time_t fenced = time(NULL) + (e->grace_ms + 999) / 1000 + 1;
+		if (fenced > release_at)
+			release_at = fenced;
+	}
 	if (time(NULL) >= release_at) {
 		if ((ret = release(sid, err)))
 			return ret;
@@ -505,6 +545,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	r->run = ln->run;
 	r->sid = sid;
 	r->release_at = release_at;
+	r->pend_grace_ms = pend_grace(e);
+	r->released_ms = release_at ? 0 : rkd_sl_wall_ms();
 	return 0;
 }
 
@@ -585,10 +627,10 @@ static int finished_status(const slurm_job_info_t *j)
  * a node down in its list) has failed for Slurm's reason.
  */
 static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int *cancelled,
-		     char *why, size_t cap)
+		     int *not_started, char *why, size_t cap)
 {
 	why[0] = '\0';
-	*cancelled = 0;
+	*cancelled = *not_started = 0;
 	if (!j) {
 		*status = RKD_EXIT_LOST;
 		snprintf(why, cap, "slurm job %u vanished", r->sid);
@@ -621,8 +663,28 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int
 		}
 		enum job_state_reason rs = j->state_reason;
 		if (rs == WAIT_HELD || rs == WAIT_PRIORITY || rs == WAIT_RESOURCES || rs == WAIT_NO_REASON ||
-		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER)
-			return 0; /* placed and waiting: the nodes are freeing up */
+		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER) {
+			/*
+			 * Placed and waiting: the nodes are freeing up (a requeued
+			 * predecessor, KillWait). Past the grace, what holds them is not
+			 * rubick's: hold it again and let rubick place it anew, so that a
+			 * job shown running in rubick is running in Slurm (issue 13).
+			 */
+			if (r->phase != PH_PLACED || !r->released_ms || j->priority == 0 ||
+			    rkd_sl_wall_ms() - r->released_ms < r->pend_grace_ms)
+				return 0;
+			job_desc_msg_t u;
+			slurm_init_job_desc_msg(&u);
+			u.job_id = r->sid;
+			u.priority = 0;
+			slurm_update_job(&u);
+			*status = RKD_EXIT_LOST;
+			*not_started = 1;
+			snprintf(why, cap, "slurm kept job %u pending for %.0f s (%s): put back", r->sid,
+				 (double)(rkd_sl_wall_ms() - r->released_ms) / 1e3,
+				 slurm_job_reason_string(rs));
+			return 1;
+		}
 		snprintf(why, cap, "slurm cannot start job %u: %s", r->sid,
 			 slurm_job_reason_string(rs));
 		slurm_kill_job(r->sid, SIGKILL, 0);
@@ -661,18 +723,21 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 	for (int i = 0; i < e->n; i++) {
 		struct srun *r = &e->runs[i];
 		struct rk_error err;
-		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0)
+		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0) {
 			r->release_at = 0;
+			r->released_ms = rkd_sl_wall_ms();
+		}
 	}
 	if (jobs_refresh(e, 0))
 		return 0; /* controller unreachable: try again next time */
 	int n_out = 0;
 	for (int i = 0; i < e->n && n_out < max;) {
 		struct srun *r = &e->runs[i];
-		int status, cancelled;
+		int status, cancelled, not_started;
 		char why[256];
 		int was = r->was_running;
-		if (!run_ended(r, job_info(e, r->sid), &status, &cancelled, why, sizeof(why))) {
+		if (!run_ended(r, job_info(e, r->sid), &status, &cancelled, &not_started, why,
+			       sizeof(why))) {
 			if (r->was_running && !was)
 				run_stamp(e, r->job_id, r->run, "running_ms");
 			if (r->phase >= PH_USR1 && r->phase < PH_KILL && now_ms >= r->deadline_ms) {
@@ -682,11 +747,14 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 			i++;
 			continue;
 		}
+		if (status == RKD_EXIT_LOST && !not_started) /* a copy may live on a dead node: fence */
+			run_stamp(e, r->job_id, r->run, "lost_ms");
 		memset(&out[n_out], 0, sizeof(out[n_out]));
 		out[n_out].job_id = r->job_id;
 		out[n_out].run = r->run;
 		out[n_out].status = status;
 		out[n_out].cancelled = cancelled;
+		out[n_out].not_started = not_started;
 		snprintf(out[n_out].reason, sizeof(out[n_out].reason), "%s", why);
 		n_out++;
 		e->runs[i] = e->runs[--e->n];
@@ -721,12 +789,17 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 	r->job_id = job_id;
 	r->run = run;
 	r->sid = sid;
+	r->released_ms = rkd_sl_wall_ms(); /* if pending: from now on, as if just released */
+	r->pend_grace_ms = pend_grace(e);
 	char why[256];
-	int status, cancelled;
-	if (run_ended(r, j, &status, &cancelled, why, sizeof(why))) {
+	int status, cancelled, not_started;
+	if (run_ended(r, j, &status, &cancelled, &not_started, why, sizeof(why))) {
 		e->n--;
+		if (status == RKD_EXIT_LOST)
+			run_stamp(e, job_id, run, "lost_ms");
 		ex->status = status;
 		ex->cancelled = cancelled;
+		ex->not_started = not_started;
 		snprintf(ex->reason, sizeof(ex->reason), "%s", why);
 		return RKD_ADOPT_EXITED;
 	}
@@ -762,6 +835,113 @@ static int seng_capacity(void *state, struct rk_node *nodes, int n)
 	return changed;
 }
 
+static int node_index(const struct seng *e, const char *name)
+{
+	for (int k = 0; name && k < e->n_nodes; k++)
+		if (!strcmp(e->nodes[k], name))
+			return k;
+	return -1;
+}
+
+/* GPUs in one "gpu:8(IDX:0-7)" / "gpu:a100:2(IDX:0,3)" / "gres:gpu:4" string; 0 if none. */
+static int gres_gpus(const char *g)
+{
+	const char *p = g ? strstr(g, "gpu") : NULL;
+	if (!p)
+		return 0;
+	const char *end = strchr(p, '(');
+	const char *c = NULL;
+	for (const char *q = p; *q && (!end || q < end); q++)
+		if (*q == ':')
+			c = q;
+	return c ? (int)strtol(c + 1, NULL, 10) : 0;
+}
+
+/* Whether Slurm job j is one of this rubickd's: its WorkDir is under our state folder. */
+static int is_ours(const struct seng *e, const slurm_job_info_t *j)
+{
+	size_t n = strlen(e->state_dir);
+	return j->work_dir && !strncmp(j->work_dir, e->state_dir, n) && j->work_dir[n] == '/';
+}
+
+/* Add what running job j holds on each of its nodes to gpus/cpus. */
+static void foreign_job(const struct seng *e, const slurm_job_info_t *j, int *gpus, int *cpus,
+			int n)
+{
+	hostlist_t hl = j->nodes ? slurm_hostlist_create(j->nodes) : NULL;
+	if (!hl)
+		return;
+	uint32_t nn = j->num_nodes ? j->num_nodes : 1;
+	char *h;
+	for (uint32_t k = 0; (h = slurm_hostlist_shift(hl)); k++) {
+		int i = node_index(e, h);
+		free(h);
+		if (i < 0 || i >= n)
+			continue;
+		int g = k < j->gres_detail_cnt && j->gres_detail_str ? gres_gpus(j->gres_detail_str[k])
+								      : gres_gpus(j->tres_per_node);
+		gpus[i] += g;
+		cpus[i] += (int)((j->num_cpus + nn - 1) / nn);
+	}
+	slurm_hostlist_destroy(hl);
+}
+
+static int seng_foreign(void *state, int *gpus, int *cpus, int n)
+{
+	struct seng *e = state;
+	memset(gpus, 0, (size_t)n * sizeof(*gpus));
+	memset(cpus, 0, (size_t)n * sizeof(*cpus));
+	jobs_refresh(e, 0);
+	for (uint32_t i = 0; e->jobs && i < e->jobs->record_count; i++) {
+		const slurm_job_info_t *j = &e->jobs->job_array[i];
+		uint32_t st = j->job_state & JOB_STATE_BASE;
+		if ((st == JOB_RUNNING || st == JOB_SUSPENDED || (j->job_state & JOB_COMPLETING)) &&
+		    !is_ours(e, j))
+			foreign_job(e, j, gpus, cpus, n);
+	}
+	/* An active reservation takes its nodes wholly: rubick's jobs are in none. */
+	reserve_info_msg_t *rm = NULL;
+	if (slurm_load_reservations(e->resv ? e->resv->last_update : 0, &rm) == 0 && rm) {
+		if (e->resv)
+			slurm_free_reservation_info_msg(e->resv);
+		e->resv = rm;
+	}
+	time_t now = time(NULL);
+	for (uint32_t r = 0; e->resv && r < e->resv->record_count; r++) {
+		const reserve_info_t *v = &e->resv->reservation_array[r];
+		if (v->start_time > now || (v->end_time && v->end_time <= now) || !v->node_list)
+			continue;
+		if (!strcmp(v->node_list, "ALL")) {
+			for (int k = 0; k < n && k < e->n_nodes; k++) {
+				gpus[k] = (int)e->node_gpus[k];
+				cpus[k] = (int)e->node_cpus[k];
+			}
+			continue;
+		}
+		hostlist_t hl = slurm_hostlist_create(v->node_list);
+		char *h;
+		while (hl && (h = slurm_hostlist_shift(hl))) {
+			int k = node_index(e, h);
+			free(h);
+			if (k >= 0 && k < n) {
+				gpus[k] = (int)e->node_gpus[k];
+				cpus[k] = (int)e->node_cpus[k];
+			}
+		}
+		if (hl)
+			slurm_hostlist_destroy(hl);
+	}
+	int changed = 0;
+	for (int k = 0; k < n && k < e->n_nodes; k++) {
+		if (gpus[k] > (int)e->node_gpus[k])
+			gpus[k] = (int)e->node_gpus[k];
+		changed |= gpus[k] != e->fgn_gpus[k] || cpus[k] != e->fgn_cpus[k];
+		e->fgn_gpus[k] = gpus[k];
+		e->fgn_cpus[k] = cpus[k];
+	}
+	return changed;
+}
+
 static int seng_running(void *state)
 {
 	return ((struct seng *)state)->n;
@@ -778,4 +958,5 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.running = seng_running,
 	.capacity = seng_capacity,
 	.node_state = seng_node_state,
+	.foreign = seng_foreign,
 };

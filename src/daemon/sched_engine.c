@@ -232,6 +232,15 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	sched_event(s, j->core.id, "exit", what);
 	if (sched_state_terminal(j->core.state))
 		return; /* cancelled: the run was only draining */
+	if (x->not_started && why == STOP_NONE) {
+		/* Slurm could not start it where it was placed: back to pending, placed anew. */
+		j->core.state = RK_JOB_PENDING;
+		rk_alloc_fini(&j->core.alloc);
+		j->core.last_change_ms = now;
+		sched_history(s, j, now, "put back");
+		sched_event(s, j->core.id, "put-back", what);
+		return;
+	}
 	if (x->cancelled || (why == STOP_NONE && (x->status == RKD_EXIT_CHECKPOINTED ||
 						   x->status == -SIGTERM || x->status == -SIGINT ||
 						   x->status == -SIGHUP))) {

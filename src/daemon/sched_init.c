@@ -335,6 +335,8 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	rkd_store_close(s->store);
 	rk_cluster_fini(&s->cluster);
 	rk_cluster_fini(&s->view);
+	free(s->fgn_gpus);
+	free(s->fgn_cpus);
 	free(s->cluster_spec);
 	free(s->gpu_base);
 	free(s->gpu_holders);

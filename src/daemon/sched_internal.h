@@ -54,6 +54,7 @@ struct rkd_sched {
 	struct rk_cluster cluster;
 	struct rk_cluster view;  /* what rounds decide on (sched_view.c): draining nodes shrunk */
 	uint64_t view_sig;       /* what the view was built from; 0 = the cluster itself */
+	int *fgn_gpus, *fgn_cpus; /* per node: what the engine says rubick does not control */
 	char *cluster_spec;
 	int *gpu_base;           /* first global GPU id of each node */
 	unsigned char *gpu_holders; /* per global GPU id: live runs holding it */

@@ -431,6 +431,7 @@ static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const in
 	/* the engine's word (Slurm: drain, draining, down, ...), else up/down */
 	const char *st = s->engine->node_state ? s->engine->node_state(s->engine_state, i) : NULL;
 	json_object_set_new(o, "state", json_string(st ? st : n->up ? "up" : "down"));
+	json_object_set_new(o, "gpus_foreign", json_integer(s->fgn_gpus ? s->fgn_gpus[i] : 0));
 	return o;
 }
 

@@ -17,61 +17,97 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the jobs holding an allocation hold on node `n` (GPUs, CPUs, MiB). */
-static void held_on(const struct rkd_sched *s, int n, int *gpus, int *cpus, int64_t *mem)
+/* What the jobs holding an allocation hold on each node (GPUs, CPUs, MiB). */
+static void held(const struct rkd_sched *s, int *gpus, int *cpus, int64_t *mem)
 {
-	*gpus = *cpus = 0;
-	*mem = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		const struct rk_job *c = &s->jobs[i]->core;
 		if (sched_state_terminal(c->state))
 			continue;
-		for (int k = 0; k < c->alloc.n; k++)
-			if (c->alloc.shares[k].node == n) {
-				*gpus += c->alloc.shares[k].gpus;
-				*cpus += c->alloc.shares[k].cpus;
-				*mem += c->alloc.shares[k].mem_mb;
-			}
+		for (int k = 0; k < c->alloc.n; k++) {
+			int n = c->alloc.shares[k].node;
+			if (n < 0 || n >= s->cluster.n_nodes)
+				continue;
+			gpus[n] += c->alloc.shares[k].gpus;
+			cpus[n] += c->alloc.shares[k].cpus;
+			mem[n] += c->alloc.shares[k].mem_mb;
+		}
 	}
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 1099511628211ull; /* FNV-1a step */
+}
+
+/*
+ * Also what rubick does not control (engine foreign(): Slurm jobs it did not
+ * submit, active reservations) leaves the view: a node shows only the GPUs
+ * and CPUs nobody else holds, never less than rubick's own jobs hold there.
+ */
 const struct rk_cluster *sched_view(struct rkd_sched *s)
 {
-	int down = 0;
-	for (int i = 0; i < s->cluster.n_nodes; i++)
-		down += !s->cluster.nodes[i].up;
-	if (!down) {
+	int n = s->cluster.n_nodes, need = 0;
+	if (s->engine->foreign && n > 0) {
+		if (!s->fgn_gpus) {
+			s->fgn_gpus = calloc((size_t)n, sizeof(int));
+			s->fgn_cpus = calloc((size_t)n, sizeof(int));
+		}
+		if (s->fgn_gpus && s->fgn_cpus)
+			s->engine->foreign(s->engine_state, s->fgn_gpus, s->fgn_cpus, n);
+	}
+	for (int i = 0; i < n; i++)
+		need |= !s->cluster.nodes[i].up ||
+		        (s->fgn_gpus && s->fgn_cpus && (s->fgn_gpus[i] || s->fgn_cpus[i]));
+	if (!need) {
 		if (s->view_sig != 0) {
 			s->view_sig = 0;
 			s->feed_valid = 0; /* the view changed under the policy: a full round */
 		}
 		return &s->cluster;
 	}
-	if (s->view.n_nodes != s->cluster.n_nodes) {
+	if (s->view.n_nodes != n) {
 		struct rk_cluster c = {0};
 		if (rk_cluster_copy(&c, &s->cluster))
 			return &s->cluster; /* out of memory: decide on the engine's view */
 		rk_cluster_fini(&s->view);
 		s->view = c;
 	}
-	uint64_t sig = 1469598103934665603ull; /* FNV-1a over what changes the view */
-	for (int i = 0; i < s->cluster.n_nodes; i++) {
+	int *hg = calloc((size_t)n, sizeof(int)), *hc = calloc((size_t)n, sizeof(int));
+	int64_t *hm = calloc((size_t)n, sizeof(int64_t));
+	if (!hg || !hc || !hm) {
+		free(hg);
+		free(hc);
+		free(hm);
+		return &s->cluster;
+	}
+	held(s, hg, hc, hm);
+	uint64_t sig = 1469598103934665603ull;
+	for (int i = 0; i < n; i++) {
 		struct rk_node *v = &s->view.nodes[i];
 		*v = s->cluster.nodes[i];
-		if (v->up)
-			continue;
-		int g, c;
-		int64_t m;
-		held_on(s, i, &g, &c, &m);
-		if (g > 0) { /* draining: room for what runs there, nothing more */
-			v->up = 1;
-			v->gpus = g;
-			v->cpus = c;
-			v->mem_mb = m;
+		if (!v->up) {
+			if (hg[i] > 0) { /* draining: room for what runs there, nothing more */
+				v->up = 1;
+				v->gpus = hg[i];
+				v->cpus = hc[i];
+				v->mem_mb = hm[i];
+			}
+		} else if (s->fgn_gpus && s->fgn_cpus && (s->fgn_gpus[i] || s->fgn_cpus[i])) {
+			int g = v->gpus - s->fgn_gpus[i], c = v->cpus - s->fgn_cpus[i];
+			v->gpus = g > hg[i] ? g : hg[i];
+			v->cpus = c > hc[i] ? c : hc[i];
+			if (v->gpus <= 0)
+				v->up = 0; /* wholly someone else's */
 		}
-		sig = (sig ^ (uint64_t)(i + 1)) * 1099511628211ull;
-		sig = (sig ^ (uint64_t)g) * 1099511628211ull;
+		sig = mix(mix(mix(mix(sig, (uint64_t)i), (uint64_t)v->up), (uint64_t)v->gpus),
+		          (uint64_t)v->cpus);
 	}
+	free(hg);
+	free(hc);
+	free(hm);
+	if (sig == 0)
+		sig = 1;
 	if (sig != s->view_sig) {
 		s->view_sig = sig;
 		s->feed_valid = 0;
