@@ -72,11 +72,14 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"policy", c->policy, sizeof(c->policy)},
 		{"policy_options", c->policy_options, sizeof(c->policy_options)},
 		{"cluster", c->cluster, sizeof(c->cluster)},
+		{"partition", c->partition, sizeof(c->partition)},
 		{"state_dir", c->state_dir, sizeof(c->state_dir)},
 		{"zoo_dir", c->zoo_dir, sizeof(c->zoo_dir)},
 		{"url", c->url, sizeof(c->url)},
 		{"admin_token_file", c->admin_token_file, sizeof(c->admin_token_file)},
 	};
+	if (!strcmp(key, "cluster"))
+		c->cluster_given = 1;
 	if (!strcmp(key, "allow_root"))
 		return set_bool(&c->allow_root, value, key, where, err);
 	if (!strcmp(key, "job_user"))

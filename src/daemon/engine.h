@@ -82,6 +82,7 @@ struct rkd_engine_config {
 	const char *state_dir; /* per-job folders: plan file, logs, run records */
 	const char *self_exe;  /* path of rubickd, re-executed as the run supervisor */
 	int grace_ms;          /* SIGUSR1 -> SIGTERM -> SIGKILL spacing */
+	const char *partition; /* slurm: the partition rubick schedules ("" / NULL = the default) */
 };
 
 struct rkd_engine_ops {
@@ -124,6 +125,16 @@ struct rkd_engine_ops {
 	 * of the node). Returns 1 when it changed since the previous call.
 	 */
 	int (*foreign)(void *state, int *gpus, int *cpus, int n);
+	/*
+	 * Optional (NULL: the cluster is what --cluster says): the nodes the
+	 * engine really has. `c` comes filled from --cluster; it is resized to
+	 * the engine's node count (new nodes copy node 0's types and links) and
+	 * gets the engine's GPUs, CPUs and memory. Returns how many nodes
+	 * differed from what `c` said (0 = it matched), the first difference in
+	 * `diff`; or a negative RK_E* code.
+	 */
+	int (*describe)(void *state, struct rk_cluster *c, char *diff, size_t cap,
+			struct rk_error *err);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

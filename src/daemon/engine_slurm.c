@@ -71,6 +71,8 @@ struct seng {
 	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
 	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
+	uint64_t *node_mem;              /* RealMemory (MiB) */
+	char *partition;                 /* the partition's name (jobs are submitted to it) */
 	char (*node_st)[32];             /* Slurm's state of each node, lower case (node_state) */
 	int *fgn_gpus, *fgn_cpus;        /* foreign(): what others hold, as last reported */
 	reserve_info_msg_t *resv;        /* last slurm_load_reservations answer */
@@ -112,13 +114,73 @@ static const char *seng_node_state(void *state, int node)
 	return node >= 0 && node < e->n_nodes && e->node_st[node][0] ? e->node_st[node] : NULL;
 }
 
-static int load_nodes(struct seng *e, struct rk_error *err)
+/*
+ * The partition rubick schedules: `want`, else Slurm's default one. Its
+ * name and node list (malloc'd) into *name and *nodes.
+ */
+static int find_partition(const char *want, char **name, char **nodes, struct rk_error *err)
 {
+	partition_info_msg_t *pm = NULL;
+	if (slurm_load_partitions(0, &pm, SHOW_ALL) || !pm)
+		return rk_error_set(err, RK_EIO, "slurm: cannot list partitions: %s", slurm_msg());
+	const partition_info_t *hit = NULL;
+	char names[512] = "";
+	size_t len = 0;
+	for (uint32_t i = 0; i < pm->record_count; i++) {
+		const partition_info_t *p = &pm->partition_array[i];
+		if (!p->name)
+			continue;
+		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", p->name);
+		if (n > 0 && (size_t)n < sizeof(names) - len)
+			len += (size_t)n;
+		if (want && *want ? !strcmp(p->name, want) : (p->flags & PART_FLAG_DEFAULT) != 0)
+			hit = hit ? hit : p;
+	}
+	int ret = 0;
+	if (!hit)
+		ret = want && *want ? rk_error_set(err, RK_ENOTFOUND, "--partition %s: Slurm has no such "
+						   "partition (it has: %s)", want, names)
+				    : rk_error_set(err, RK_ENOTFOUND, "slurm: no default partition: name "
+						   "one with --partition (Slurm has: %s)", names);
+	else {
+		*name = strdup(hit->name);
+		*nodes = strdup(hit->nodes ? hit->nodes : "");
+		if (!*name || !*nodes)
+			ret = rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	}
+	slurm_free_partition_info_msg(pm);
+	return ret;
+}
+
+/* Whether `name` is in the hostlist expression `list`. */
+static int in_hostlist(const char *list, const char *name)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+	if (!hl)
+		return 0;
+	int found = 0;
+	char *h;
+	while (!found && (h = slurm_hostlist_shift(hl))) {
+		found = !strcmp(h, name);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return found;
+}
+
+static int load_nodes(struct seng *e, const char *partition, struct rk_error *err)
+{
+	char *part_nodes = NULL;
+	int pret = find_partition(partition, &e->partition, &part_nodes, err);
+	if (pret)
+		return pret;
 	node_info_msg_t *nm = NULL;
-	if (slurm_load_node(0, &nm, SHOW_ALL))
+	if (slurm_load_node(0, &nm, SHOW_ALL)) {
+		free(part_nodes);
 		return rk_error_set(err, RK_EIO, "slurm: cannot list nodes (SLURM_CONF=%s): %s",
 				    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
 				    slurm_msg());
+	}
 	size_t cnt = nm->record_count ? nm->record_count : 1;
 	e->nodes = calloc(cnt, sizeof(*e->nodes));
 	e->node_cpus = calloc(cnt, sizeof(*e->node_cpus));
@@ -127,14 +189,17 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 	e->node_st = calloc(cnt, sizeof(*e->node_st));
 	e->fgn_gpus = calloc(cnt, sizeof(*e->fgn_gpus));
 	e->fgn_cpus = calloc(cnt, sizeof(*e->fgn_cpus));
+	e->node_mem = calloc(cnt, sizeof(*e->node_mem));
 	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs || !e->node_st ||
-	    !e->fgn_gpus || !e->fgn_cpus) {
+	    !e->fgn_gpus || !e->fgn_cpus || !e->node_mem) {
 		slurm_free_node_info_msg(nm);
+		free(part_nodes);
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
 	for (uint32_t i = 0; i < nm->record_count; i++) {
-		if (!nm->node_array[i].name)
-			continue;
+		if (!nm->node_array[i].name || !in_hostlist(part_nodes, nm->node_array[i].name))
+			continue; /* not in the partition rubick schedules */
+		e->node_mem[e->n_nodes] = nm->node_array[i].real_memory;
 		e->node_cpus[e->n_nodes] = nm->node_array[i].cpus;
 		const char *g = nm->node_array[i].gres ? strstr(nm->node_array[i].gres, "gpu:") : NULL;
 		if (g) { /* "gpu:8" or "gpu:TYPE:8", maybe "(S:0-1)" after */
@@ -147,11 +212,13 @@ static int load_nodes(struct seng *e, struct rk_error *err)
 		e->addrs[e->n_nodes] = strdup(addr && *addr ? addr : nm->node_array[i].name);
 		if (!e->nodes[e->n_nodes] || !e->addrs[e->n_nodes]) {
 			slurm_free_node_info_msg(nm);
+			free(part_nodes);
 			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 		}
 		e->n_nodes++;
 	}
 	slurm_free_node_info_msg(nm);
+	free(part_nodes);
 	return 0;
 }
 
@@ -170,6 +237,8 @@ static void seng_destroy(void *state)
 	free(e->node_cpus);
 	free(e->node_gpus);
 	free(e->node_st);
+	free(e->node_mem);
+	free(e->partition);
 	free(e->fgn_gpus);
 	free(e->fgn_cpus);
 	if (e->resv)
@@ -198,10 +267,11 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	e->grace_ms = cfg->grace_ms;
 	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
 	e->state_dir = realpath(cfg->state_dir, NULL);
-	int ret = e->state_dir ? load_nodes(e, err)
+	int ret = e->state_dir ? load_nodes(e, cfg->partition, err)
 			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	if (!ret && e->n_nodes == 0)
-		ret = rk_error_set(err, RK_EINVAL, "slurm: the cluster lists no nodes");
+		ret = rk_error_set(err, RK_EINVAL, "slurm: partition %s lists no nodes",
+				   e->partition ? e->partition : "?");
 	if (ret) {
 		seng_destroy(e);
 		return ret;
@@ -241,8 +311,8 @@ static struct srun *run_add(struct seng *e)
 }
 
 /* Submit a held batch job; its Slurm id into *sid. */
-static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_t *sid,
-		       struct rk_error *err)
+static int submit_held(const struct rkd_launch *ln, const char *job_dir, const char *e_partition,
+		       uint32_t *sid, struct rk_error *err)
 {
 	/*
 	 * A clean environment (identity.h), never rubickd's: slurmd adds SLURM_*
@@ -282,6 +352,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	d.min_nodes = d.max_nodes = 1;
 	d.num_tasks = 1;
 	d.priority = 0; /* held until placed */
+	d.partition = (char *)e_partition;
 	d.requeue = 1;
 	d.comment = (char *)ln->plan_text;
 	submit_response_msg_t *r = NULL;
@@ -496,7 +567,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 			ended = (j->end_time > 0 && j->end_time <= now) ? j->end_time : now;
 		}
 	}
-	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
+	if (!sid && (ret = submit_held(ln, job_dir, e->partition, &sid, err)))
 		return ret;
 	snprintf(buf, sizeof(buf), "%u\n", sid);
 	if (rkd_write_atomic(path, buf))
@@ -942,6 +1013,44 @@ static int seng_foreign(void *state, int *gpus, int *cpus, int n)
 	return changed;
 }
 
+static int seng_describe(void *state, struct rk_cluster *c, char *diff, size_t cap,
+			 struct rk_error *err)
+{
+	struct seng *e = state;
+	if (c->n_nodes < 1)
+		return rk_error_set(err, RK_EINVAL, "slurm: no template node");
+	int n = e->n_nodes, diffs = 0;
+	diff[0] = '\0';
+	if (n != c->n_nodes) {
+		snprintf(diff, cap, "--cluster has %d nodes, Slurm's partition %s has %d", c->n_nodes,
+			 e->partition, n);
+		diffs++;
+		struct rk_node *v = realloc(c->nodes, (size_t)n * sizeof(*v));
+		if (!v)
+			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+		for (int i = c->n_nodes; i < n; i++)
+			v[i] = v[0];
+		c->nodes = v;
+		c->n_nodes = n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rk_node *d = &c->nodes[i];
+		int gpus = (int)e->node_gpus[i], cpus = (int)e->node_cpus[i];
+		int64_t mem = (int64_t)e->node_mem[i];
+		int same = d->gpus == gpus && d->cpus == cpus && (!mem || d->mem_mb == mem);
+		if (!same && !diffs++)
+			snprintf(diff, cap, "node %d (%s): --cluster says %d GPUs, %d CPUs, %lld MiB; "
+				 "Slurm says %d GPUs, %d CPUs, %lld MiB", i, e->nodes[i], d->gpus, d->cpus,
+				 (long long)d->mem_mb, gpus, cpus, (long long)mem);
+		d->id = i;
+		d->gpus = gpus;
+		d->cpus = cpus;
+		if (mem)
+			d->mem_mb = mem;
+	}
+	return diffs;
+}
+
 static int seng_running(void *state)
 {
 	return ((struct seng *)state)->n;
@@ -959,4 +1068,5 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.capacity = seng_capacity,
 	.node_state = seng_node_state,
 	.foreign = seng_foreign,
+	.describe = seng_describe,
 };

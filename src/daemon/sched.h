@@ -46,6 +46,7 @@ struct rkd_sched_config {
 	enum rkd_sync sync;
 	const struct rk_cluster *cluster;    /* copied */
 	const char *cluster_spec;            /* text, for GET /v1/cluster */
+	int cluster_given;                   /* the spec was given: a mismatch with the engine is reported */
 	const char *policy;                  /* NULL = stored choice, else "fifo" */
 	const char *policy_options;          /* NULL = none */
 	const struct rkd_engine_ops *engine;

@@ -1,5 +1,7 @@
 """Issue 13: rubickd --engine slurm under what operators and users do, on the emulated
 4 x 8-GPU cluster (tests/slurm/run.sh):
+- the cluster from Slurm: the nodes' GPUs, CPUs and memory are Slurm's (RealMemory), a
+  --cluster that disagrees is reported on stderr, an unknown --partition is refused;
 - drain: a node drained under a running job keeps that job, gets no new placement, and
   another job still starts elsewhere at once; `rubick nodes` shows the drain; once the
   job ends the node's capacity leaves rubick's view;
@@ -244,6 +246,18 @@ def events(d, jid):
     return j
 
 
+def cluster_from_slurm(d):
+    st, nodes = d.call("GET", "/v1/nodes")
+    check([(n["gpus"], n["cpus"], n["mem_mb"]) for n in nodes["nodes"]] == [(8, 16, 64000)] * 4,
+          "not Slurm's nodes: %s" % nodes)
+    err = open(os.path.join(d.dir, "rubickd.err")).read()
+    check("does not match the slurm engine" in err and "64000 MiB" in err, "no mismatch report: %s" % err)
+    r = subprocess.run(d.args[:1] + ["--engine", "slurm", "--listen", "127.0.0.1:0", "--db",
+                                     os.path.join(d.dir, "other.db"), "--partition", "nosuch",
+                                     "--config", d.conf], capture_output=True, text=True, timeout=30)
+    check(r.returncode != 0 and "nosuch" in r.stderr and "gpu" in r.stderr, "--partition nosuch: %s" % r.stderr)
+
+
 def drain(d, lat):
     a = submit(d, "drained", 2)
     j = d.wait_state(a, ["running"], timeout=60)
@@ -331,6 +345,8 @@ def main():
     d.start()
     lat = {}
     try:
+        cluster_from_slurm(d)
+        print("cluster from Slurm ok")
         drain(d, lat)
         print("drain ok")
         scancel(d, lat)
