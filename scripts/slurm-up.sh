@@ -84,7 +84,9 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
+# No slurmdbd (it needs MySQL/MariaDB): every job end goes to a text log instead (issue 13)
+JobCompType=jobcomp/filetxt
+JobCompLoc=$lab/log/jobcomp.txt
 MpiDefault=none
 SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0
