@@ -137,8 +137,17 @@ static int tenant_key(struct rkd_config *c, int t, const char *key, const char *
 		return set_str(c->tenant_group[t], sizeof(c->tenant_group[t]), value, key, where, err);
 	if (!strcmp(key, "allow_root"))
 		return set_bool(&c->tenant_allow_root[t], value, key, where, err);
+	if (!strcmp(key, "slurm_account"))
+		return set_str(c->tenants[t].slurm_account, sizeof(c->tenants[t].slurm_account), value,
+			       key, where, err);
+	if (!strcmp(key, "slurm_qos"))
+		return set_str(c->tenants[t].slurm_qos, sizeof(c->tenants[t].slurm_qos), value, key,
+			       where, err);
+	if (!strcmp(key, "slurm_time_limit"))
+		return set_int(&c->tenants[t].slurm_time_limit, value, 0, 1 << 30, key, where, err);
 	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota, "
-			    "guaranteed_gpu_quota, user, group, allow_root)", where, key);
+			    "guaranteed_gpu_quota, user, group, allow_root, slurm_account, slurm_qos, "
+			    "slurm_time_limit)", where, key);
 }
 
 int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,

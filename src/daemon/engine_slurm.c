@@ -353,6 +353,12 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	d.num_tasks = 1;
 	d.priority = 0; /* held until placed */
 	d.partition = (char *)e_partition;
+	if (ln->account && *ln->account)
+		d.account = (char *)ln->account;
+	if (ln->qos && *ln->qos)
+		d.qos = (char *)ln->qos;
+	if (ln->time_limit_min > 0)
+		d.time_limit = (uint32_t)ln->time_limit_min; /* Slurm's TIMEOUT: a cancel (issue 13) */
 	d.requeue = 1;
 	d.comment = (char *)ln->plan_text;
 	submit_response_msg_t *r = NULL;

@@ -39,6 +39,10 @@ struct rkd_tenant_cfg {
 	 * rk_sched_input.quotas.
 	 */
 	int guaranteed_gpu_quota;
+	/* --engine slurm: the tenant's jobs' Slurm account, QOS ("" = Slurm's default) and
+	 * time limit in minutes (0 = the partition's) */
+	char slurm_account[64], slurm_qos[64];
+	int slurm_time_limit;
 };
 
 struct rkd_sched_config {

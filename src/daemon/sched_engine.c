@@ -136,6 +136,7 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		s->round_wanted = 1;
 		return;
 	}
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, j->row.tenant);
 	struct rkd_launch ln = {
 		.job_id = j->core.id,
 		.run = j->row.run,
@@ -150,6 +151,9 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		.gpus = rk_alloc_total_gpus(&j->core.alloc),
 		.cpus = rk_alloc_total_cpus(&j->core.alloc),
 		.ident = ident,
+		.account = tc ? tc->slurm_account : NULL,
+		.qos = tc ? tc->slurm_qos : NULL,
+		.time_limit_min = tc ? tc->slurm_time_limit : 0,
 		.env = j->spec.env,
 		.n_env = j->spec.n_env,
 	};

