@@ -14,6 +14,13 @@ plans follow the same trajectory up to floating-point summation order.
 
 SIGUSR1 or SIGTERM: finish the current step, checkpoint (model, full optimizer state,
 step) to RUBICK_CKPT_DIR and exit 75; the next run resumes there with its own plan.
+Checkpoints are per run and published atomically: run N writes RUBICK_CKPT_DIR/run-N/ckpt.pt,
+then renames a `latest` file naming run-N into place; a run resumes from what `latest` names.
+Fencing (rubickd's Slurm engine): RUBICK_FENCE_FILE holds the job's current run number; a
+run that finds a newer one there (a stale copy left on a lost node) stops before its next
+step and never publishes, so two copies never interleave steps or overwrite a newer
+checkpoint. --ckpt-every N also publishes a checkpoint every N steps (what a run resumes
+from after its node is lost).
 Every completed step appends "step loss run dp ga" to RUBICK_CKPT_DIR/loss.log, and the
 measured iteration time is reported to RUBICK_URL/v1/jobs/ID/report.
 """
@@ -213,6 +220,58 @@ class Pipeline:
         return model, opt
 
 
+def fenced(a):
+    """Whether a newer run of this job exists (RUBICK_FENCE_FILE, written by rubickd)."""
+    if not a.fence:
+        return False
+    try:
+        with open(a.fence) as f:
+            return int(f.read().strip() or 0) > int(a.run)
+    except (OSError, ValueError):
+        return False  # not written yet (an older rubickd): nothing to compare with
+
+
+def latest_ckpt(ckpt_dir):
+    """The published checkpoint: what `latest` names, else a plain ckpt.pt (older layout)."""
+    try:
+        with open(os.path.join(ckpt_dir, "latest")) as f:
+            name = f.read().strip()
+        path = os.path.join(ckpt_dir, name, "ckpt.pt")
+        if name.startswith("run-") and os.path.exists(path):
+            return path
+    except OSError:
+        pass
+    old = os.path.join(ckpt_dir, "ckpt.pt")
+    return old if os.path.exists(old) else None
+
+
+def publish(a, state):
+    """Write this run's checkpoint in its own folder, then point `latest` at it by an atomic
+    rename, unless a newer run exists (fenced) or `latest` already names a newer run."""
+    if fenced(a):
+        return False
+    mine = os.path.join(a.ckpt_dir, "run-%s" % a.run)
+    os.makedirs(mine, exist_ok=True)
+    tmp = os.path.join(mine, "ckpt.pt.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, os.path.join(mine, "ckpt.pt"))
+    try:
+        cur = open(os.path.join(a.ckpt_dir, "latest")).read().strip()
+        if cur.startswith("run-") and int(cur[4:]) > int(a.run):
+            return False
+    except (OSError, ValueError):
+        pass
+    if fenced(a):
+        return False
+    ptr = os.path.join(a.ckpt_dir, "latest.tmp-%s" % a.run)
+    with open(ptr, "w") as f:
+        f.write("run-%s\n" % a.run)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(ptr, os.path.join(a.ckpt_dir, "latest"))
+    return True
+
+
 def worker(rank, a, plan, stop_flag):
     torch.set_num_threads(max(1, a.threads // a.local))
     dp, pp = plan["dp"], plan["pp"]
@@ -239,9 +298,9 @@ def worker(rank, a, plan, stop_flag):
         # every parameter, also under pp: parameters without a gradient (other stages') are
         # skipped by AdamW, and the state indexes stay the full model's (see Pipeline.merge)
         opt = torch.optim.AdamW(model.parameters(), **opt_kw)
-    ck_path = os.path.join(a.ckpt_dir, "ckpt.pt")
+    ck_path = latest_ckpt(a.ckpt_dir)
     step = 0
-    if os.path.exists(ck_path):
+    if ck_path:
         ck = torch.load(ck_path)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])  # a full state: ZeRO re-partitions it for this dp
@@ -258,6 +317,9 @@ def worker(rank, a, plan, stop_flag):
     t_last, steps_since = time.time(), 0
     stop = torch.zeros(1)
     while step < a.iters:
+        if fenced(a):  # a newer run exists: this copy is stale (its node was lost)
+            print("run %s rank %d fenced at step %d: a newer run exists" % (a.run, rank, step), flush=True)
+            os._exit(EXIT_CHECKPOINTED)
         idx = batch_indices(step, G)
         mine = idx[rep * mb * ga:(rep + 1) * mb * ga]
         opt.zero_grad(set_to_none=True)
@@ -283,7 +345,7 @@ def worker(rank, a, plan, stop_flag):
         step += 1
         if world > 1:
             dist.all_reduce(total)  # under pp only the last stage's ranks hold losses
-        if log:
+        if log and not fenced(a):
             log.write("%d %.9g %s %d %d %d\n" % (step, total.item() / G, a.run, dp, ga, pp))
             log.flush()
         steps_since += 1
@@ -296,6 +358,11 @@ def worker(rank, a, plan, stop_flag):
         stop[0] = 1.0 if (stop_flag.value or (a.stop_after and step == a.stop_after)) else 0.0
         if world > 1:
             dist.broadcast(stop, 0)
+        if a.ckpt_every and step % a.ckpt_every == 0 and step < a.iters and not pipe and stop[0] == 0:
+            if plan["zero"] and dp > 1:  # collective: every rank decides alike (after the broadcast)
+                opt.consolidate_state_dict(to=0)
+            if rank == 0 and publish(a, {"model": model.state_dict(), "opt": opt.state_dict(), "step": step}):
+                print("published checkpoint at %d" % step, flush=True)
         if stop[0] > 0 and step < a.iters:
             if plan["zero"] and dp > 1:
                 opt.consolidate_state_dict(to=0)
@@ -311,12 +378,11 @@ def worker(rank, a, plan, stop_flag):
                 else:
                     state = {"model": model.state_dict(), "opt": opt.state_dict()}
                 state["step"] = step
-                tmp = ck_path + ".tmp"
-                torch.save(state, tmp)
-                os.replace(tmp, ck_path)
+                ok = publish(a, state)
                 for s in range(pp if pipe else 0):
                     os.unlink(part(s))
-                print("checkpointed at %d" % step, flush=True)
+                print("checkpointed at %d" % step if ok else "fenced at %d: not published" % step,
+                      flush=True)
             dist.barrier()
             dist.destroy_process_group()
             sys.stdout.flush()
@@ -336,6 +402,8 @@ def main():
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     p.add_argument("--report-every", type=int, default=5)
+    p.add_argument("--ckpt-every", type=int, default=0,
+                   help="also publish a checkpoint every N steps (0: only when asked to stop)")
     p.add_argument("--stop-after", type=int, default=0,
                    help="checkpoint and exit 75 after this step, as on SIGUSR1 (tests)")
     p.add_argument("--threads", type=int, default=int(env.get("RUBICK_CPUS", "0") or 0) or os.cpu_count())
@@ -354,6 +422,7 @@ def main():
         raise SystemExit("--iters must be >= 1 and --global-batch <= %d" % N_SAMPLES)
     a.url, a.job, a.token = env.get("RUBICK_URL"), env.get("RUBICK_JOB_ID"), env.get("RUBICK_JOB_TOKEN", "")
     a.run = env.get("RUBICK_RUN", "1")
+    a.fence = env.get("RUBICK_FENCE_FILE")
     os.makedirs(a.ckpt_dir, exist_ok=True)
     # Several nodes (rubickd's Slurm engine starts this once per node, docs/slurm.md): the
     # ranks RUBICK_RANK_BASE .. + LOCAL_WORLD_SIZE - 1 of WORLD_SIZE run here and meet at

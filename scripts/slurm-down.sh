@@ -42,7 +42,7 @@ descendants() { ps -eo pid=,ppid= | awk -v r="$1" '{p[$1]=$2} END {for (c in p) 
 for d in /proc/[0-9]*; do
 	p=${d#/proc/}
 	[ "$(cat "$d/comm" 2>/dev/null)" = slurmstepd ] || continue
-	tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "SLURM_CONF=$lab/etc/slurm.conf" || continue
+	{ tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$lab/etc/slurm.conf" || continue
 	kill -KILL "$p" $(descendants "$p") 2>/dev/null
 done
 if [ -f "$lab/munge/munged.pid" ]; then

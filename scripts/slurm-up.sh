@@ -49,7 +49,16 @@ host=$(hostname -s)
 cat >"$lab/etc/job_submit.lua" <<'LUA'
 -- Every new job is held: rubickd places and releases it (slurm.md §4).
 function slurm_job_submit(job_desc, part_list, submit_uid) job_desc.priority = 0; return slurm.SUCCESS end
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid) return slurm.SUCCESS end
+-- The hold of a user's own sbatch job is a user hold, which its owner could lift
+-- (scontrol release) and so start a job where rubick does not look (issue 13): only
+-- root (SlurmUser, rubickd) may release, hold or reprioritise a job.
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+	if modify_uid ~= 0 and job_desc.priority ~= nil and job_desc.priority ~= slurm.NO_VAL then
+		slurm.log_user("rubick schedules this cluster: only rubickd (root) releases, holds or reprioritises jobs")
+		return slurm.ERROR
+	end
+	return slurm.SUCCESS
+end
 return slurm.SUCCESS
 LUA
 cat >"$lab/etc/slurm.conf" <<CONF
@@ -75,7 +84,9 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
+# No slurmdbd (it needs MySQL/MariaDB): every job end goes to a text log instead (issue 13)
+JobCompType=jobcomp/filetxt
+JobCompLoc=$lab/log/jobcomp.txt
 MpiDefault=none
 SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0

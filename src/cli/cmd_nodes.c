@@ -41,7 +41,10 @@ int rk_cmd_nodes(int argc, char **argv)
 		printf("%5d %-8s %9d %9d %9d %10s %-8s %s\n", (int)rk_dc_num(n, "id"),
 		       rk_dc_str(n, "gpu_type"), (int)rk_dc_num(n, "gpus"),
 		       (int)rk_dc_num(n, "gpus_allocated"), (int)rk_dc_num(n, "gpus_busy"), cpus,
-		       rk_dc_str(n, "pool"), json_is_true(json_object_get(n, "up")) ? "up" : "down");
+		       rk_dc_str(n, "pool"),
+		       json_is_string(json_object_get(n, "state"))
+			       ? rk_dc_str(n, "state")
+			       : json_is_true(json_object_get(n, "up")) ? "up" : "down");
 	}
 	json_decref(r);
 	return RK_EXIT_OK;

@@ -74,11 +74,14 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"policy", c->policy, sizeof(c->policy)},
 		{"policy_options", c->policy_options, sizeof(c->policy_options)},
 		{"cluster", c->cluster, sizeof(c->cluster)},
+		{"partition", c->partition, sizeof(c->partition)},
 		{"state_dir", c->state_dir, sizeof(c->state_dir)},
 		{"zoo_dir", c->zoo_dir, sizeof(c->zoo_dir)},
 		{"url", c->url, sizeof(c->url)},
 		{"admin_token_file", c->admin_token_file, sizeof(c->admin_token_file)},
 	};
+	if (!strcmp(key, "cluster"))
+		c->cluster_given = 1;
 	if (!strcmp(key, "allow_root"))
 		return set_bool(&c->allow_root, value, key, where, err);
 	if (!strcmp(key, "job_user"))
@@ -146,8 +149,17 @@ static int tenant_key(struct rkd_config *c, int t, const char *key, const char *
 		return set_str(c->tenant_group[t], sizeof(c->tenant_group[t]), value, key, where, err);
 	if (!strcmp(key, "allow_root"))
 		return set_bool(&c->tenant_allow_root[t], value, key, where, err);
+	if (!strcmp(key, "slurm_account"))
+		return set_str(c->tenants[t].slurm_account, sizeof(c->tenants[t].slurm_account), value,
+			       key, where, err);
+	if (!strcmp(key, "slurm_qos"))
+		return set_str(c->tenants[t].slurm_qos, sizeof(c->tenants[t].slurm_qos), value, key,
+			       where, err);
+	if (!strcmp(key, "slurm_time_limit"))
+		return set_int(&c->tenants[t].slurm_time_limit, value, 0, 1 << 30, key, where, err);
 	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota, "
-			    "guaranteed_gpu_quota, user, group, allow_root)", where, key);
+			    "guaranteed_gpu_quota, user, group, allow_root, slurm_account, slurm_qos, "
+			    "slurm_time_limit)", where, key);
 }
 
 int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,

@@ -19,6 +19,8 @@ struct rkd_config {
 	char policy[64];          /* "" = the stored choice */
 	char policy_options[512];
 	char cluster[1024];
+	int cluster_given;        /* --cluster or `cluster =` was set (else the engine's own, if any) */
+	char partition[64];       /* --engine slurm: the partition ("" = Slurm's default one) */
 	char state_dir[1024];     /* "" = DB + ".jobs" */
 	char zoo_dir[1024];       /* "" = the bundled data/zoo */
 	char url[512];            /* RUBICK_URL for jobs; "" = from listen */

@@ -45,6 +45,9 @@ struct rkd_launch {
 	 * are the job user's, 0600/0700, so no other tenant can read them.
 	 */
 	const struct rkd_ident *ident;
+	const char *account;      /* slurm: the tenant's account, QOS (NULL/"" = default) */
+	const char *qos;
+	int time_limit_min;       /* slurm: the tenant's time limit in minutes (0 = partition's) */
 	char *const *env;         /* the submission's `env`, "K=V" (jobspec.h) */
 	int n_env;
 };
@@ -56,6 +59,18 @@ struct rkd_exit {
 	int status; /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
 	char gpu_ids[1024]; /* adopt: the GPU ids the run was launched with */
 	char reason[256];   /* the engine's own words when it knows more (Slurm's reason); may be "" */
+	/*
+	 * 1: ended from outside rubick while rubick had asked for no stop
+	 * (scancel, a Slurm time limit, an operator): the job is cancelled, not
+	 * relaunched, whatever its status; `reason` says who and why.
+	 */
+	int cancelled;
+	/*
+	 * 1: the run never started (Slurm kept it pending past a grace period:
+	 * its nodes are taken by what rubick does not control) and is held again:
+	 * the job goes back to pending and is placed anew.
+	 */
+	int not_started;
 };
 #define RKD_EXIT_LOST (-1000)
 
@@ -70,6 +85,7 @@ struct rkd_engine_config {
 	const char *state_dir; /* per-job folders: plan file, logs, run records */
 	const char *self_exe;  /* path of rubickd, re-executed as the run supervisor */
 	int grace_ms;          /* SIGUSR1 -> SIGTERM -> SIGKILL spacing */
+	const char *partition; /* slurm: the partition rubick schedules ("" / NULL = the default) */
 };
 
 struct rkd_engine_ops {
@@ -99,6 +115,29 @@ struct rkd_engine_ops {
 	 * returns how many changed.
 	 */
 	int (*capacity)(void *state, struct rk_node *nodes, int n);
+	/*
+	 * Optional (NULL: "up"/"down" from rk_node.up): the engine's own word
+	 * for node i's state as of the latest capacity() (Slurm: "idle",
+	 * "mixed", "allocated", "drain", "draining", "down", ...).
+	 */
+	const char *(*node_state)(void *state, int node);
+	/*
+	 * Optional (NULL: rubick owns every node wholly): what rubick does not
+	 * control on node i, gpus[i] and cpus[i]: held by jobs it did not submit
+	 * (Slurm: running jobs of other users) or by an active reservation (all
+	 * of the node). Returns 1 when it changed since the previous call.
+	 */
+	int (*foreign)(void *state, int *gpus, int *cpus, int n);
+	/*
+	 * Optional (NULL: the cluster is what --cluster says): the nodes the
+	 * engine really has. `c` comes filled from --cluster; it is resized to
+	 * the engine's node count (new nodes copy node 0's types and links) and
+	 * gets the engine's GPUs, CPUs and memory. Returns how many nodes
+	 * differed from what `c` said (0 = it matched), the first difference in
+	 * `diff`; or a negative RK_E* code.
+	 */
+	int (*describe)(void *state, struct rk_cluster *c, char *diff, size_t cap,
+			struct rk_error *err);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

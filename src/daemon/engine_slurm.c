@@ -48,6 +48,7 @@
 /* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
 extern char *slurm_job_state_string(uint32_t state);
 extern char *slurm_job_reason_string(enum job_state_reason reason);
+extern char *slurm_node_state_string(uint32_t state);
 
 enum phase { PH_PLACED = 0, PH_RUNNING, PH_USR1, PH_TERM, PH_KILL };
 
@@ -59,6 +60,8 @@ struct srun {
 	int checkpoint;    /* stop asked for a checkpoint */
 	int was_running;   /* seen RUNNING once */
 	time_t release_at; /* placed but not yet released: release once time(NULL) >= this */
+	int64_t released_ms; /* wall clock of the release (0: not yet) */
+	int64_t pend_grace_ms; /* how long Slurm may keep it pending once released */
 	int64_t deadline_ms;
 };
 
@@ -68,6 +71,11 @@ struct seng {
 	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
 	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
 	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
+	uint64_t *node_mem;              /* RealMemory (MiB) */
+	char *partition;                 /* the partition's name (jobs are submitted to it) */
+	char (*node_st)[32];             /* Slurm's state of each node, lower case (node_state) */
+	int *fgn_gpus, *fgn_cpus;        /* foreign(): what others hold, as last reported */
+	reserve_info_msg_t *resv;        /* last slurm_load_reservations answer */
 	int n_nodes;
 	time_t nodes_update; /* last_update of the last node list read by capacity() */
 	struct srun *runs;
@@ -90,41 +98,127 @@ static const char *slurm_msg(void)
 	return slurm_strerror(slurm_get_errno());
 }
 
-static int load_nodes(struct seng *e, struct rk_error *err)
+/* Slurm's state words ("IDLE+DRAIN" -> "idle+drain"; sinfo says "drain"/"draining"). */
+static void node_state_set(struct seng *e, int k, uint32_t st)
 {
+	const char *w = slurm_node_state_string(st);
+	size_t i = 0;
+	for (; w && w[i] && i + 1 < sizeof(e->node_st[k]); i++)
+		e->node_st[k][i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] - 'A' + 'a' : w[i]);
+	e->node_st[k][i] = '\0';
+}
+
+static const char *seng_node_state(void *state, int node)
+{
+	struct seng *e = state;
+	return node >= 0 && node < e->n_nodes && e->node_st[node][0] ? e->node_st[node] : NULL;
+}
+
+/*
+ * The partition rubick schedules: `want`, else Slurm's default one. Its
+ * name and node list (malloc'd) into *name and *nodes.
+ */
+static int find_partition(const char *want, char **name, char **nodes, struct rk_error *err)
+{
+	partition_info_msg_t *pm = NULL;
+	if (slurm_load_partitions(0, &pm, SHOW_ALL) || !pm)
+		return rk_error_set(err, RK_EIO, "slurm: cannot list partitions: %s", slurm_msg());
+	const partition_info_t *hit = NULL;
+	char names[512] = "";
+	size_t len = 0;
+	for (uint32_t i = 0; i < pm->record_count; i++) {
+		const partition_info_t *p = &pm->partition_array[i];
+		if (!p->name)
+			continue;
+		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", p->name);
+		if (n > 0 && (size_t)n < sizeof(names) - len)
+			len += (size_t)n;
+		if (want && *want ? !strcmp(p->name, want) : (p->flags & PART_FLAG_DEFAULT) != 0)
+			hit = hit ? hit : p;
+	}
+	int ret = 0;
+	if (!hit)
+		ret = want && *want ? rk_error_set(err, RK_ENOTFOUND, "--partition %s: Slurm has no such "
+						   "partition (it has: %s)", want, names)
+				    : rk_error_set(err, RK_ENOTFOUND, "slurm: no default partition: name "
+						   "one with --partition (Slurm has: %s)", names);
+	else {
+		*name = strdup(hit->name);
+		*nodes = strdup(hit->nodes ? hit->nodes : "");
+		if (!*name || !*nodes)
+			ret = rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	}
+	slurm_free_partition_info_msg(pm);
+	return ret;
+}
+
+/* Whether `name` is in the hostlist expression `list`. */
+static int in_hostlist(const char *list, const char *name)
+{
+	hostlist_t hl = slurm_hostlist_create(list);
+	if (!hl)
+		return 0;
+	int found = 0;
+	char *h;
+	while (!found && (h = slurm_hostlist_shift(hl))) {
+		found = !strcmp(h, name);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	return found;
+}
+
+static int load_nodes(struct seng *e, const char *partition, struct rk_error *err)
+{
+	char *part_nodes = NULL;
+	int pret = find_partition(partition, &e->partition, &part_nodes, err);
+	if (pret)
+		return pret;
 	node_info_msg_t *nm = NULL;
-	if (slurm_load_node(0, &nm, SHOW_ALL))
+	if (slurm_load_node(0, &nm, SHOW_ALL)) {
+		free(part_nodes);
 		return rk_error_set(err, RK_EIO, "slurm: cannot list nodes (SLURM_CONF=%s): %s",
 				    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
 				    slurm_msg());
+	}
 	size_t cnt = nm->record_count ? nm->record_count : 1;
 	e->nodes = calloc(cnt, sizeof(*e->nodes));
 	e->node_cpus = calloc(cnt, sizeof(*e->node_cpus));
 	e->node_gpus = calloc(cnt, sizeof(*e->node_gpus));
 	e->addrs = calloc(cnt, sizeof(*e->addrs));
-	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs) {
+	e->node_st = calloc(cnt, sizeof(*e->node_st));
+	e->fgn_gpus = calloc(cnt, sizeof(*e->fgn_gpus));
+	e->fgn_cpus = calloc(cnt, sizeof(*e->fgn_cpus));
+	e->node_mem = calloc(cnt, sizeof(*e->node_mem));
+	if (!e->nodes || !e->node_cpus || !e->node_gpus || !e->addrs || !e->node_st ||
+	    !e->fgn_gpus || !e->fgn_cpus || !e->node_mem) {
 		slurm_free_node_info_msg(nm);
+		free(part_nodes);
 		return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	}
 	for (uint32_t i = 0; i < nm->record_count; i++) {
-		if (!nm->node_array[i].name)
-			continue;
+		if (!nm->node_array[i].name || !in_hostlist(part_nodes, nm->node_array[i].name))
+			continue; /* not in the partition rubick schedules */
+		e->node_mem[e->n_nodes] = nm->node_array[i].real_memory;
 		e->node_cpus[e->n_nodes] = nm->node_array[i].cpus;
 		const char *g = nm->node_array[i].gres ? strstr(nm->node_array[i].gres, "gpu:") : NULL;
 		if (g) { /* "gpu:8" or "gpu:TYPE:8", maybe "(S:0-1)" after */
 			const char *c = strrchr(g, ':');
 			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
 		}
+		node_state_set(e, e->n_nodes, nm->node_array[i].node_state);
 		e->nodes[e->n_nodes] = strdup(nm->node_array[i].name);
 		const char *addr = nm->node_array[i].node_addr;
 		e->addrs[e->n_nodes] = strdup(addr && *addr ? addr : nm->node_array[i].name);
 		if (!e->nodes[e->n_nodes] || !e->addrs[e->n_nodes]) {
 			slurm_free_node_info_msg(nm);
+			free(part_nodes);
 			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 		}
 		e->n_nodes++;
 	}
 	slurm_free_node_info_msg(nm);
+	free(part_nodes);
 	return 0;
 }
 
@@ -142,6 +236,13 @@ static void seng_destroy(void *state)
 	free(e->addrs);
 	free(e->node_cpus);
 	free(e->node_gpus);
+	free(e->node_st);
+	free(e->node_mem);
+	free(e->partition);
+	free(e->fgn_gpus);
+	free(e->fgn_cpus);
+	if (e->resv)
+		slurm_free_reservation_info_msg(e->resv);
 	if (e->jobs)
 		slurm_free_job_info_msg(e->jobs);
 	free(e->runs);
@@ -166,16 +267,24 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	e->grace_ms = cfg->grace_ms;
 	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
 	e->state_dir = realpath(cfg->state_dir, NULL);
-	int ret = e->state_dir ? load_nodes(e, err)
+	int ret = e->state_dir ? load_nodes(e, cfg->partition, err)
 			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	if (!ret && e->n_nodes == 0)
-		ret = rk_error_set(err, RK_EINVAL, "slurm: the cluster lists no nodes");
+		ret = rk_error_set(err, RK_EINVAL, "slurm: partition %s lists no nodes",
+				   e->partition ? e->partition : "?");
 	if (ret) {
 		seng_destroy(e);
 		return ret;
 	}
 	*state = e;
 	return 0;
+}
+
+/* How long a released run may stay pending: KillWait of a requeued predecessor and more. */
+static int64_t pend_grace(const struct seng *e)
+{
+	int64_t g = 3 * (int64_t)e->grace_ms;
+	return g > 15000 ? g : 15000;
 }
 
 static struct srun *run_find(struct seng *e, int64_t job, int run)
@@ -202,8 +311,8 @@ static struct srun *run_add(struct seng *e)
 }
 
 /* Submit a held batch job; its Slurm id into *sid. */
-static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_t *sid,
-		       struct rk_error *err)
+static int submit_held(const struct rkd_launch *ln, const char *job_dir, const char *e_partition,
+		       uint32_t *sid, struct rk_error *err)
 {
 	/*
 	 * A clean environment (identity.h), never rubickd's: slurmd adds SLURM_*
@@ -219,7 +328,11 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	rkd_path_fmt(work, sizeof(work), "%s/work", job_dir);
 	int ret = 0;
 	if (n_env <= 0 || !script) {
-		ret = rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
+		ret = !script && strstr(ln->command, "RUBICK_CMD_EOF")
+			      ? rk_error_set(err, RK_EINVAL, "slurm submit: job %lld: its command has a "
+					     "line RUBICK_CMD_EOF, which ends the batch script's copy "
+					     "of it", (long long)ln->job_id)
+			      : rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
 		goto out;
 	}
 	uint32_t k = (uint32_t)n_env;
@@ -239,6 +352,13 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, uint32_
 	d.min_nodes = d.max_nodes = 1;
 	d.num_tasks = 1;
 	d.priority = 0; /* held until placed */
+	d.partition = (char *)e_partition;
+	if (ln->account && *ln->account)
+		d.account = (char *)ln->account;
+	if (ln->qos && *ln->qos)
+		d.qos = (char *)ln->qos;
+	if (ln->time_limit_min > 0)
+		d.time_limit = (uint32_t)ln->time_limit_min; /* Slurm's TIMEOUT: a cancel (issue 13) */
 	d.requeue = 1;
 	d.comment = (char *)ln->plan_text;
 	submit_response_msg_t *r = NULL;
@@ -273,7 +393,7 @@ static int jobs_refresh(struct seng *e, int force)
 {
 	job_info_msg_t *m = NULL;
 	time_t since = (!force && e->jobs) ? e->jobs->last_update : 0;
-	int rc = slurm_load_jobs(since, &m, SHOW_ALL);
+	int rc = slurm_load_jobs(since, &m, SHOW_ALL | SHOW_DETAIL); /* gres_detail_str */
 	if (rc == 0 && m) {
 		if (e->jobs)
 			slurm_free_job_info_msg(e->jobs);
@@ -453,7 +573,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 			ended = (j->end_time > 0 && j->end_time <= now) ? j->end_time : now;
 		}
 	}
-	if (!sid && (ret = submit_held(ln, job_dir, &sid, err)))
+	if (!sid && (ret = submit_held(ln, job_dir, e->partition, &sid, err)))
 		return ret;
 	snprintf(buf, sizeof(buf), "%u\n", sid);
 	if (rkd_write_atomic(path, buf))
@@ -471,6 +591,25 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	 * clock has moved past it (poll does, without blocking the daemon).
 	 */
 	time_t release_at = ended ? ended + 1 : 0;
+	/*
+	 * Fencing (issue 13): the run number every run of this job checks
+	 * before each step and before publishing a checkpoint (RUBICK_FENCE_FILE,
+	 * rubickd's file: the job cannot forge it); a stale copy stops at its
+	 * next step. When the previous run was lost with its node (Slurm cannot
+	 * say its processes are gone), the new run starts only once a stale copy
+	 * has had a grace period and a step to see the fence.
+	 */
+	rkd_path_fmt(path, sizeof(path), "%s/current_run", job_dir);
+	snprintf(buf, sizeof(buf), "%d\n", ln->run);
+	if (rkd_write_atomic(path, buf) || chmod(path, 0644))
+		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	char lost[4300];
+	if (ln->run > 1 && !rkd_path_fmt(lost, sizeof(lost), "%s/run-%d/lost_ms", job_dir, ln->run - 1) &&
+	    access(lost, F_OK) == 0) {
+		time_t fenced = time(NULL) + (e->grace_ms + 999) / 1000 + 1;
+		if (fenced > release_at)
+			release_at = fenced;
+	}
 	if (time(NULL) >= release_at) {
 		if ((ret = release(sid, err)))
 			return ret;
@@ -483,6 +622,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	r->run = ln->run;
 	r->sid = sid;
 	r->release_at = release_at;
+	r->pend_grace_ms = pend_grace(e);
+	r->released_ms = release_at ? 0 : rkd_sl_wall_ms();
 	return 0;
 }
 
@@ -562,10 +703,11 @@ static int finished_status(const slurm_job_info_t *j)
  * Fills *status. A released job that Slurm cannot start (BadConstraints,
  * a node down in its list) has failed for Slurm's reason.
  */
-static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, char *why,
-		     size_t cap)
+static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int *cancelled,
+		     int *not_started, char *why, size_t cap)
 {
 	why[0] = '\0';
+	*cancelled = *not_started = 0;
 	if (!j) {
 		*status = RKD_EXIT_LOST;
 		snprintf(why, cap, "slurm job %u vanished", r->sid);
@@ -598,8 +740,28 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, cha
 		}
 		enum job_state_reason rs = j->state_reason;
 		if (rs == WAIT_HELD || rs == WAIT_PRIORITY || rs == WAIT_RESOURCES || rs == WAIT_NO_REASON ||
-		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER)
-			return 0; /* placed and waiting: the nodes are freeing up */
+		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER) {
+			/*
+			 * Placed and waiting: the nodes are freeing up (a requeued
+			 * predecessor, KillWait). Past the grace, what holds them is not
+			 * rubick's: hold it again and let rubick place it anew, so that a
+			 * job shown running in rubick is running in Slurm (issue 13).
+			 */
+			if (r->phase != PH_PLACED || !r->released_ms || j->priority == 0 ||
+			    rkd_sl_wall_ms() - r->released_ms < r->pend_grace_ms)
+				return 0;
+			job_desc_msg_t u;
+			slurm_init_job_desc_msg(&u);
+			u.job_id = r->sid;
+			u.priority = 0;
+			slurm_update_job(&u);
+			*status = RKD_EXIT_LOST;
+			*not_started = 1;
+			snprintf(why, cap, "slurm kept job %u pending for %.0f s (%s): put back", r->sid,
+				 (double)(rkd_sl_wall_ms() - r->released_ms) / 1e3,
+				 slurm_job_reason_string(rs));
+			return 1;
+		}
 		snprintf(why, cap, "slurm cannot start job %u: %s", r->sid,
 			 slurm_job_reason_string(rs));
 		slurm_kill_job(r->sid, SIGKILL, 0);
@@ -608,6 +770,22 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, cha
 		return 1;
 	}
 	*status = finished_status(j);
+	if (r->phase < PH_USR1 && (st == JOB_CANCELLED || st == JOB_TIMEOUT ||
+				   st == JOB_DEADLINE || st == JOB_PREEMPTED)) {
+		/*
+		 * Not asked by rubick: its status (75 once the job checkpointed on
+		 * the SIGTERM) must not read as "checkpointed, relaunch me" (issue 13).
+		 */
+		*cancelled = 1;
+		snprintf(why, cap, "cancelled outside rubick: slurm job %u %s (%s)%s%s", r->sid,
+			 slurm_job_state_string(j->job_state),
+			 st == JOB_TIMEOUT    ? "its Slurm time limit"
+			 : st == JOB_DEADLINE ? "its Slurm deadline"
+			 : st == JOB_PREEMPTED ? "preempted by Slurm"
+					       : "scancel or scontrol by a user or an operator",
+			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
+		return 1;
+	}
 	if (st != JOB_COMPLETE)
 		snprintf(why, cap, "slurm job %u %s%s%s", r->sid, slurm_job_state_string(j->job_state),
 			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
@@ -622,18 +800,21 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 	for (int i = 0; i < e->n; i++) {
 		struct srun *r = &e->runs[i];
 		struct rk_error err;
-		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0)
+		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0) {
 			r->release_at = 0;
+			r->released_ms = rkd_sl_wall_ms();
+		}
 	}
 	if (jobs_refresh(e, 0))
 		return 0; /* controller unreachable: try again next time */
 	int n_out = 0;
 	for (int i = 0; i < e->n && n_out < max;) {
 		struct srun *r = &e->runs[i];
-		int status;
+		int status, cancelled, not_started;
 		char why[256];
 		int was = r->was_running;
-		if (!run_ended(r, job_info(e, r->sid), &status, why, sizeof(why))) {
+		if (!run_ended(r, job_info(e, r->sid), &status, &cancelled, &not_started, why,
+			       sizeof(why))) {
 			if (r->was_running && !was)
 				run_stamp(e, r->job_id, r->run, "running_ms");
 			if (r->phase >= PH_USR1 && r->phase < PH_KILL && now_ms >= r->deadline_ms) {
@@ -643,10 +824,14 @@ static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 			i++;
 			continue;
 		}
+		if (status == RKD_EXIT_LOST && !not_started) /* a copy may live on a dead node: fence */
+			run_stamp(e, r->job_id, r->run, "lost_ms");
 		memset(&out[n_out], 0, sizeof(out[n_out]));
 		out[n_out].job_id = r->job_id;
 		out[n_out].run = r->run;
 		out[n_out].status = status;
+		out[n_out].cancelled = cancelled;
+		out[n_out].not_started = not_started;
 		snprintf(out[n_out].reason, sizeof(out[n_out].reason), "%s", why);
 		n_out++;
 		e->runs[i] = e->runs[--e->n];
@@ -681,11 +866,17 @@ static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 	r->job_id = job_id;
 	r->run = run;
 	r->sid = sid;
+	r->released_ms = rkd_sl_wall_ms(); /* if pending: from now on, as if just released */
+	r->pend_grace_ms = pend_grace(e);
 	char why[256];
-	int status;
-	if (run_ended(r, j, &status, why, sizeof(why))) {
+	int status, cancelled, not_started;
+	if (run_ended(r, j, &status, &cancelled, &not_started, why, sizeof(why))) {
 		e->n--;
+		if (status == RKD_EXIT_LOST)
+			run_stamp(e, job_id, run, "lost_ms");
 		ex->status = status;
+		ex->cancelled = cancelled;
+		ex->not_started = not_started;
 		snprintf(ex->reason, sizeof(ex->reason), "%s", why);
 		return RKD_ADOPT_EXITED;
 	}
@@ -707,6 +898,7 @@ static int seng_capacity(void *state, struct rk_node *nodes, int n)
 			k++;
 		if (k >= e->n_nodes || k >= n)
 			continue;
+		node_state_set(e, k, x->node_state);
 		uint32_t base = x->node_state & NODE_STATE_BASE;
 		int up = base != NODE_STATE_DOWN && base != NODE_STATE_FUTURE &&
 			 base != NODE_STATE_UNKNOWN &&
@@ -718,6 +910,151 @@ static int seng_capacity(void *state, struct rk_node *nodes, int n)
 	}
 	slurm_free_node_info_msg(nm);
 	return changed;
+}
+
+static int node_index(const struct seng *e, const char *name)
+{
+	for (int k = 0; name && k < e->n_nodes; k++)
+		if (!strcmp(e->nodes[k], name))
+			return k;
+	return -1;
+}
+
+/* GPUs in one "gpu:8(IDX:0-7)" / "gpu:a100:2(IDX:0,3)" / "gres:gpu:4" string; 0 if none. */
+static int gres_gpus(const char *g)
+{
+	const char *p = g ? strstr(g, "gpu") : NULL;
+	if (!p)
+		return 0;
+	const char *end = strchr(p, '(');
+	const char *c = NULL;
+	for (const char *q = p; *q && (!end || q < end); q++)
+		if (*q == ':')
+			c = q;
+	return c ? (int)strtol(c + 1, NULL, 10) : 0;
+}
+
+/* Whether Slurm job j is one of this rubickd's: its WorkDir is under our state folder. */
+static int is_ours(const struct seng *e, const slurm_job_info_t *j)
+{
+	size_t n = strlen(e->state_dir);
+	return j->work_dir && !strncmp(j->work_dir, e->state_dir, n) && j->work_dir[n] == '/';
+}
+
+/* Add what running job j holds on each of its nodes to gpus/cpus. */
+static void foreign_job(const struct seng *e, const slurm_job_info_t *j, int *gpus, int *cpus,
+			int n)
+{
+	hostlist_t hl = j->nodes ? slurm_hostlist_create(j->nodes) : NULL;
+	if (!hl)
+		return;
+	uint32_t nn = j->num_nodes ? j->num_nodes : 1;
+	char *h;
+	for (uint32_t k = 0; (h = slurm_hostlist_shift(hl)); k++) {
+		int i = node_index(e, h);
+		free(h);
+		if (i < 0 || i >= n)
+			continue;
+		int g = k < j->gres_detail_cnt && j->gres_detail_str ? gres_gpus(j->gres_detail_str[k])
+								      : gres_gpus(j->tres_per_node);
+		gpus[i] += g;
+		cpus[i] += (int)((j->num_cpus + nn - 1) / nn);
+	}
+	slurm_hostlist_destroy(hl);
+}
+
+static int seng_foreign(void *state, int *gpus, int *cpus, int n)
+{
+	struct seng *e = state;
+	memset(gpus, 0, (size_t)n * sizeof(*gpus));
+	memset(cpus, 0, (size_t)n * sizeof(*cpus));
+	jobs_refresh(e, 0);
+	for (uint32_t i = 0; e->jobs && i < e->jobs->record_count; i++) {
+		const slurm_job_info_t *j = &e->jobs->job_array[i];
+		uint32_t st = j->job_state & JOB_STATE_BASE;
+		if ((st == JOB_RUNNING || st == JOB_SUSPENDED || (j->job_state & JOB_COMPLETING)) &&
+		    !is_ours(e, j))
+			foreign_job(e, j, gpus, cpus, n);
+	}
+	/* An active reservation takes its nodes wholly: rubick's jobs are in none. */
+	reserve_info_msg_t *rm = NULL;
+	if (slurm_load_reservations(e->resv ? e->resv->last_update : 0, &rm) == 0 && rm) {
+		if (e->resv)
+			slurm_free_reservation_info_msg(e->resv);
+		e->resv = rm;
+	}
+	time_t now = time(NULL);
+	for (uint32_t r = 0; e->resv && r < e->resv->record_count; r++) {
+		const reserve_info_t *v = &e->resv->reservation_array[r];
+		if (v->start_time > now || (v->end_time && v->end_time <= now) || !v->node_list)
+			continue;
+		if (!strcmp(v->node_list, "ALL")) {
+			for (int k = 0; k < n && k < e->n_nodes; k++) {
+				gpus[k] = (int)e->node_gpus[k];
+				cpus[k] = (int)e->node_cpus[k];
+			}
+			continue;
+		}
+		hostlist_t hl = slurm_hostlist_create(v->node_list);
+		char *h;
+		while (hl && (h = slurm_hostlist_shift(hl))) {
+			int k = node_index(e, h);
+			free(h);
+			if (k >= 0 && k < n) {
+				gpus[k] = (int)e->node_gpus[k];
+				cpus[k] = (int)e->node_cpus[k];
+			}
+		}
+		if (hl)
+			slurm_hostlist_destroy(hl);
+	}
+	int changed = 0;
+	for (int k = 0; k < n && k < e->n_nodes; k++) {
+		if (gpus[k] > (int)e->node_gpus[k])
+			gpus[k] = (int)e->node_gpus[k];
+		changed |= gpus[k] != e->fgn_gpus[k] || cpus[k] != e->fgn_cpus[k];
+		e->fgn_gpus[k] = gpus[k];
+		e->fgn_cpus[k] = cpus[k];
+	}
+	return changed;
+}
+
+static int seng_describe(void *state, struct rk_cluster *c, char *diff, size_t cap,
+			 struct rk_error *err)
+{
+	struct seng *e = state;
+	if (c->n_nodes < 1)
+		return rk_error_set(err, RK_EINVAL, "slurm: no template node");
+	int n = e->n_nodes, diffs = 0;
+	diff[0] = '\0';
+	if (n != c->n_nodes) {
+		snprintf(diff, cap, "--cluster has %d nodes, Slurm's partition %s has %d", c->n_nodes,
+			 e->partition, n);
+		diffs++;
+		struct rk_node *v = realloc(c->nodes, (size_t)n * sizeof(*v));
+		if (!v)
+			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+		for (int i = c->n_nodes; i < n; i++)
+			v[i] = v[0];
+		c->nodes = v;
+		c->n_nodes = n;
+	}
+	for (int i = 0; i < n; i++) {
+		struct rk_node *d = &c->nodes[i];
+		int gpus = (int)e->node_gpus[i], cpus = (int)e->node_cpus[i];
+		int64_t mem = (int64_t)e->node_mem[i];
+		int same = d->gpus == gpus && d->cpus == cpus && (!mem || d->mem_mb == mem);
+		if (!same && !diffs++)
+			snprintf(diff, cap, "node %d (%s): --cluster says %d GPUs, %d CPUs, %lld MiB; "
+				 "Slurm says %d GPUs, %d CPUs, %lld MiB", i, e->nodes[i], d->gpus, d->cpus,
+				 (long long)d->mem_mb, gpus, cpus, (long long)mem);
+		d->id = i;
+		d->gpus = gpus;
+		d->cpus = cpus;
+		if (mem)
+			d->mem_mb = mem;
+	}
+	return diffs;
 }
 
 static int seng_running(void *state)
@@ -735,4 +1072,7 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.adopt = seng_adopt,
 	.running = seng_running,
 	.capacity = seng_capacity,
+	.node_state = seng_node_state,
+	.foreign = seng_foreign,
+	.describe = seng_describe,
 };

@@ -129,9 +129,10 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 	snprintf(num[3], sizeof(num[3]), "%d", ln->run);
 	snprintf(num[4], sizeof(num[4]), "%d", ln->gpus);
 	snprintf(num[5], sizeof(num[5]), "%d", ln->cpus);
-	char ckpt[4200], planp[4200];
+	char ckpt[4200], planp[4200], fence[4200];
 	rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir);
 	rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir);
+	rkd_path_fmt(fence, sizeof(fence), "%s/current_run", job_dir);
 	const char *kv[][2] = {
 		{"RUBICK_PLAN", ln->plan_text},   {"RUBICK_PLAN_FILE", planp},
 		{"RUBICK_JOB_ID", num[0]},        {"RUBICK_URL", ln->url},
@@ -139,7 +140,7 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
 		{"RUBICK_RUN", num[3]},           {"RUBICK_ALLOC", ln->alloc_text},
 		{"RUBICK_CKPT_DIR", ckpt},        {"RUBICK_GPUS", num[4]},
 		{"RUBICK_CPUS", num[5]},          {"RUBICK_JOB_TOKEN", ln->job_token},
-		{"RUBICK_SLURM_NODES", nodelist},
+		{"RUBICK_SLURM_NODES", nodelist}, {"RUBICK_FENCE_FILE", fence},
 	};
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
 		if (put(buf, sizeof(buf), &len, "export %s=", kv[i][0]) ||
@@ -168,13 +169,39 @@ int rkd_sl_write_env(const struct rkd_launch *ln, const char *job_dir,
  */
 static const char trap_part[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
 				"trap 'kill -TERM $c 2>/dev/null' TERM\n";
-static const char wait_part[] = "c=$!\n"
-				"while :; do\n"
-				"  wait $c; s=$?\n"
-				"  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"
-				"  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n"
-				"  exit $s\n"
-				"done\n";
+/*
+ * The command runs under a copy of that wrapper which leads its own session
+ * and process group (setsid(1): not a group leader here, so it does not fork
+ * and $! is its pid); the outer wrapper forwards the signals to it and kills
+ * that whole group once it has ended: workers the command forked die with
+ * their launcher even when the launcher is killed and they are reparented,
+ * which proctrack/linuxproc would lose (issue 13; slurm.md: no cgroups here).
+ */
+#define WAIT_LOOP(after)                                                                   \
+	"c=$!\n"                                                                           \
+	"while :; do\n"                                                                    \
+	"  wait $c; s=$?\n"                                                                \
+	"  [ $s -gt 128 ] && kill -0 $c 2>/dev/null && continue\n"                         \
+	"  [ $s -gt 128 ] && { wait $c; t=$?; [ $t -ne 127 ] && s=$t; }\n" after           \
+	"  exit $s\n"                                                                      \
+	"done\n"
+static const char wait_inner[] = WAIT_LOOP("");
+static const char wait_part[] = WAIT_LOOP("  kill -KILL -$c 2>/dev/null\n");
+
+/* The inner wrapper and command, kept verbatim by a quoted here-document. */
+static const char cmd_delim[] = "RUBICK_CMD_EOF";
+#define CMD_FMT "RUBICK_CMD=$(cat <<'RUBICK_CMD_EOF'\n%s{ %s\n} &\n%sRUBICK_CMD_EOF\n)\n"
+#define CMD_RUN "setsid /bin/sh -c \"$RUBICK_CMD\" &\n"
+
+/* Whether `command` can go in the here-document (no line that ends it early). */
+static int cmd_ok(const char *command)
+{
+	size_t n = strlen(cmd_delim);
+	for (const char *p = command; (p = strstr(p, cmd_delim)); p += n)
+		if ((p == command || p[-1] == '\n') && (p[n] == '\0' || p[n] == '\n'))
+			return 0;
+	return 1;
+}
 
 /*
  * Several nodes: srun starts node.sh once per node of the allocation (one task
@@ -184,32 +211,33 @@ static const char wait_part[] = "c=$!\n"
  */
 char *rkd_sl_make_script(const char *job_dir, const char *command)
 {
-	size_t cap = 3 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
-		     sizeof(wait_part) + 512;
-	char *s = malloc(cap);
+	size_t cap = 3 * strlen(job_dir) + strlen(command) + 2 * sizeof(trap_part) +
+		     2 * sizeof(wait_part) + 768;
+	char *s = cmd_ok(command) ? malloc(cap) : NULL;
 	if (s)
 		snprintf(s, cap,
 			 "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s"
 			 "if [ \"${RUBICK_NNODES:-1}\" -gt 1 ]; then\n"
 			 "srun --nodes=\"$RUBICK_NNODES\" --ntasks=\"$RUBICK_NNODES\""
 			 " --ntasks-per-node=1 --nodelist=\"$RUBICK_SLURM_NODES\" --overlap"
-			 " --export=ALL /bin/sh '%s/node.sh' &\nelse\n{ %s\n} &\nfi\n%s",
-			 job_dir, trap_part, job_dir, command, wait_part);
+			 " --export=ALL /bin/sh '%s/node.sh' &\nelse\n" CMD_FMT CMD_RUN "fi\n%s",
+			 job_dir, trap_part, job_dir, trap_part, command, wait_inner, wait_part);
 	return s;
 }
 
 int rkd_sl_write_node_script(const struct rkd_launch *ln, const char *job_dir)
 {
 	const char *command = ln->command;
-	size_t cap = 2 * strlen(job_dir) + strlen(command) + sizeof(trap_part) +
-		     sizeof(wait_part) + 256;
-	char *s = malloc(cap), path[4200];
+	size_t cap = 2 * strlen(job_dir) + strlen(command) + 2 * sizeof(trap_part) +
+		     2 * sizeof(wait_part) + 512;
+	char *s = cmd_ok(command) ? malloc(cap) : NULL, path[4200];
 	if (!s || rkd_path_fmt(path, sizeof(path), "%s/node.sh", job_dir)) {
 		free(s);
 		return -1;
 	}
 	snprintf(s, cap, "#!/bin/sh\n# one node's share of a multi-node run (srun, one task a node)\n"
-		 ". '%s/env.sh' || exit 70\n%s{ %s\n} &\n%s", job_dir, trap_part, command, wait_part);
+		 ". '%s/env.sh' || exit 70\n%s" CMD_FMT CMD_RUN "%s", job_dir, trap_part, trap_part,
+		 command, wait_inner, wait_part);
 	uid_t uid;
 	gid_t gid;
 	job_owner(ln, &uid, &gid);

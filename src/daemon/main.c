@@ -41,7 +41,9 @@ static void usage(FILE *out)
 		"  --engine      local (processes on this machine) or slurm\n"
 		"  --config      configuration file (see rubickd(8)); flags override it\n"
 		"  --policy      scheduling policy (default: the stored choice, else fifo)\n"
-		"  --cluster     cluster spec, e.g. 1x8:a800 or 8x8:a800,cpus=96 (default 1x8)\n"
+		"  --cluster     cluster spec, e.g. 1x8:a800 or 8x8:a800,cpus=96 (default 1x8;\n"
+		"                with --engine slurm: read from Slurm, a given one is checked)\n"
+		"  --partition   --engine slurm: the partition to schedule (default: Slurm's default)\n"
 		"  --token-file  admin bearer token file (mode 600), required\n"
 		"  --state-dir   per-job folders: plan files, logs, run records (default DB.jobs)\n"
 		"  --zoo         model zoo folder (default the bundled data/zoo)\n"
@@ -116,7 +118,7 @@ static const struct {
 	{"--listen", "listen"},       {"--db", "db"},
 	{"--engine", "engine"},       {"--policy", "policy"},
 	{"--policy-options", "policy_options"},
-	{"--cluster", "cluster"},     {"--token-file", "admin_token_file"},
+	{"--cluster", "cluster"},     {"--partition", "partition"},     {"--token-file", "admin_token_file"},
 	{"--state-dir", "state_dir"}, {"--zoo", "zoo_dir"},
 	{"--url", "url"},             {"--round-ms", "round_interval_ms"},
 	{"--grace-ms", "grace_ms"},   {"--sync", "sync"},
@@ -194,6 +196,27 @@ static void fit_connections(struct rkd_config *c)
 	}
 }
 
+/* Make `path` (a buffer of `cap` bytes) absolute against the working folder; 0 or -1 (said). */
+static int abs_path(char *path, size_t cap, const char *what)
+{
+	if (!path[0] || path[0] == '/')
+		return 0;
+	char cwd[PATH_MAX], buf[PATH_MAX + 1100];
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "rubickd: %s %s: cannot resolve against the working folder: %s\n", what,
+			path, strerror(errno));
+		return -1;
+	}
+	int n = snprintf(buf, sizeof(buf), "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= cap) {
+		fprintf(stderr, "rubickd: %s %s: the absolute path is longer than %zu bytes\n", what, path,
+			cap - 1);
+		return -1;
+	}
+	memcpy(path, buf, (size_t)n + 1);
+	return 0;
+}
+
 static int serve(struct rkd_config *c, char **argv)
 {
 	struct rk_error err;
@@ -234,6 +257,14 @@ static int serve(struct rkd_config *c, char **argv)
 	rk_zoo_init(&zoo);
 	const char *zoo_dir = c->zoo_dir[0] ? c->zoo_dir : RK_DEFAULT_DATA_DIR "/zoo";
 	char state_dir[1100], self[PATH_MAX];
+	/*
+	 * Absolute: job folders, logs and Slurm's WorkDir/StdOut are built from
+	 * these, and Slurm resolves a relative one against the job's own folder
+	 * (issue 13: "rubickd.db.jobs/job-1/rubickd.db.jobs/job-1/log").
+	 */
+	if (abs_path(c->db, sizeof(c->db), "--db") ||
+	    (c->state_dir[0] && abs_path(c->state_dir, sizeof(c->state_dir), "--state-dir")))
+		return 2;
 	snprintf(state_dir, sizeof(state_dir), "%s", c->state_dir[0] ? c->state_dir : c->db);
 	if (!c->state_dir[0])
 		strncat(state_dir, ".jobs", sizeof(state_dir) - strlen(state_dir) - 1);
@@ -260,7 +291,11 @@ static int serve(struct rkd_config *c, char **argv)
 		.policy = c->policy[0] ? c->policy : NULL,
 		.policy_options = c->policy_options,
 		.engine = engine,
-		.engine_cfg = {.state_dir = state_dir, .self_exe = self, .grace_ms = c->grace_ms},
+		.engine_cfg = {.state_dir = state_dir,
+			       .self_exe = self,
+			       .grace_ms = c->grace_ms,
+			       .partition = c->partition},
+		.cluster_given = c->cluster_given,
 		.round_interval_ms = c->round_interval_ms,
 		.tenants = c->tenants,
 		.n_tenants = c->n_tenants,

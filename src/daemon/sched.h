@@ -39,6 +39,10 @@ struct rkd_tenant_cfg {
 	 * rk_sched_input.quotas.
 	 */
 	int guaranteed_gpu_quota;
+	/* --engine slurm: the tenant's jobs' Slurm account, QOS ("" = Slurm's default) and
+	 * time limit in minutes (0 = the partition's) */
+	char slurm_account[64], slurm_qos[64];
+	int slurm_time_limit;
 };
 
 struct rkd_sched_config {
@@ -46,6 +50,7 @@ struct rkd_sched_config {
 	enum rkd_sync sync;
 	const struct rk_cluster *cluster;    /* copied */
 	const char *cluster_spec;            /* text, for GET /v1/cluster */
+	int cluster_given;                   /* the spec was given: a mismatch with the engine is reported */
 	const char *policy;                  /* NULL = stored choice, else "fifo" */
 	const char *policy_options;          /* NULL = none */
 	const struct rkd_engine_ops *engine;

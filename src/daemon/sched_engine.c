@@ -7,6 +7,7 @@
 
 #include "rubick/plan.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,7 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		s->round_wanted = 1;
 		return;
 	}
+	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, j->row.tenant);
 	struct rkd_launch ln = {
 		.job_id = j->core.id,
 		.run = j->row.run,
@@ -149,6 +151,9 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		.gpus = rk_alloc_total_gpus(&j->core.alloc),
 		.cpus = rk_alloc_total_cpus(&j->core.alloc),
 		.ident = ident,
+		.account = tc ? tc->slurm_account : NULL,
+		.qos = tc ? tc->slurm_qos : NULL,
+		.time_limit_min = tc ? tc->slurm_time_limit : 0,
 		.env = j->spec.env,
 		.n_env = j->spec.n_env,
 	};
@@ -231,6 +236,31 @@ void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)
 	sched_event(s, j->core.id, "exit", what);
 	if (sched_state_terminal(j->core.state))
 		return; /* cancelled: the run was only draining */
+	if (x->not_started && why == STOP_NONE) {
+		/* Slurm could not start it where it was placed: back to pending, placed anew. */
+		j->core.state = RK_JOB_PENDING;
+		rk_alloc_fini(&j->core.alloc);
+		j->core.last_change_ms = now;
+		sched_history(s, j, now, "put back");
+		sched_event(s, j->core.id, "put-back", what);
+		return;
+	}
+	if (x->cancelled || (why == STOP_NONE && (x->status == RKD_EXIT_CHECKPOINTED ||
+						   x->status == -SIGTERM || x->status == -SIGINT ||
+						   x->status == -SIGHUP))) {
+		/*
+		 * Ended from outside while rubick asked for no stop (issue 13): 75
+		 * means "checkpointed, relaunch me" only after rubick's own request,
+		 * so a scancel, a time limit or a user's kill is a cancel.
+		 */
+		char reason[400];
+		snprintf(reason, sizeof(reason), "%s%s", x->cancelled ? "" : "stopped outside rubick "
+			 "(rubick asked for no checkpoint): ", what);
+		sched_history(s, j, now, "cancel");
+		job_finish(s, j, RK_JOB_CANCELLED, now, reason);
+		sched_event(s, j->core.id, "cancelled-outside", reason);
+		return;
+	}
 	if (x->status == 0) {
 		j->core.iters_done = j->core.iters_total;
 		job_finish(s, j, RK_JOB_DONE, now, "completed");

@@ -202,6 +202,22 @@ static int cluster_setup(struct rkd_sched *s, const struct rkd_sched_config *cfg
 	if (rk_cluster_copy(&s->cluster, cfg->cluster))
 		return rk_error_set(err, RK_ENOMEM, "cluster: out of memory");
 	s->cluster_spec = strdup(cfg->cluster_spec ? cfg->cluster_spec : "");
+	if (s->engine->describe) {
+		/* The engine's nodes are the truth (issue 13): a given spec is checked, not used. */
+		char diff[512];
+		int d = s->engine->describe(s->engine_state, &s->cluster, diff, sizeof(diff), err);
+		if (d < 0)
+			return d;
+		if (d > 0 && cfg->cluster_given)
+			fprintf(stderr, "rubickd: warning: --cluster %s does not match the %s engine (%d "
+				"nodes differ; first: %s): using the engine's nodes\n",
+				cfg->cluster_spec ? cfg->cluster_spec : "", s->engine->name, d, diff);
+		char spec[64];
+		snprintf(spec, sizeof(spec), "%s: %d nodes, %d GPUs", s->engine->name,
+			 s->cluster.n_nodes, rk_cluster_total_gpus(&s->cluster));
+		free(s->cluster_spec);
+		s->cluster_spec = strdup(cfg->cluster_given ? cfg->cluster_spec : spec);
+	}
 	int n = s->cluster.n_nodes;
 	s->gpu_base = calloc((size_t)(n ? n : 1), sizeof(*s->gpu_base));
 	if (!s->cluster_spec || !s->gpu_base)
@@ -254,6 +270,8 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		ret = rk_error_set(err, RK_ERANGE, "%s: path too long", cfg->db_path);
 	if (!ret)
 		ret = rkd_secret_load(key_path, s->token_key, err);
+	if (!ret) /* before the cluster: the engine may say what it is (describe) */
+		ret = s->engine->create(&s->engine_state, &cfg->engine_cfg, err);
 	if (!ret)
 		ret = cluster_setup(s, cfg, err);
 	if (!ret && cfg->n_tenants > 0) {
@@ -284,8 +302,6 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	}
 	if (!ret)
 		ret = policy_choose(s, cfg, err);
-	if (!ret)
-		ret = s->engine->create(&s->engine_state, &cfg->engine_cfg, err);
 	if (!ret) {
 		atomic_store(&s->next_id, rkd_store_max_job_id(s->store) + 1);
 		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
@@ -346,6 +362,9 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	sched_readers_fini(s);
 	rkd_store_close(s->store);
 	rk_cluster_fini(&s->cluster);
+	rk_cluster_fini(&s->view);
+	free(s->fgn_gpus);
+	free(s->fgn_cpus);
 	free(s->cluster_spec);
 	free(s->gpu_base);
 	free(s->gpu_holders);

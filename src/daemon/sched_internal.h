@@ -64,6 +64,9 @@ struct sub_req {
 struct rkd_sched {
 	struct rkd_store *store;
 	struct rk_cluster cluster;
+	struct rk_cluster view;  /* what rounds decide on (sched_view.c): draining nodes shrunk */
+	uint64_t view_sig;       /* what the view was built from; 0 = the cluster itself */
+	int *fgn_gpus, *fgn_cpus; /* per node: what the engine says rubick does not control */
 	char *cluster_spec;
 	int *gpu_base;           /* first global GPU id of each node */
 	unsigned char *gpu_holders; /* per global GPU id: live runs holding it */
@@ -194,6 +197,13 @@ void sched_accrue(struct rkd_sched *s, int64_t now, int64_t *last);
 /* sched_round.c */
 /* One round: policy, validation, decisions applied (rows queued, not committed). */
 int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err);
+
+/* sched_view.c */
+/* The cluster a round decides on: a draining node as big as what still runs there. */
+const struct rk_cluster *sched_view(struct rkd_sched *s);
+/* Drop the decisions that fail validation, one by one (events); dropped count or RK_E*. */
+int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin,
+			   struct rk_decisions *ds, struct rk_error *err);
 
 /* sched_feed.c: the change feed of rounds */
 /* List j in the change feed of the next round (any change to a tracked job). */

@@ -463,6 +463,10 @@ static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const in
 	json_object_set_new(o, "net_gbps", json_real(n->net_gbps));
 	json_object_set_new(o, "pool", json_string(n->pool == RK_POOL_LOANED ? "loaned" : "training"));
 	json_object_set_new(o, "up", json_boolean(n->up));
+	/* the engine's word (Slurm: drain, draining, down, ...), else up/down */
+	const char *st = s->engine->node_state ? s->engine->node_state(s->engine_state, i) : NULL;
+	json_object_set_new(o, "state", json_string(st ? st : n->up ? "up" : "down"));
+	json_object_set_new(o, "gpus_foreign", json_integer(s->fgn_gpus ? s->fgn_gpus[i] : 0));
 	return o;
 }
 

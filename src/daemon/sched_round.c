@@ -117,10 +117,11 @@ static int round_quotas(struct rkd_sched *s, const struct rk_sched_input *vin,
 int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 {
 	double t0 = mono_ms();
+	const struct rk_cluster *view = sched_view(s); /* before the feed: a new view = full round */
 	int incremental = sched_feed_prepare(s);
 	struct rk_sched_input in = {
 		.now_ms = now,
-		.cluster = &s->cluster,
+		.cluster = view,
 		.jobs = (struct rk_job *const *)s->act,
 		.n_jobs = s->n_act,
 		.env = &s->env,
@@ -142,7 +143,9 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		struct rk_sched_input vin = in;
 		vin.jobs = (struct rk_job *const *)s->vsnap;
 		vin.n_jobs = sched_feed_validation_jobs(s, &s->dec);
-		ret = rk_decisions_validate(&vin, &s->dec, s->policy->name, err);
+		/* A decision that fails is dropped alone (its event says why); the rest apply. */
+		ret = sched_decisions_filter(s, &vin, &s->dec, err);
+		ret = ret > 0 ? 0 : ret;
 		if (!ret)
 			ret = round_quotas(s, &vin, err);
 	}
