@@ -577,7 +577,11 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	switch (m->kind) {
 	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
 	case RKD_MSG_LIST: /* fall through: the committed state, as request threads read it */
-	case RKD_MSG_GET: sched_read_store(s->store, m); break;
+	case RKD_MSG_LOG:
+	case RKD_MSG_EVENTS:
+	case RKD_MSG_GET:
+		sched_read_store(s, s->store, m);
+		break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;

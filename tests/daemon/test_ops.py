@@ -1,0 +1,145 @@
+"""Operator views (issue 13): GET /v1/jobs/{id}/log and /events, `rubick logs
+[--follow]` and `rubick events`, and GET /healthz. A tenant reads its own jobs'
+logs and events, another tenant's read as missing (404), the admin reads all."""
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+import urllib.error
+
+sys.path.insert(0, os.path.dirname(__file__))
+from rkd import Daemon, BUILD, TOKEN, ALICE, BOB  # noqa: E402
+
+RUBICK = os.path.join(BUILD, "src", "cli", "rubick")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def get_raw(d, path, token):
+    req = urllib.request.Request(d.url + path)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+def main():
+    d = Daemon(cluster="1x4").start()
+    tok = {name: os.path.join(d.dir, name + ".token") for name in ("admin", "alice", "bob")}
+
+    def rk(who, *args, timeout=60):
+        env = dict(os.environ, RUBICK_URL=d.url, RUBICK_TOKEN_FILE=tok[who])
+        p = subprocess.run([RUBICK] + list(args), env=env, capture_output=True, text=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    try:
+        # a job that writes 3 lines over about a second, then ends
+        cmd = "for i in 1 2 3; do echo line-$i; sleep 0.4; done; echo to-stderr >&2"
+        st, a = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1,
+                                            "command": cmd, "name": "logger"}, token=ALICE)
+        check(st == 201, "alice submits: %s" % a)
+        jid = a["id"]
+        # --follow from the start: prints every line, returns once the job ended
+        t0 = time.time()
+        rc, out, err = rk("alice", "logs", str(jid), "--follow", "--interval", "0.1", timeout=60)
+        check(rc == 0 and [l for l in out.splitlines() if l.startswith("line-")] ==
+              ["line-1", "line-2", "line-3"] and "to-stderr" in out,
+              "logs --follow as the owner: %d %r %s" % (rc, out, err))
+        j = d.wait_state(jid, ("done", "failed"), timeout=30)
+        check(j["state"] in ("done", "failed"), "the job ended (%s) after %.1f s" % (j["state"], time.time() - t0))
+        # the API: text/plain, from an offset, the same bytes for the owner and the admin
+        st, ctype, body = get_raw(d, "/v1/jobs/%d/log" % jid, ALICE)
+        check(st == 200 and ctype.startswith("text/plain") and b"line-2\n" in body,
+              "GET log as the owner: %d %s %r" % (st, ctype, body))
+        st, _, body_admin = get_raw(d, "/v1/jobs/%d/log" % jid, TOKEN)
+        check(st == 200 and body_admin == body, "GET log as the admin: %d %r" % (st, body_admin))
+        off = body.index(b"line-2")
+        st, _, tail = get_raw(d, "/v1/jobs/%d/log?offset=%d" % (jid, off), ALICE)
+        check(st == 200 and tail == body[off:], "GET log from offset %d: %r" % (off, tail))
+        st, _, past = get_raw(d, "/v1/jobs/%d/log?offset=%d" % (jid, len(body) + 100), ALICE)
+        check(st == 200 and past == b"", "GET log past the end: %d %r" % (st, past))
+        for q in ("offset=-1", "offset=abc", "from=3"):
+            st, _, e = get_raw(d, "/v1/jobs/%d/log?%s" % (jid, q), ALICE)
+            err_j = json.loads(e)
+            check(st in (400, 422) and err_j["error"]["field"] in ("offset", "from"),
+                  "bad %s: %d %s" % (q, st, e))
+        # another tenant: 404, worded like a missing job, for the log and the events
+        for path in ("/v1/jobs/%d/log" % jid, "/v1/jobs/%d/events" % jid):
+            st, _, e = get_raw(d, path, BOB)
+            check(st == 404 and b"does not exist" in e and b"line-" not in e,
+                  "bob reads %s: %d %r" % (path, st, e))
+            st, _, e = get_raw(d, path, None)
+            check(st == 401, "%s without a token: %d" % (path, st))
+        st, _, e = get_raw(d, "/v1/jobs/9999/log", TOKEN)
+        check(st == 404, "log of a missing job: %d" % st)
+        rc, out, err = rk("bob", "logs", str(jid))
+        check(rc == 4 and "does not exist" in err and "line-" not in out,
+              "rubick logs as another tenant -> 4: %d %r %s" % (rc, out, err))
+        rc, out, err = rk("admin", "logs", str(jid), "--json")
+        chunk = json.loads(out.splitlines()[0]) if rc == 0 else {}
+        check(rc == 0 and chunk.get("offset") == 0 and "line-3" in chunk.get("text", "") and
+              chunk.get("next_offset") == len(body), "logs --json as the admin: %d %s %s" % (rc, out, err))
+        rc, out, err = rk("alice", "logs", "x1")
+        check(rc == 2 and "'x1' is not a job id" in err, "logs x1 -> 2: %d %s" % (rc, err))
+        rc, out, err = rk("alice", "logs", str(jid), "--interval", "0")
+        check(rc == 2 and "--interval" in err, "logs --interval 0 -> 2: %d %s" % (rc, err))
+        # a pending job has no log yet: empty, not an error
+        st, b = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 4,
+                                            "command": "sleep 30"}, token=BOB)
+        st2, b2 = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 4,
+                                              "command": "sleep 30"}, token=BOB)
+        st, _, e = get_raw(d, "/v1/jobs/%d/log" % b2["id"], BOB)
+        check(st == 200 and e == b"", "log of a pending job: %d %r" % (st, e))
+        # events: the owner and the admin see the same list, oldest first
+        st, ev = d.call("GET", "/v1/jobs/%d/events" % jid, token=ALICE)
+        kinds = [x["kind"] for x in ev.get("events", [])] if st == 200 else []
+        check(st == 200 and ev["count"] == len(kinds) >= 2 and ev["job_id"] == jid,
+              "events as the owner: %d %s" % (st, ev))
+        ids = [x["id"] for x in ev.get("events", [])]
+        check(ids == sorted(ids) and all(x["t_ms"] > 0 for x in ev.get("events", [])),
+              "events oldest first, with times: %s" % ev)
+        st, ev_admin = d.call("GET", "/v1/jobs/%d/events" % jid)
+        check(st == 200 and ev_admin == ev, "events as the admin: %d %s" % (st, ev_admin))
+        if len(ids) >= 2:
+            st, page = d.call("GET", "/v1/jobs/%d/events?limit=1" % jid, token=ALICE)
+            check(st == 200 and page["count"] == 1 and page["next_after"] == ids[0],
+                  "events page 1: %s" % page)
+            st, page = d.call("GET", "/v1/jobs/%d/events?after=%d" % (jid, ids[0]), token=ALICE)
+            check(st == 200 and [x["id"] for x in page["events"]] == ids[1:], "events after: %s" % page)
+        st, e = d.call("GET", "/v1/jobs/%d/events?limit=0" % jid, token=ALICE)
+        check(st in (400, 422) and e["error"]["field"] == "limit", "events limit=0: %d %s" % (st, e))
+        rc, out, err = rk("alice", "events", str(jid))
+        check(rc == 0 and "KIND" in out and len(out.splitlines()) == 1 + len(kinds) and "T" in out
+              and "Z " in out, "rubick events: %d %s %s" % (rc, out, err))
+        rc, out, err = rk("alice", "events", str(jid), "--json")
+        check(rc == 0 and json.loads(out)["events"] == ev["events"], "rubick events --json: %s" % out)
+        rc, out, err = rk("bob", "events", str(jid))
+        check(rc == 4 and "does not exist" in err, "rubick events as bob -> 4: %d %s" % (rc, err))
+        # health: no token needed, nothing beyond status and version
+        st, ctype, h = get_raw(d, "/healthz", None)
+        hj = json.loads(h) if st == 200 else {}
+        check(st == 200 and hj.get("status") == "ok" and set(hj) == {"status", "version"},
+              "healthz: %d %r" % (st, h))
+        st, _, h = get_raw(d, "/healthz", "not-a-known-token-0123456789")
+        check(st == 200, "healthz ignores tokens: %d" % st)
+    finally:
+        d.stop()
+    if failures:
+        print("%d failure(s)" % len(failures))
+        sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
