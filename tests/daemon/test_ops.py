@@ -3,6 +3,8 @@
 logs and events, another tenant's read as missing (404), the admin reads all."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +33,35 @@ def get_raw(d, path, token):
             return r.status, r.headers.get("Content-Type", ""), r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+def lint_metrics(text):
+    """The exposition-format naming rules promtool's `check metrics` applies (and
+    more): a counter ends in _total, nothing else does; one HELP and TYPE per
+    family, before its samples; samples belong to a declared family."""
+    problems, types, helps = [], {}, set()
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            helps.add(line.split()[2])
+        elif line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            if name in types:
+                problems.append("%s: TYPE twice" % name)
+            types[name] = kind
+            if name not in helps:
+                problems.append("%s: TYPE without HELP first" % name)
+            if not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", name):
+                problems.append("%s: not a metric name" % name)
+            if (kind == "counter") != name.endswith("_total"):
+                problems.append("%s: a %s %s in _total" % (name, kind, "not ending" if kind == "counter" else "ending"))
+            if re.search(r"(latency|duration|time)", name) and not name.endswith(("_seconds", "_seconds_total")):
+                problems.append("%s: a time not in seconds" % name)
+        elif line and not line.startswith("#"):
+            sample = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)", line).group(1)
+            fam = re.sub(r"_(bucket|sum|count)$", "", sample)
+            if sample not in types and not (fam in types and types[fam] == "histogram"):
+                problems.append("%s: sample of no declared family" % sample)
+    return problems
 
 
 def main():
@@ -133,6 +164,22 @@ def main():
               "healthz: %d %r" % (st, h))
         st, _, h = get_raw(d, "/healthz", "not-a-known-token-0123456789")
         check(st == 200, "healthz ignores tokens: %d" % st)
+        # /metrics keeps Prometheus' naming rules (issue 13: rubick_gpus_total was a gauge)
+        st, _, m = get_raw(d, "/metrics", TOKEN)
+        text = m.decode()
+        check(st == 200 and "rubick_gpus " in text and "rubick_gpus_total" not in text,
+              "metrics: rubick_gpus is the GPU gauge: %d" % st)
+        problems = lint_metrics(text)
+        check(not problems, "metrics naming: %s" % problems)
+        check(lint_metrics("# HELP a_total x\n# TYPE a_total gauge\na_total 1\n"),
+              "the naming check catches a gauge ending in _total")
+        promtool = shutil.which("promtool")
+        if promtool:  # Debian's prometheus package; optional (about 100 MB)
+            p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                               text=True, timeout=60)
+            check(p.returncode == 0, "promtool check metrics: %d %s %s" % (p.returncode, p.stdout, p.stderr))
+        else:
+            print("promtool not installed: the Python naming check alone ran")
     finally:
         d.stop()
     if failures:
