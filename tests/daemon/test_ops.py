@@ -157,6 +157,46 @@ def main():
         check(rc == 0 and json.loads(out)["events"] == ev["events"], "rubick events --json: %s" % out)
         rc, out, err = rk("bob", "events", str(jid))
         check(rc == 4 and "does not exist" in err, "rubick events as bob -> 4: %d %s" % (rc, err))
+        # history (sacct): ended jobs only, a tenant's own, dates, CSV and JSON
+        st, c = d.call("DELETE", "/v1/jobs/%d" % b2["id"], token=BOB)
+        check(st == 200, "bob cancels his pending job: %s" % c)
+        rc, out, err = rk("alice", "history", "--json")
+        h = json.loads(out) if rc == 0 else {"jobs": []}
+        hj = {x["id"]: x for x in h["jobs"]}
+        check(rc == 0 and list(hj) == [jid] and h["truncated"] is False, "history as alice: %d %s %s" % (rc, out, err))
+        if jid in hj:
+            x = hj[jid]
+            check(x["elapsed_s"] is not None and x["elapsed_s"] >= 1.0 and x["wait_s"] >= 0 and
+                  x["gpu_hours"] >= 0 and x["end_ms"] >= x["first_start_ms"] >= x["submit_ms"],
+                  "history figures: %s" % x)
+        rc, out, err = rk("bob", "history", "--json")
+        ids = [x["id"] for x in json.loads(out)["jobs"]] if rc == 0 else None
+        check(ids == [b2["id"]], "history as bob: his cancelled job only: %s %s" % (out, err))
+        rc, out, err = rk("bob", "history", "--tenant", "alice", "--json")
+        check(rc == 0 and json.loads(out)["count"] == 0, "bob asking for alice's history: %s" % out)
+        rc, out, err = rk("admin", "history")
+        lines = out.splitlines()
+        check(rc == 0 and lines[0].split()[:5] == ["ID", "NAME", "TENANT", "STATE", "EXIT"] and
+              len(lines) == 3 and "cancelled" in out and "logger" in out and ":" in lines[1],
+              "history as the admin: %d %s %s" % (rc, out, err))
+        rc, out, err = rk("admin", "history", "--csv")
+        rows = out.splitlines()
+        check(rc == 0 and rows[0].startswith("id,name,tenant,state,exit,submit,start,end,elapsed,wait,gpu_hours")
+              and len(rows) == 3 and all(len(r.split(",")) == 12 for r in rows), "history --csv: %s" % out)
+        rc, out, err = rk("admin", "history", "--max", "1", "--json")
+        check(rc == 0 and json.loads(out)["truncated"] is True and "cut after 1" in err,
+              "history --max 1 says it cut: %s %s" % (out, err))
+        tomorrow = time.strftime("%Y-%m-%d", time.gmtime(time.time() + 86400))
+        yesterday = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() - 86400))
+        rc, out, err = rk("admin", "history", "--since", tomorrow, "--json")
+        check(rc == 0 and json.loads(out)["count"] == 0, "history --since tomorrow: %s %s" % (out, err))
+        rc, out, err = rk("admin", "history", "--since", yesterday, "--until", tomorrow, "--json")
+        check(rc == 0 and json.loads(out)["count"] == 2, "history over today: %s %s" % (out, err))
+        for bad, word in ((("--since", "2026-13-01"), "--since"), (("--until", "yesterday"), "--until"),
+                          (("--max", "0"), "--max"), (("--csv", "--json"), "choose one"),
+                          (("--since", tomorrow, "--until", tomorrow), "--until")):
+            rc, out, err = rk("admin", "history", *bad)
+            check(rc == 2 and word in err, "history %s -> 2: %d %s" % (bad, rc, err))
         # health: no token needed, nothing beyond status and version
         st, ctype, h = get_raw(d, "/healthz", None)
         hj = json.loads(h) if st == 200 else {}
