@@ -197,6 +197,31 @@ def main():
                           (("--since", tomorrow, "--until", tomorrow), "--until")):
             rc, out, err = rk("admin", "history", *bad)
             check(rc == 2 and word in err, "history %s -> 2: %d %s" % (bad, rc, err))
+        # queue: active jobs by default, with what each holds; --all pages and says when it cut
+        bj = d.wait_state(b["id"], ("running",), timeout=30)
+        rc, out, err = rk("admin", "queue")
+        lines = out.splitlines()
+        row = [l for l in lines[1:] if l.split()[0] == str(b["id"])]
+        check(rc == 0 and "HELD" in lines[0] and len(lines) == 2 and row and
+              row[0].split()[3:7] == ["running", "4", "4", "0"] and "Z" in row[0],
+              "queue as the admin: active only, 4 GPUs held on node 0: %s %s" % (out, err))
+        rc, out, err = rk("admin", "queue", "--json")
+        q = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and [x["id"] for x in q["jobs"]] == [b["id"]] and q["truncated"] is False,
+              "queue --json: %s" % out)
+        rc, out, err = rk("alice", "queue", "--json")
+        check(rc == 0 and json.loads(out)["count"] == 0, "alice has no active job: %s" % out)
+        rc, out, err = rk("admin", "queue", "--all", "--json")
+        q = json.loads(out) if rc == 0 else {"jobs": []}
+        check(rc == 0 and sorted(x["id"] for x in q["jobs"]) == sorted([jid, b["id"], b2["id"]]) and
+              not q["truncated"], "queue --all: %s" % out)
+        rc, out, err = rk("admin", "queue", "--all", "--limit", "2")
+        check(rc == 0 and len(out.splitlines()) == 3 and "more with --limit" in err,
+              "queue --all --limit 2 says it cut: %s %s" % (out, err))
+        rc, out, err = rk("admin", "queue", "--all", "--state", "done")
+        check(rc == 2 and "choose one" in err, "queue --all --state -> 2: %d %s" % (rc, err))
+        rc, out, err = rk("admin", "queue", "--limit", "x")
+        check(rc == 2 and "--limit" in err, "queue --limit x -> 2: %d %s" % (rc, err))
         # health: no token needed, nothing beyond status and version
         st, ctype, h = get_raw(d, "/healthz", None)
         hj = json.loads(h) if st == 200 else {}
