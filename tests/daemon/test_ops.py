@@ -222,6 +222,19 @@ def main():
         check(rc == 2 and "choose one" in err, "queue --all --state -> 2: %d %s" % (rc, err))
         rc, out, err = rk("admin", "queue", "--limit", "x")
         check(rc == 2 and "--limit" in err, "queue --limit x -> 2: %d %s" % (rc, err))
+        # update (scontrol update): the owner or the admin; 404 for others
+        rc, out, err = rk("alice", "update", str(b["id"]), "--gpus", "2")
+        check(rc == 4 and "does not exist" in err, "alice updates bob's job -> 4: %d %s" % (rc, err))
+        rc, out, err = rk("bob", "update", str(b["id"]), "--gpus", "2", "--json")
+        u = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and u.get("gpus") == 2, "bob updates his job to 2 GPUs: %d %s %s" % (rc, out, err))
+        rc, out, err = rk("admin", "update", str(b["id"]), "--max-gpus", "3")
+        check(rc == 0 and "elastic 2..3" in out, "the admin widens it: %d %s %s" % (rc, out, err))
+        rc, out, err = rk("admin", "update", str(b["id"]), "--plan", "dp=9,tp=1,pp=1,mb=16,ga=1,gc=0,zero=0,offload=0")
+        check(rc == 1 and "plan" in err, "an impossible plan -> 1 naming plan: %d %s" % (rc, err))
+        for bad in (("--gpus", "0"), ("--guaranteed", "maybe"), ()):
+            rc, out, err = rk("admin", "update", str(b["id"]), *bad)
+            check(rc == 2, "update %s -> 2: %d %s" % (bad, rc, err))
         # health: no token needed, nothing beyond status and version
         st, ctype, h = get_raw(d, "/healthz", None)
         hj = json.loads(h) if st == 200 else {}
