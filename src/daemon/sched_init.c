@@ -290,6 +290,10 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	if (!ret) {
 		atomic_store(&s->next_id, rkd_store_max_job_id(s->store) + 1);
 		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
+		for (int i = 0; i < s->cluster.n_nodes; i++) {
+			s->cpus_total += s->cluster.nodes[i].cpus;
+			s->mem_mb_total += s->cluster.nodes[i].mem_mb;
+		}
 		ret = recover(s, err);
 	}
 	/* Before any request thread exists: they read s->readers without a lock. */

@@ -92,6 +92,9 @@ struct rkd_sched {
 	int launch_check;        /* a launch may have become possible */
 	int compact_check;       /* a terminal job may be ready to forget */
 	_Atomic int64_t next_id; /* request threads and the scheduler thread both take ids */
+	/* Configured CPU threads and host memory of all nodes (fixed at start): a
+	 * request above them can never be allocated, and is refused at submission. */
+	int64_t cpus_total, mem_mb_total;
 	_Atomic int gpus_up;     /* GPUs on nodes that are up, for submissions' feasibility check */
 	struct rk_decisions dec;
 	/*
@@ -244,6 +247,8 @@ const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const 
  * never hold anyway; the job's spec keeps what was asked.
  */
 void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
+/* 0 when m->spec's CPUs and memory fit the cluster; else RK_EINFEASIBLE in m, naming it. */
+int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m);
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
 
 /* sched_msgs.c */

@@ -161,6 +161,8 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
 		return;
 	}
+	if (sched_submit_fits(s, m))
+		return;
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
 	if (tc && tc->gpu_quota >= 0) {
 		int used = 0;

@@ -235,6 +235,23 @@ def main():
         for bad in (("--gpus", "0"), ("--guaranteed", "maybe"), ()):
             rc, out, err = rk("admin", "update", str(b["id"]), *bad)
             check(rc == 2, "update %s -> 2: %d %s" % (bad, rc, err))
+        # impossible CPU or memory requests are refused at submission, naming the field
+        st, nodes = d.call("GET", "/v1/nodes")
+        ns = nodes.get("nodes", nodes) if isinstance(nodes, dict) else nodes
+        cpus = sum(n["cpus"] for n in ns)
+        mem = sum(n["mem_mb"] for n in ns)
+        for field, val in (("cpus", cpus + 1), ("mem_mb", mem + 1)):
+            st, e = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1,
+                                                "command": "true", field: val}, token=ALICE)
+            check(st == 422 and e["error"]["field"] == field and "never" in e["error"]["message"],
+                  "%s=%d on a cluster of %d: %d %s" % (field, val, cpus if field == "cpus" else mem, st, e))
+            # the scheduler thread's path (an idempotency key) refuses it the same way
+            st, e = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1, "idempotency_key": "k-" + field,
+                                                "command": "true", field: val}, token=BOB)
+            check(st == 422 and e["error"]["field"] == field, "%s with a key: %d %s" % (field, st, e))
+        st, e = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1,
+                                            "command": "true", "cpus": cpus, "mem_mb": mem}, token=ALICE)
+        check(st == 201, "the whole cluster's CPUs and memory are accepted: %d %s" % (st, e))
         # health: no token needed, nothing beyond status and version
         st, ctype, h = get_raw(d, "/healthz", None)
         hj = json.loads(h) if st == 200 else {}
