@@ -157,6 +157,9 @@ def main():
         check(rc == 0 and json.loads(out)["events"] == ev["events"], "rubick events --json: %s" % out)
         rc, out, err = rk("bob", "events", str(jid))
         check(rc == 4 and "does not exist" in err, "rubick events as bob -> 4: %d %s" % (rc, err))
+        rc, out, err = rk("alice", "show", str(jid))
+        check(rc == 0 and "submitted 20" in out and "Z, started 20" in out and "ended 20" in out,
+              "show prints dates: %s %s" % (out, err))
         # history (sacct): ended jobs only, a tenant's own, dates, CSV and JSON
         st, c = d.call("DELETE", "/v1/jobs/%d" % b2["id"], token=BOB)
         check(st == 200, "bob cancels his pending job: %s" % c)
