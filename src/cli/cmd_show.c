@@ -70,6 +70,11 @@ int rk_cmd_show(int argc, char **argv)
 	printf("  alloc      ");
 	print_alloc(json_object_get(j, "alloc"));
 	printf("\n  gpu ids    %s\n", *rk_dc_str(j, "gpu_ids") ? rk_dc_str(j, "gpu_ids") : "-");
+	char sub[40], st[40], end[40];
+	printf("  times      submitted %s, started %s, ended %s\n",
+	       rk_dc_date((long long)rk_dc_num(j, "submit_ms"), sub, sizeof(sub)),
+	       rk_dc_date((long long)rk_dc_num(j, "first_start_ms"), st, sizeof(st)),
+	       rk_dc_date((long long)rk_dc_num(j, "end_ms"), end, sizeof(end)));
 	printf("  run %d, restarts %d%s%s\n", (int)rk_dc_num(j, "run"), (int)rk_dc_num(j, "restarts"),
 	       *rk_dc_str(j, "reason") ? ", " : "", rk_dc_str(j, "reason"));
 	printf("  history\n");
@@ -77,7 +82,9 @@ int rk_cmd_show(int argc, char **argv)
 	json_t *h;
 	json_array_foreach(json_object_get(j, "history"), i, h)
 	{
-		printf("    %lld  run %-3d %-16s %-44s ", (long long)rk_dc_num(h, "t_ms"),
+		char d[40];
+		printf("    %s  run %-3d %-16s %-44s ",
+		       rk_dc_date((long long)rk_dc_num(h, "t_ms"), d, sizeof(d)),
 		       (int)rk_dc_num(h, "run"), rk_dc_str(h, "reason"),
 		       *rk_dc_str(h, "plan") ? rk_dc_str(h, "plan") : "-");
 		print_alloc(json_object_get(h, "alloc"));

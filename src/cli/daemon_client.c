@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
 {
@@ -39,8 +40,9 @@ static int exit_for(int status)
 	return RK_EXIT_FAILURE;
 }
 
-int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
-		  const char *body, json_t **reply)
+/* One request; on 2xx, *text (raw) or *reply (parsed), whichever is asked for. */
+static int request(const struct rk_dc *dc, const char *method, const char *path, const char *body,
+                   json_t **reply, char **raw)
 {
 	char token[256];
 	struct rk_error err;
@@ -56,6 +58,10 @@ int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
 		fprintf(stderr, "rubick %s: cannot reach rubickd: %s (set --url or RUBICK_URL)\n",
 			dc->cmd, err.msg);
 		return RK_EXIT_SERVER;
+	}
+	if (raw && status >= 200 && status < 300) {
+		*raw = text;
+		return RK_EXIT_OK;
 	}
 	json_error_t je;
 	json_t *j = json_loads(text, 0, &je);
@@ -76,6 +82,17 @@ int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
 	json_decref(j);
 	free(text);
 	return status >= 200 && status < 300 ? RK_EXIT_SERVER : exit_for(status);
+}
+
+int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path, const char *body,
+                  json_t **reply)
+{
+	return request(dc, method, path, body, reply, NULL);
+}
+
+int rk_dc_request_text(const struct rk_dc *dc, const char *path, char **text)
+{
+	return request(dc, "GET", path, NULL, NULL, text);
 }
 
 void rk_dc_print_json(const json_t *j)
@@ -107,4 +124,32 @@ const char *rk_dc_str(const json_t *o, const char *key)
 double rk_dc_num(const json_t *o, const char *key)
 {
 	return json_number_value(json_object_get(o, key));
+}
+
+const char *rk_dc_date(long long t_ms, char *buf, size_t cap)
+{
+	if (t_ms <= 0) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	time_t t = (time_t)(t_ms / 1000);
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, cap, "%lld", t_ms);
+	return buf;
+}
+
+const char *rk_dc_duration(long long ms, char *buf, size_t cap)
+{
+	if (ms < 0) {
+		snprintf(buf, cap, "-");
+		return buf;
+	}
+	long long s = ms / 1000, d = s / 86400;
+	if (d > 0)
+		snprintf(buf, cap, "%lld-%02lld:%02lld:%02lld", d, s % 86400 / 3600, s % 3600 / 60,
+		         s % 60);
+	else
+		snprintf(buf, cap, "%02lld:%02lld:%02lld", s / 3600, s % 3600 / 60, s % 60);
+	return buf;
 }

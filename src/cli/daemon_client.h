@@ -8,6 +8,7 @@
 #define RUBICK_CLI_DAEMON_CLIENT_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 struct rk_dc {
 	const char *cmd;        /* subcommand name, for messages */
@@ -32,6 +33,9 @@ int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i);
 int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
 		  const char *body, json_t **reply);
 
+/* GET PATH whose 2xx reply is text (a job log): OUT *text (malloc'd); errors as above. */
+int rk_dc_request_text(const struct rk_dc *dc, const char *path, char **text);
+
 /* Print `j` as indented JSON on stdout. */
 void rk_dc_print_json(const json_t *j);
 
@@ -41,5 +45,10 @@ int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id);
 /* Field helpers tolerant of null: "" / 0 when absent. */
 const char *rk_dc_str(const json_t *o, const char *key);
 double rk_dc_num(const json_t *o, const char *key);
+
+/* A time in ms since the epoch as an ISO-8601 UTC date ("-" when <= 0), in buf. */
+const char *rk_dc_date(long long t_ms, char *buf, size_t cap);
+/* A duration as [D-]HH:MM:SS, like sacct's Elapsed ("-" when negative), in buf. */
+const char *rk_dc_duration(long long ms, char *buf, size_t cap);
 
 #endif

@@ -18,6 +18,10 @@ int rk_cmd_show(int argc, char **argv);
 int rk_cmd_cancel(int argc, char **argv);
 int rk_cmd_nodes(int argc, char **argv);
 int rk_cmd_policy(int argc, char **argv);
+int rk_cmd_logs(int argc, char **argv);
+int rk_cmd_events(int argc, char **argv);
+int rk_cmd_history(int argc, char **argv);
+int rk_cmd_update(int argc, char **argv);
 
 const struct rk_command rk_commands[] = {
 	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
@@ -32,6 +36,10 @@ const struct rk_command rk_commands[] = {
 	{"queue", "list rubickd's jobs, like squeue", rk_cmd_queue},
 	{"show", "one rubickd job with its allocation and plan history", rk_cmd_show},
 	{"cancel", "cancel rubickd jobs", rk_cmd_cancel},
+	{"update", "change a rubickd job's request (GPUs, plan), like scontrol update", rk_cmd_update},
+	{"logs", "a rubickd job's output (--follow to keep reading)", rk_cmd_logs},
+	{"history", "ended rubickd jobs, like sacct (--csv, --json, --since, --until)", rk_cmd_history},
+	{"events", "a rubickd job's events: launches, exits, reconfigurations", rk_cmd_events},
 	{"nodes", "rubickd's nodes and what is allocated on them", rk_cmd_nodes},
 	{"policy", "show or change rubickd's scheduling policy", rk_cmd_policy},
 	{NULL, NULL, NULL},

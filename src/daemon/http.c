@@ -51,7 +51,7 @@ struct upload {
  * AUTH_BEARER: any bearer, resolved by the handler (a job's report token);
  * AUTH_METRICS: AUTH_TOKEN unless metrics_public = yes.
  */
-enum auth { AUTH_TOKEN, AUTH_BEARER, AUTH_METRICS };
+enum auth { AUTH_TOKEN, AUTH_BEARER, AUTH_METRICS, AUTH_NONE /* GET /healthz: probes */ };
 
 struct route {
 	const char *method;
@@ -67,11 +67,14 @@ static const struct route routes[] = {
 	{"PUT", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_update},
 	{"DELETE", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_cancel},
 	{"POST", "/v1/jobs/{id}/report", AUTH_BEARER, rkd_api_job_report},
+	{"GET", "/v1/jobs/{id}/log", AUTH_TOKEN, rkd_api_job_log},
+	{"GET", "/v1/jobs/{id}/events", AUTH_TOKEN, rkd_api_job_events},
 	{"GET", "/v1/nodes", AUTH_TOKEN, rkd_api_nodes},
 	{"GET", "/v1/cluster", AUTH_TOKEN, rkd_api_cluster},
 	{"GET", "/v1/policy", AUTH_TOKEN, rkd_api_policy_get},
 	{"PUT", "/v1/policy", AUTH_TOKEN, rkd_api_policy_put},
 	{"GET", "/metrics", AUTH_METRICS, rkd_api_metrics},
+	{"GET", "/healthz", AUTH_NONE, rkd_api_healthz},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -174,7 +177,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct rkd_resp *r
 		resp->body = error_body(resp->status, &resp->verr);
 	const char *body = resp->body ? resp->body : "";
 	size_t len = strlen(body);
-	int add_nl = resp->body && len && body[len - 1] != '\n';
+	int add_nl = !resp->raw && resp->body && len && body[len - 1] != '\n';
 	struct MHD_Response *r;
 	if (add_nl) {
 		char *b = malloc(len + 2);
@@ -310,9 +313,10 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	/* Every request names a known token, but reports (any bearer, checked by the
 	 * handler) and /metrics when metrics_public = yes. */
 	int public_metrics = hit->auth == AUTH_METRICS && h->cfg.metrics_public;
-	int ok = public_metrics		       ? a >= 0
-		 : hit->auth == AUTH_BEARER ? a >= 0 && req.who.bearer
-					     : a == 0 && req.who.authed;
+	int ok = hit->auth == AUTH_NONE     ? 1
+	         : public_metrics           ? a >= 0
+	         : hit->auth == AUTH_BEARER ? a >= 0 && req.who.bearer
+	                                    : a == 0 && req.who.authed;
 	if (!ok) {
 		rkd_resp_error(&resp, RK_EPERM, "",
 			       a ? "Authorization: unknown or malformed bearer token"

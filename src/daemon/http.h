@@ -42,6 +42,7 @@ struct rkd_resp {
 	const char *content_type; /* NULL = application/json */
 	struct rkd_verr verr;
 	int retry_after_s;        /* > 0: a Retry-After header (429) */
+	int raw;                  /* 1 = the body as it is (no newline added): job logs */
 };
 
 /* Query-string argument `key`, or NULL. */
@@ -91,6 +92,10 @@ void rkd_api_nodes(const struct rkd_api *api, const struct rkd_req *req, struct 
 void rkd_api_cluster(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_policy_get(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_policy_put(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
+void rkd_api_job_log(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
+void rkd_api_job_events(const struct rkd_api *api, const struct rkd_req *req,
+                        struct rkd_resp *resp);
+void rkd_api_healthz(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_metrics(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 
 #endif

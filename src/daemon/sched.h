@@ -81,6 +81,8 @@ enum rkd_msg_kind {
 	RKD_MSG_POLICY_GET,
 	RKD_MSG_POLICY_SET,
 	RKD_MSG_METRICS,
+	RKD_MSG_LOG,    /* GET /v1/jobs/{id}/log: filter.before_id is the byte offset */
+	RKD_MSG_EVENTS, /* GET /v1/jobs/{id}/events: filter.limit events, oldest first */
 };
 
 /* One request to the scheduler thread and its reply. */
@@ -129,7 +131,7 @@ void rkd_sched_call(struct rkd_sched *s, struct rkd_msg *m);
  */
 void rkd_sched_submit(struct rkd_sched *s, struct rkd_msg *m);
 /*
- * Answer m (RKD_MSG_GET, RKD_MSG_LIST) from the committed state on the
+ * Answer m (RKD_MSG_GET, _LIST, _LOG, _EVENTS) from the committed state on the
  * calling thread, through a read-only connection (sched_read.c): the
  * scheduler thread never sees it. Thread-safe.
  */

@@ -253,7 +253,8 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	pthread_cond_init(&s->sub_wake, NULL);
 	s->sync = cfg->sync;
 	s->db_path = strdup(cfg->db_path);
-	if (!s->db_path) {
+	s->state_dir = strdup(cfg->engine_cfg.state_dir ? cfg->engine_cfg.state_dir : "");
+	if (!s->db_path || !s->state_dir) {
 		rkd_sched_destroy(s);
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	}
@@ -305,6 +306,10 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	if (!ret) {
 		atomic_store(&s->next_id, rkd_store_max_job_id(s->store) + 1);
 		atomic_store(&s->gpus_up, rk_cluster_total_gpus(&s->cluster));
+		for (int i = 0; i < s->cluster.n_nodes; i++) {
+			s->cpus_total += s->cluster.nodes[i].cpus;
+			s->mem_mb_total += s->cluster.nodes[i].mem_mb;
+		}
 		ret = recover(s, err);
 	}
 	/* Before any request thread exists: they read s->readers without a lock. */
@@ -372,6 +377,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->quotas);
 	free(s->url);
 	free(s->db_path);
+	free(s->state_dir);
 	pthread_cond_destroy(&s->sub_wake);
 	pthread_mutex_destroy(&s->sub_mu);
 	pthread_mutex_destroy(&s->store_mu);

@@ -95,6 +95,9 @@ struct rkd_sched {
 	int launch_check;        /* a launch may have become possible */
 	int compact_check;       /* a terminal job may be ready to forget */
 	_Atomic int64_t next_id; /* request threads and the scheduler thread both take ids */
+	/* Configured CPU threads and host memory of all nodes (fixed at start): a
+	 * request above them can never be allocated, and is refused at submission. */
+	int64_t cpus_total, mem_mb_total;
 	_Atomic int gpus_up;     /* GPUs on nodes that are up, for submissions' feasibility check */
 	struct rk_decisions dec;
 	/*
@@ -150,6 +153,7 @@ struct rkd_sched {
 	 * handler.
 	 */
 	char *db_path;
+	char *state_dir; /* per-job folders (engine_cfg.state_dir): GET .../log reads job-ID/log */
 	enum rkd_sync sync;
 	pthread_mutex_t store_mu;
 	struct rkd_store *sub_store;
@@ -253,6 +257,8 @@ const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const 
  * never hold anyway; the job's spec keeps what was asked.
  */
 void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
+/* 0 when m->spec's CPUs and memory fit the cluster; else RK_EINFEASIBLE in m, naming it. */
+int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m);
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
 
 /* sched_msgs.c */
@@ -284,8 +290,13 @@ char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
 /* sched_read.c: GET /v1/jobs[/{id}] from the committed state, off the scheduler thread */
 /* Whether `who` may see a job of `tenant` (its own tenant's, or the admin). */
 int sched_caller_sees(const struct rkd_caller *who, const char *tenant);
-/* Answer m (RKD_MSG_GET or RKD_MSG_LIST) from `store`, with what m->who may see. */
-void sched_read_store(struct rkd_store *store, struct rkd_msg *m);
+/* Answer m (GET, LIST, LOG, EVENTS) from `store`, with what m->who may see. */
+void sched_read_store(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m);
+/* sched_read_ops.c: GET /v1/jobs/{id}/log and /events (owner or admin). */
+void sched_read_log(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m);
+void sched_read_events(struct rkd_store *store, struct rkd_msg *m);
+/* 0 when m->who may see job m->job_id; else m holds the 404 (or storage error). */
+int sched_read_owned(struct rkd_store *store, struct rkd_msg *m);
 int sched_readers_init(struct rkd_sched *s, struct rk_error *err);
 void sched_readers_fini(struct rkd_sched *s);
 

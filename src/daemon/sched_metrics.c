@@ -68,7 +68,7 @@ void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m)
 	gauge(&b, "rubick_queue_length", "Jobs waiting for resources.", pending);
 	gauge(&b, "rubick_jobs_running", "Jobs holding an allocation (running).", running);
 	gauge(&b, "rubick_jobs_restarting", "Jobs being reconfigured.", restarting);
-	gauge(&b, "rubick_gpus_total", "GPUs on nodes that are up.", rk_cluster_total_gpus(&s->cluster));
+	gauge(&b, "rubick_gpus", "GPUs on nodes that are up.", rk_cluster_total_gpus(&s->cluster));
 	gauge(&b, "rubick_gpus_allocated", "GPUs allocated to active jobs.", gpus_alloc);
 	gauge(&b, "rubick_runs_alive", "Job runs the engine has alive.", s->engine->running(s->engine_state));
 	counter(&b, "rubick_submissions_total", "Jobs accepted since start.", s->submits);

@@ -161,6 +161,8 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
 		return;
 	}
+	if (sched_submit_fits(s, m))
+		return;
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
 	if (tc && tc->gpu_quota >= 0) {
 		int used = 0;
@@ -581,7 +583,11 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	switch (m->kind) {
 	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
 	case RKD_MSG_LIST: /* fall through: the committed state, as request threads read it */
-	case RKD_MSG_GET: sched_read_store(s->store, m); break;
+	case RKD_MSG_LOG:
+	case RKD_MSG_EVENTS:
+	case RKD_MSG_GET:
+		sched_read_store(s, s->store, m);
+		break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;

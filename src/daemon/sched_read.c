@@ -133,10 +133,14 @@ static void read_list(struct rkd_store *store, struct rkd_msg *m)
 		rkd_verr_set(&m->verr, RK_ENOMEM, "", "out of memory");
 }
 
-void sched_read_store(struct rkd_store *store, struct rkd_msg *m)
+void sched_read_store(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	if (m->kind == RKD_MSG_GET)
 		read_job(store, m);
+	else if (m->kind == RKD_MSG_LOG)
+		sched_read_log(s, store, m);
+	else if (m->kind == RKD_MSG_EVENTS)
+		sched_read_events(store, m);
 	else
 		read_list(store, m);
 }
@@ -217,7 +221,7 @@ void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
 	rk_error_clear(&e);
 	struct rkd_store *st = reader_take(r, &e);
 	if (st) {
-		sched_read_store(st, m);
+		sched_read_store(s, st, m);
 		reader_give(r, st);
 	} else {
 		set_err(m, RK_EUNAVAIL, "", e.msg);

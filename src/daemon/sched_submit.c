@@ -46,6 +46,27 @@ void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c)
 		c->max_gpus = cap > floor ? cap : floor;
 }
 
+int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m)
+{
+	const struct rkd_spec *sp = m->spec;
+	char msg[160];
+	if (sp->cpus > 0 && sp->cpus > s->cpus_total) {
+		snprintf(msg, sizeof(msg),
+		         "cpus: %d CPUs can never be allocated: the cluster has %lld", sp->cpus,
+		         (long long)s->cpus_total);
+		sched_set_err(m, RK_EINFEASIBLE, "cpus", msg);
+		return RK_EINFEASIBLE;
+	}
+	if (sp->mem_mb > 0 && sp->mem_mb > s->mem_mb_total) {
+		snprintf(msg, sizeof(msg),
+		         "mem_mb: %lld MiB can never be allocated: the cluster has %lld MiB",
+		         (long long)sp->mem_mb, (long long)s->mem_mb_total);
+		sched_set_err(m, RK_EINFEASIBLE, "mem_mb", msg);
+		return RK_EINFEASIBLE;
+	}
+	return 0;
+}
+
 const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name)
 {
 	for (int i = 0; i < s->n_tenants; i++) /* fixed at start: any thread may read it */
@@ -72,6 +93,8 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 		sched_set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
 		return RK_EINFEASIBLE;
 	}
+	if (sched_submit_fits(s, m))
+		return RK_EINFEASIBLE;
 	int batch = sp->global_batch ? sp->global_batch : m->model->global_batch;
 	if (batch <= 0) {
 		sched_set_err(m, RK_EINVAL, "global_batch",

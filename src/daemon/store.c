@@ -782,3 +782,13 @@ int rkd_store_job_fit_get(struct rkd_store *s, int64_t job_id, char **state)
 	sqlite3_finalize(st);
 	return ret;
 }
+
+struct sqlite3 *rkd_store_handle(struct rkd_store *s)
+{
+	return s->db;
+}
+
+const char *rkd_store_path(const struct rkd_store *s)
+{
+	return s->path;
+}

@@ -170,6 +170,22 @@ int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
 int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
 			const char *detail, struct rk_error *err);
 
+/* One stored event (store_events.c). */
+struct rkd_event_row {
+	int64_t id, t_ms;
+	char kind[32];
+	char detail[512];
+};
+/*
+ * A job's events, oldest first, at most `limit` of those with id > after_id.
+ * OUT: *rows (caller frees) and *n.
+ */
+int rkd_store_events_get(struct rkd_store *s, int64_t job_id, int64_t after_id, int limit,
+                         struct rkd_event_row **rows, int *n, struct rk_error *err);
+/* The SQLite connection and path, for the queries of store_events.c. */
+struct sqlite3 *rkd_store_handle(struct rkd_store *s);
+const char *rkd_store_path(const struct rkd_store *s);
+
 /* Tenants, their GPU quota and guaranteed-GPU quota (-1 = unlimited / none). */
 int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,
 			 int guaranteed_gpu_quota, struct rk_error *err);
