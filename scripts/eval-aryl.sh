@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The window: timestamps are "YYYY-MM-DD hh:mm:ss", so string order is time order.
 awk -F, 'NR == 1 || ($1 >= "2017-10-09" && $1 < "2017-10-24")' \
 	"$shared/traces/pollux-osdi21/philly.csv" >"$tmp/window.csv"
-cluster="64x8+64x8,pool=loaned"
+cluster="64x8:v100+64x8:v100,pool=loaned"
 load="diurnal:peak=0.9,trough=0.3,period=86400,noise=0.05,seed=$seed"
 args=(--trace "$tmp/window.csv" --cluster "$cluster" --inference "$load"
 	--reclaim-deadline 600 --elastic-share 0.5 --seed "$seed")
