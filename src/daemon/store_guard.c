@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int rkd_store_lock(const char *path, int *fd_out, struct rk_error *err)
@@ -31,7 +32,20 @@ int rkd_store_lock(const char *path, int *fd_out, struct rk_error *err)
 	if (fd < 0)
 		return rk_error_set(err, RK_EIO, "--db %s: cannot open the lock file %s: %s", path,
 		                    lock, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+	/*
+	 * A daemon killed a moment ago can leave its lock held for a few
+	 * milliseconds more: a supervisor it was spawning holds a copy of its
+	 * descriptors until that child's exec closes them (seen under load right
+	 * after a kill -9). Such a holder lets go within a second; a running
+	 * rubickd does not, so a second daemon is still refused at once.
+	 */
+	int locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	for (int tries = 0; !locked && errno == EWOULDBLOCK && tries < 50; tries++) {
+		struct timespec pause = {0, 20 * 1000 * 1000}; /* 50 x 20 ms = 1 s */
+		nanosleep(&pause, NULL);
+		locked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	}
+	if (!locked) {
 		int e = errno;
 		char pid[32] = "";
 		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);

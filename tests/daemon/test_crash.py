@@ -50,14 +50,16 @@ def main():
     for th in threads:
         th.start()
     t0 = time.time()
-    for k in range(KILLS):
-        time.sleep(rng.uniform(0.02, 0.25))
-        d.kill9()
-        d.start()
-        url_box[0] = d.url
-    stop.set()
-    for th in threads:
-        th.join()
+    try:
+        for k in range(KILLS):
+            time.sleep(rng.uniform(0.02, 0.25))
+            d.kill9()
+            d.start()  # raises when the restart fails: the clients must stop then too
+            url_box[0] = d.url
+    finally:
+        stop.set()
+        for th in threads:
+            th.join()
     # let every job finish
     end = time.time() + 90
     while time.time() < end:
