@@ -1,6 +1,7 @@
 /*
  * The Slurm engine: rubickd as the external scheduler of a Slurm 22.05
- * cluster, through libslurm (the only file that includes slurm/slurm.h).
+ * cluster, through libslurm (with engine_slurm_state.c, the only files that
+ * include slurm/slurm.h, through engine_slurm_internal.h).
  * Facts and gotchas this follows: ../shared/research/slurm.md.
  *
  * One Slurm batch job per rubick job, reused across runs:
@@ -28,11 +29,7 @@
  * rubickd uses to adopt the run and that tests read for latency figures.
  */
 #define _GNU_SOURCE
-#include "daemon/engine.h"
-#include "daemon/engine_slurm_files.h"
-
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
+#include "daemon/engine_slurm_internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -45,45 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
-extern char *slurm_job_state_string(uint32_t state);
-extern char *slurm_job_reason_string(enum job_state_reason reason);
-extern char *slurm_node_state_string(uint32_t state);
 
-enum phase { PH_PLACED = 0, PH_RUNNING, PH_USR1, PH_TERM, PH_KILL };
-
-struct srun {
-	int64_t job_id;
-	int run;
-	uint32_t sid;      /* Slurm job id */
-	enum phase phase;
-	int checkpoint;    /* stop asked for a checkpoint */
-	int was_running;   /* seen RUNNING once */
-	time_t release_at; /* placed but not yet released: release once time(NULL) >= this */
-	int64_t released_ms; /* wall clock of the release (0: not yet) */
-	int64_t pend_grace_ms; /* how long Slurm may keep it pending once released */
-	int64_t deadline_ms;
-};
-
-struct seng {
-	char *state_dir;
-	int grace_ms;
-	char **nodes; /* Slurm node names in Slurm's order: rubick node i = nodes[i] */
-	char **addrs; /* their addresses (NodeAddr): MASTER_ADDR of a run */
-	uint32_t *node_cpus, *node_gpus; /* what Slurm says each node has */
-	uint64_t *node_mem;              /* RealMemory (MiB) */
-	char *partition;                 /* the partition's name (jobs are submitted to it) */
-	char (*node_st)[32];             /* Slurm's state of each node, lower case (node_state) */
-	int *fgn_gpus, *fgn_cpus;        /* foreign(): what others hold, as last reported */
-	reserve_info_msg_t *resv;        /* last slurm_load_reservations answer */
-	int n_nodes;
-	time_t nodes_update; /* last_update of the last node list read by capacity() */
-	struct srun *runs;
-	int n, cap;
-	job_info_msg_t *jobs; /* last slurm_load_jobs answer */
-};
-
-static void run_stamp(const struct seng *e, int64_t job, int run, const char *what)
+void rkd_sl_run_stamp(const struct seng *e, int64_t job, int run, const char *what)
 {
 	char path[4200], v[32];
 	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/run-%d/%s", e->state_dir, (long long)job, run,
@@ -93,13 +53,13 @@ static void run_stamp(const struct seng *e, int64_t job, int run, const char *wh
 	rkd_write_atomic(path, v);
 }
 
-static const char *slurm_msg(void)
+const char *rkd_sl_msg(void)
 {
 	return slurm_strerror(slurm_get_errno());
 }
 
 /* Slurm's state words ("IDLE+DRAIN" -> "idle+drain"; sinfo says "drain"/"draining"). */
-static void node_state_set(struct seng *e, int k, uint32_t st)
+void rkd_sl_node_state_set(struct seng *e, int k, uint32_t st)
 {
 	const char *w = slurm_node_state_string(st);
 	size_t i = 0;
@@ -122,7 +82,7 @@ static int find_partition(const char *want, char **name, char **nodes, struct rk
 {
 	partition_info_msg_t *pm = NULL;
 	if (slurm_load_partitions(0, &pm, SHOW_ALL) || !pm)
-		return rk_error_set(err, RK_EIO, "slurm: cannot list partitions: %s", slurm_msg());
+		return rk_error_set(err, RK_EIO, "slurm: cannot list partitions: %s", rkd_sl_msg());
 	const partition_info_t *hit = NULL;
 	char names[512] = "";
 	size_t len = 0;
@@ -179,7 +139,7 @@ static int load_nodes(struct seng *e, const char *partition, struct rk_error *er
 		free(part_nodes);
 		return rk_error_set(err, RK_EIO, "slurm: cannot list nodes (SLURM_CONF=%s): %s",
 				    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
-				    slurm_msg());
+				    rkd_sl_msg());
 	}
 	size_t cnt = nm->record_count ? nm->record_count : 1;
 	e->nodes = calloc(cnt, sizeof(*e->nodes));
@@ -206,7 +166,7 @@ static int load_nodes(struct seng *e, const char *partition, struct rk_error *er
 			const char *c = strrchr(g, ':');
 			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
 		}
-		node_state_set(e, e->n_nodes, nm->node_array[i].node_state);
+		rkd_sl_node_state_set(e, e->n_nodes, nm->node_array[i].node_state);
 		e->nodes[e->n_nodes] = strdup(nm->node_array[i].name);
 		const char *addr = nm->node_array[i].node_addr;
 		e->addrs[e->n_nodes] = strdup(addr && *addr ? addr : nm->node_array[i].name);
@@ -281,13 +241,13 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 }
 
 /* How long a released run may stay pending: KillWait of a requeued predecessor and more. */
-static int64_t pend_grace(const struct seng *e)
+int64_t rkd_sl_pend_grace(const struct seng *e)
 {
 	int64_t g = 3 * (int64_t)e->grace_ms;
 	return g > 15000 ? g : 15000;
 }
 
-static struct srun *run_find(struct seng *e, int64_t job, int run)
+struct srun *rkd_sl_run_find(struct seng *e, int64_t job, int run)
 {
 	for (int i = 0; i < e->n; i++)
 		if (e->runs[i].job_id == job && e->runs[i].run == run)
@@ -295,7 +255,7 @@ static struct srun *run_find(struct seng *e, int64_t job, int run)
 	return NULL;
 }
 
-static struct srun *run_add(struct seng *e)
+struct srun *rkd_sl_run_add(struct seng *e)
 {
 	if (e->n == e->cap) {
 		int ncap = e->cap ? 2 * e->cap : 16;
@@ -364,7 +324,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	submit_response_msg_t *r = NULL;
 	if (slurm_submit_batch_job(&d, &r) || !r) {
 		ret = rk_error_set(err, RK_EIO, "slurm: submitting job %lld: %s",
-				   (long long)ln->job_id, slurm_msg());
+				   (long long)ln->job_id, rkd_sl_msg());
 		goto out;
 	}
 	*sid = r->job_id; /* error_code 2042 (held) is informational */
@@ -378,7 +338,7 @@ out:
 }
 
 /* The Slurm job's record in the last load; NULL when absent. */
-static slurm_job_info_t *job_info(struct seng *e, uint32_t sid)
+slurm_job_info_t *rkd_sl_job_info(struct seng *e, uint32_t sid)
 {
 	if (!e->jobs)
 		return NULL;
@@ -389,7 +349,7 @@ static slurm_job_info_t *job_info(struct seng *e, uint32_t sid)
 }
 
 /* Refresh e->jobs; keeps the old answer when Slurm says nothing changed. */
-static int jobs_refresh(struct seng *e, int force)
+int rkd_sl_jobs_refresh(struct seng *e, int force)
 {
 	job_info_msg_t *m = NULL;
 	time_t since = (!force && e->jobs) ? e->jobs->last_update : 0;
@@ -510,18 +470,18 @@ static int place(uint32_t sid, const struct place *p, const char *plan,
 	u.begin_time = time(NULL); /* a requeue sets a ~121 s BeginTime (gotcha 2) */
 	if (slurm_update_job(&u))
 		return rk_error_set(err, RK_EIO, "slurm: placing job %u on %s: %s", sid, p->nodes,
-				    slurm_msg());
+				    rkd_sl_msg());
 	return 0;
 }
 
-static int release(uint32_t sid, struct rk_error *err)
+int rkd_sl_release(uint32_t sid, struct rk_error *err)
 {
 	job_desc_msg_t u;
 	slurm_init_job_desc_msg(&u);
 	u.job_id = sid;
 	u.priority = INFINITE; /* = release */
 	if (slurm_update_job(&u))
-		return rk_error_set(err, RK_EIO, "slurm: releasing job %u: %s", sid, slurm_msg());
+		return rk_error_set(err, RK_EIO, "slurm: releasing job %u: %s", sid, rkd_sl_msg());
 	return 0;
 }
 
@@ -529,7 +489,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 {
 	struct seng *e = state;
 	char job_dir[4096], run_dir[4200], path[4300], buf[64];
-	if (run_find(e, ln->job_id, ln->run))
+	if (rkd_sl_run_find(e, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
 				    (long long)ln->job_id, ln->run);
 	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
@@ -538,7 +498,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 				    (long long)ln->job_id);
 	if (rkd_mkdir_p(run_dir))
 		return rk_error_set(err, RK_EIO, "%s: %s", run_dir, strerror(errno));
-	run_stamp(e, ln->job_id, ln->run, "launch_ms");
+	rkd_sl_run_stamp(e, ln->job_id, ln->run, "launch_ms");
 	struct place p;
 	int ret = place_parse(e, ln->alloc_text, &p, err);
 	if (ret)
@@ -555,8 +515,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (rkd_read_small(path, buf, sizeof(buf)) == 0)
 		sid = (uint32_t)strtoul(buf, NULL, 10);
 	if (sid) {
-		jobs_refresh(e, 1);
-		slurm_job_info_t *j = job_info(e, sid);
+		rkd_sl_jobs_refresh(e, 1);
+		slurm_job_info_t *j = rkd_sl_job_info(e, sid);
 		uint32_t st = j ? (j->job_state & JOB_STATE_BASE) : JOB_END;
 		if (!j || st == JOB_END)
 			sid = 0; /* purged (MinJobAge) or unknown: submit afresh */
@@ -611,23 +571,23 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 			release_at = fenced;
 	}
 	if (time(NULL) >= release_at) {
-		if ((ret = release(sid, err)))
+		if ((ret = rkd_sl_release(sid, err)))
 			return ret;
 		release_at = 0;
 	}
-	struct srun *r = run_add(e);
+	struct srun *r = rkd_sl_run_add(e);
 	if (!r)
 		return rk_error_set(err, RK_ENOMEM, "launch: out of memory");
 	r->job_id = ln->job_id;
 	r->run = ln->run;
 	r->sid = sid;
 	r->release_at = release_at;
-	r->pend_grace_ms = pend_grace(e);
+	r->pend_grace_ms = rkd_sl_pend_grace(e);
 	r->released_ms = release_at ? 0 : rkd_sl_wall_ms();
 	return 0;
 }
 
-static void run_signal(struct srun *r, enum phase ph)
+void rkd_sl_run_signal(struct srun *r, enum phase ph)
 {
 	switch (ph) {
 	case PH_USR1:
@@ -652,12 +612,12 @@ static void run_signal(struct srun *r, enum phase ph)
 static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64_t now_ms)
 {
 	struct seng *e = state;
-	struct srun *r = run_find(e, job_id, run);
+	struct srun *r = rkd_sl_run_find(e, job_id, run);
 	if (!r)
 		return RK_ENOTFOUND;
 	if (r->phase >= PH_USR1 && (checkpoint || r->phase != PH_USR1))
 		return 0; /* already on its way out; a cancel hurries a checkpoint along */
-	run_stamp(e, job_id, run, "stop_ms");
+	rkd_sl_run_stamp(e, job_id, run, "stop_ms");
 	r->checkpoint = checkpoint;
 	if (!r->was_running) {
 		/*
@@ -677,384 +637,9 @@ static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64
 			slurm_kill_job(r->sid, SIGKILL, 0);
 		r->phase = PH_KILL;
 	} else
-		run_signal(r, checkpoint ? PH_USR1 : PH_TERM);
+		rkd_sl_run_signal(r, checkpoint ? PH_USR1 : PH_TERM);
 	r->deadline_ms = now_ms + e->grace_ms;
 	return 0;
-}
-
-/* Exit status of a finished Slurm job in the rkd_exit encoding. */
-static int finished_status(const slurm_job_info_t *j)
-{
-	uint32_t st = j->job_state & JOB_STATE_BASE;
-	uint32_t code = j->exit_code;
-	if (st == JOB_NODE_FAIL || st == JOB_BOOT_FAIL)
-		return RKD_EXIT_LOST;
-	if (WIFSIGNALED(code) && WTERMSIG(code))
-		return -(int)WTERMSIG(code);
-	if (WIFEXITED(code) && (WEXITSTATUS(code) || st == JOB_COMPLETE))
-		return WEXITSTATUS(code);
-	if (st == JOB_CANCELLED || st == JOB_TIMEOUT || st == JOB_DEADLINE)
-		return -SIGTERM;
-	return RKD_EXIT_LOST;
-}
-
-/*
- * Whether run r has ended, from its job record (NULL = gone from Slurm).
- * Fills *status. A released job that Slurm cannot start (BadConstraints,
- * a node down in its list) has failed for Slurm's reason.
- */
-static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int *cancelled,
-		     int *not_started, char *why, size_t cap)
-{
-	why[0] = '\0';
-	*cancelled = *not_started = 0;
-	if (!j) {
-		*status = RKD_EXIT_LOST;
-		snprintf(why, cap, "slurm job %u vanished", r->sid);
-		return 1;
-	}
-	uint32_t st = j->job_state & JOB_STATE_BASE;
-	if (st == JOB_RUNNING || (j->job_state & JOB_COMPLETING)) {
-		if (st == JOB_RUNNING)
-			r->was_running = 1;
-		return 0;
-	}
-	if (st == JOB_PENDING) {
-		if (r->phase >= PH_TERM && j->priority == 0) {
-			/* requeued held by our stop: the job had its SIGTERM */
-			*status = r->checkpoint ? RKD_EXIT_CHECKPOINTED : -SIGTERM;
-			return 1;
-		}
-		if (r->was_running) {
-			/* Slurm requeued it (node failure): hold it so that rubick re-places it */
-			job_desc_msg_t u;
-			slurm_init_job_desc_msg(&u);
-			u.job_id = r->sid;
-			u.priority = 0;
-			slurm_update_job(&u);
-			*status = RKD_EXIT_LOST;
-			snprintf(why, cap, "slurm requeued job %u%s%s", r->sid,
-				 j->state_desc ? ": " : " (node failure)",
-				 j->state_desc ? j->state_desc : "");
-			return 1;
-		}
-		enum job_state_reason rs = j->state_reason;
-		if (rs == WAIT_HELD || rs == WAIT_PRIORITY || rs == WAIT_RESOURCES || rs == WAIT_NO_REASON ||
-		    rs == WAIT_NODE_NOT_AVAIL || rs == WAIT_TIME || rs == WAIT_HELD_USER) {
-			/*
-			 * Placed and waiting: the nodes are freeing up (a requeued
-			 * predecessor, KillWait). Past the grace, what holds them is not
-			 * rubick's: hold it again and let rubick place it anew, so that a
-			 * job shown running in rubick is running in Slurm (issue 13).
-			 */
-			if (r->phase != PH_PLACED || !r->released_ms || j->priority == 0 ||
-			    rkd_sl_wall_ms() - r->released_ms < r->pend_grace_ms)
-				return 0;
-			job_desc_msg_t u;
-			slurm_init_job_desc_msg(&u);
-			u.job_id = r->sid;
-			u.priority = 0;
-			slurm_update_job(&u);
-			*status = RKD_EXIT_LOST;
-			*not_started = 1;
-			snprintf(why, cap, "slurm kept job %u pending for %.0f s (%s): put back", r->sid,
-				 (double)(rkd_sl_wall_ms() - r->released_ms) / 1e3,
-				 slurm_job_reason_string(rs));
-			return 1;
-		}
-		snprintf(why, cap, "slurm cannot start job %u: %s", r->sid,
-			 slurm_job_reason_string(rs));
-		slurm_kill_job(r->sid, SIGKILL, 0);
-		r->checkpoint = 0;
-		*status = 1;
-		return 1;
-	}
-	*status = finished_status(j);
-	if (r->phase < PH_USR1 && (st == JOB_CANCELLED || st == JOB_TIMEOUT ||
-				   st == JOB_DEADLINE || st == JOB_PREEMPTED)) {
-		/*
-		 * Not asked by rubick: its status (75 once the job checkpointed on
-		 * the SIGTERM) must not read as "checkpointed, relaunch me" (issue 13).
-		 */
-		*cancelled = 1;
-		snprintf(why, cap, "cancelled outside rubick: slurm job %u %s (%s)%s%s", r->sid,
-			 slurm_job_state_string(j->job_state),
-			 st == JOB_TIMEOUT    ? "its Slurm time limit"
-			 : st == JOB_DEADLINE ? "its Slurm deadline"
-			 : st == JOB_PREEMPTED ? "preempted by Slurm"
-					       : "scancel or scontrol by a user or an operator",
-			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
-		return 1;
-	}
-	if (st != JOB_COMPLETE)
-		snprintf(why, cap, "slurm job %u %s%s%s", r->sid, slurm_job_state_string(j->job_state),
-			 j->state_desc ? ": " : "", j->state_desc ? j->state_desc : "");
-	return 1;
-}
-
-static int seng_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
-{
-	struct seng *e = state;
-	if (!e->n)
-		return 0;
-	for (int i = 0; i < e->n; i++) {
-		struct srun *r = &e->runs[i];
-		struct rk_error err;
-		if (r->release_at && time(NULL) >= r->release_at && release(r->sid, &err) == 0) {
-			r->release_at = 0;
-			r->released_ms = rkd_sl_wall_ms();
-		}
-	}
-	if (jobs_refresh(e, 0))
-		return 0; /* controller unreachable: try again next time */
-	int n_out = 0;
-	for (int i = 0; i < e->n && n_out < max;) {
-		struct srun *r = &e->runs[i];
-		int status, cancelled, not_started;
-		char why[256];
-		int was = r->was_running;
-		if (!run_ended(r, job_info(e, r->sid), &status, &cancelled, &not_started, why,
-			       sizeof(why))) {
-			if (r->was_running && !was)
-				run_stamp(e, r->job_id, r->run, "running_ms");
-			if (r->phase >= PH_USR1 && r->phase < PH_KILL && now_ms >= r->deadline_ms) {
-				run_signal(r, r->phase + 1);
-				r->deadline_ms = now_ms + e->grace_ms;
-			}
-			i++;
-			continue;
-		}
-		if (status == RKD_EXIT_LOST && !not_started) /* a copy may live on a dead node: fence */
-			run_stamp(e, r->job_id, r->run, "lost_ms");
-		memset(&out[n_out], 0, sizeof(out[n_out]));
-		out[n_out].job_id = r->job_id;
-		out[n_out].run = r->run;
-		out[n_out].status = status;
-		out[n_out].cancelled = cancelled;
-		out[n_out].not_started = not_started;
-		snprintf(out[n_out].reason, sizeof(out[n_out].reason), "%s", why);
-		n_out++;
-		e->runs[i] = e->runs[--e->n];
-	}
-	return n_out;
-}
-
-static int seng_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
-		      struct rk_error *err)
-{
-	struct seng *e = state;
-	char dir[4096], path[4200], buf[64];
-	if (rkd_path_fmt(dir, sizeof(dir), "%s/job-%lld/run-%d", e->state_dir, (long long)job_id, run))
-		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long", (long long)job_id);
-	memset(ex, 0, sizeof(*ex));
-	ex->job_id = job_id;
-	ex->run = run;
-	rkd_path_fmt(path, sizeof(path), "%s/gpus", dir);
-	rkd_read_small(path, ex->gpu_ids, sizeof(ex->gpu_ids));
-	rkd_path_fmt(path, sizeof(path), "%s/slurm_id", dir);
-	if (rkd_read_small(path, buf, sizeof(buf)))
-		return RKD_ADOPT_ABSENT; /* never submitted */
-	uint32_t sid = (uint32_t)strtoul(buf, NULL, 10);
-	if (jobs_refresh(e, 1))
-		return rk_error_set(err, RK_EIO, "slurm: cannot list jobs: %s", slurm_msg());
-	slurm_job_info_t *j = job_info(e, sid);
-	if (j && (j->job_state & JOB_STATE_BASE) == JOB_PENDING && j->priority == 0)
-		return RKD_ADOPT_ABSENT; /* still held: launch places and releases it */
-	struct srun *r = run_find(e, job_id, run);
-	if (!r && !(r = run_add(e)))
-		return rk_error_set(err, RK_ENOMEM, "adopt: out of memory");
-	r->job_id = job_id;
-	r->run = run;
-	r->sid = sid;
-	r->released_ms = rkd_sl_wall_ms(); /* if pending: from now on, as if just released */
-	r->pend_grace_ms = pend_grace(e);
-	char why[256];
-	int status, cancelled, not_started;
-	if (run_ended(r, j, &status, &cancelled, &not_started, why, sizeof(why))) {
-		e->n--;
-		if (status == RKD_EXIT_LOST)
-			run_stamp(e, job_id, run, "lost_ms");
-		ex->status = status;
-		ex->cancelled = cancelled;
-		ex->not_started = not_started;
-		snprintf(ex->reason, sizeof(ex->reason), "%s", why);
-		return RKD_ADOPT_EXITED;
-	}
-	return RKD_ADOPT_ALIVE;
-}
-
-static int seng_capacity(void *state, struct rk_node *nodes, int n)
-{
-	struct seng *e = state;
-	node_info_msg_t *nm = NULL;
-	if (slurm_load_node(e->nodes_update, &nm, SHOW_ALL) || !nm)
-		return 0; /* unchanged (SLURM_NO_CHANGE_IN_DATA) or unreachable: keep what we know */
-	e->nodes_update = nm->last_update;
-	int changed = 0;
-	for (uint32_t i = 0; i < nm->record_count; i++) {
-		const node_info_t *x = &nm->node_array[i];
-		int k = 0;
-		while (k < e->n_nodes && k < n && (!x->name || strcmp(x->name, e->nodes[k])))
-			k++;
-		if (k >= e->n_nodes || k >= n)
-			continue;
-		node_state_set(e, k, x->node_state);
-		uint32_t base = x->node_state & NODE_STATE_BASE;
-		int up = base != NODE_STATE_DOWN && base != NODE_STATE_FUTURE &&
-			 base != NODE_STATE_UNKNOWN &&
-			 !(x->node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
-		if (nodes[k].up != up) {
-			nodes[k].up = up;
-			changed++;
-		}
-	}
-	slurm_free_node_info_msg(nm);
-	return changed;
-}
-
-static int node_index(const struct seng *e, const char *name)
-{
-	for (int k = 0; name && k < e->n_nodes; k++)
-		if (!strcmp(e->nodes[k], name))
-			return k;
-	return -1;
-}
-
-/* GPUs in one "gpu:8(IDX:0-7)" / "gpu:a100:2(IDX:0,3)" / "gres:gpu:4" string; 0 if none. */
-static int gres_gpus(const char *g)
-{
-	const char *p = g ? strstr(g, "gpu") : NULL;
-	if (!p)
-		return 0;
-	const char *end = strchr(p, '(');
-	const char *c = NULL;
-	for (const char *q = p; *q && (!end || q < end); q++)
-		if (*q == ':')
-			c = q;
-	return c ? (int)strtol(c + 1, NULL, 10) : 0;
-}
-
-/* Whether Slurm job j is one of this rubickd's: its WorkDir is under our state folder. */
-static int is_ours(const struct seng *e, const slurm_job_info_t *j)
-{
-	size_t n = strlen(e->state_dir);
-	return j->work_dir && !strncmp(j->work_dir, e->state_dir, n) && j->work_dir[n] == '/';
-}
-
-/* Add what running job j holds on each of its nodes to gpus/cpus. */
-static void foreign_job(const struct seng *e, const slurm_job_info_t *j, int *gpus, int *cpus,
-			int n)
-{
-	hostlist_t hl = j->nodes ? slurm_hostlist_create(j->nodes) : NULL;
-	if (!hl)
-		return;
-	uint32_t nn = j->num_nodes ? j->num_nodes : 1;
-	char *h;
-	for (uint32_t k = 0; (h = slurm_hostlist_shift(hl)); k++) {
-		int i = node_index(e, h);
-		free(h);
-		if (i < 0 || i >= n)
-			continue;
-		int g = k < j->gres_detail_cnt && j->gres_detail_str ? gres_gpus(j->gres_detail_str[k])
-								      : gres_gpus(j->tres_per_node);
-		gpus[i] += g;
-		cpus[i] += (int)((j->num_cpus + nn - 1) / nn);
-	}
-	slurm_hostlist_destroy(hl);
-}
-
-static int seng_foreign(void *state, int *gpus, int *cpus, int n)
-{
-	struct seng *e = state;
-	memset(gpus, 0, (size_t)n * sizeof(*gpus));
-	memset(cpus, 0, (size_t)n * sizeof(*cpus));
-	jobs_refresh(e, 0);
-	for (uint32_t i = 0; e->jobs && i < e->jobs->record_count; i++) {
-		const slurm_job_info_t *j = &e->jobs->job_array[i];
-		uint32_t st = j->job_state & JOB_STATE_BASE;
-		if ((st == JOB_RUNNING || st == JOB_SUSPENDED || (j->job_state & JOB_COMPLETING)) &&
-		    !is_ours(e, j))
-			foreign_job(e, j, gpus, cpus, n);
-	}
-	/* An active reservation takes its nodes wholly: rubick's jobs are in none. */
-	reserve_info_msg_t *rm = NULL;
-	if (slurm_load_reservations(e->resv ? e->resv->last_update : 0, &rm) == 0 && rm) {
-		if (e->resv)
-			slurm_free_reservation_info_msg(e->resv);
-		e->resv = rm;
-	}
-	time_t now = time(NULL);
-	for (uint32_t r = 0; e->resv && r < e->resv->record_count; r++) {
-		const reserve_info_t *v = &e->resv->reservation_array[r];
-		if (v->start_time > now || (v->end_time && v->end_time <= now) || !v->node_list)
-			continue;
-		if (!strcmp(v->node_list, "ALL")) {
-			for (int k = 0; k < n && k < e->n_nodes; k++) {
-				gpus[k] = (int)e->node_gpus[k];
-				cpus[k] = (int)e->node_cpus[k];
-			}
-			continue;
-		}
-		hostlist_t hl = slurm_hostlist_create(v->node_list);
-		char *h;
-		while (hl && (h = slurm_hostlist_shift(hl))) {
-			int k = node_index(e, h);
-			free(h);
-			if (k >= 0 && k < n) {
-				gpus[k] = (int)e->node_gpus[k];
-				cpus[k] = (int)e->node_cpus[k];
-			}
-		}
-		if (hl)
-			slurm_hostlist_destroy(hl);
-	}
-	int changed = 0;
-	for (int k = 0; k < n && k < e->n_nodes; k++) {
-		if (gpus[k] > (int)e->node_gpus[k])
-			gpus[k] = (int)e->node_gpus[k];
-		changed |= gpus[k] != e->fgn_gpus[k] || cpus[k] != e->fgn_cpus[k];
-		e->fgn_gpus[k] = gpus[k];
-		e->fgn_cpus[k] = cpus[k];
-	}
-	return changed;
-}
-
-static int seng_describe(void *state, struct rk_cluster *c, char *diff, size_t cap,
-			 struct rk_error *err)
-{
-	struct seng *e = state;
-	if (c->n_nodes < 1)
-		return rk_error_set(err, RK_EINVAL, "slurm: no template node");
-	int n = e->n_nodes, diffs = 0;
-	diff[0] = '\0';
-	if (n != c->n_nodes) {
-		snprintf(diff, cap, "--cluster has %d nodes, Slurm's partition %s has %d", c->n_nodes,
-			 e->partition, n);
-		diffs++;
-		struct rk_node *v = realloc(c->nodes, (size_t)n * sizeof(*v));
-		if (!v)
-			return rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
-		for (int i = c->n_nodes; i < n; i++)
-			v[i] = v[0];
-		c->nodes = v;
-		c->n_nodes = n;
-	}
-	for (int i = 0; i < n; i++) {
-		struct rk_node *d = &c->nodes[i];
-		int gpus = (int)e->node_gpus[i], cpus = (int)e->node_cpus[i];
-		int64_t mem = (int64_t)e->node_mem[i];
-		int same = d->gpus == gpus && d->cpus == cpus && (!mem || d->mem_mb == mem);
-		if (!same && !diffs++)
-			snprintf(diff, cap, "node %d (%s): --cluster says %d GPUs, %d CPUs, %lld MiB; "
-				 "Slurm says %d GPUs, %d CPUs, %lld MiB", i, e->nodes[i], d->gpus, d->cpus,
-				 (long long)d->mem_mb, gpus, cpus, (long long)mem);
-		d->id = i;
-		d->gpus = gpus;
-		d->cpus = cpus;
-		if (mem)
-			d->mem_mb = mem;
-	}
-	return diffs;
 }
 
 static int seng_running(void *state)
@@ -1068,11 +653,11 @@ const struct rkd_engine_ops rkd_engine_slurm = {
 	.destroy = seng_destroy,
 	.launch = seng_launch,
 	.stop = seng_stop,
-	.poll = seng_poll,
-	.adopt = seng_adopt,
+	.poll = rkd_sl_poll,
+	.adopt = rkd_sl_adopt,
 	.running = seng_running,
-	.capacity = seng_capacity,
+	.capacity = rkd_sl_capacity,
 	.node_state = seng_node_state,
-	.foreign = seng_foreign,
-	.describe = seng_describe,
+	.foreign = rkd_sl_foreign,
+	.describe = rkd_sl_describe,
 };
