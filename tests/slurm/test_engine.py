@@ -40,8 +40,20 @@ def stamp(d, jid, run, what, timeout=30):
     raise AssertionError("%s never written" % p)
 
 
-def slurm_id(d, jid, run):
-    return int(open(os.path.join(job_dir(d, jid), "run-%d" % run, "slurm_id")).read())
+def slurm_id(d, jid, run, timeout=10):
+    """The Slurm job id of run `run`. The engine writes the file after the run's
+    state is stored, so a reader that saw "running" may have to wait for it."""
+    p = os.path.join(job_dir(d, jid), "run-%d" % run, "slurm_id")
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            text = open(p).read()
+            if text.strip():
+                return int(text)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError("%s never written" % p)
 
 
 def wait_lines(path, n, timeout=60):
