@@ -34,6 +34,8 @@
  */
 #include "sim/oracle_internal.h"
 
+#include "rubick/interference.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,26 +73,9 @@ static int entry_cmp(const void *a, const void *b)
 	return (x->sf > y->sf) - (x->sf < y->sf);
 }
 
-/* "('TYPE', SF)"; TYPE may hold parentheses and commas: the last "'," ends it. */
-static int parse_key(const char *key, char type[RK_JOB_TYPE_MAX], int *sf)
-{
-	size_t n = strlen(key);
-	if (n < 7 || key[0] != '(' || key[1] != '\'' || key[n - 1] != ')')
-		return RK_EINVAL;
-	const char *end = NULL;
-	for (const char *p = strstr(key + 2, "',"); p; p = strstr(p + 1, "',"))
-		end = p;
-	if (!end || end == key + 2 || (size_t)(end - (key + 2)) >= RK_JOB_TYPE_MAX)
-		return RK_EINVAL;
-	memcpy(type, key + 2, (size_t)(end - (key + 2)));
-	type[end - (key + 2)] = '\0';
-	char *stop = NULL;
-	long v = strtol(end + 2, &stop, 10);
-	if (!stop || stop == end + 2 || *stop != ')' || stop[1] != '\0' || v < 1 || v > 1 << 20)
-		return RK_EINVAL;
-	*sf = (int)v;
-	return 0;
-}
+/* The file's keys are the interference table's, "('TYPE', SF)": one reader
+ * (rk_xi_parse_key) for both, into a job type's buffer. */
+_Static_assert(RK_XI_TYPE_MAX == RK_JOB_TYPE_MAX, "a Gavel job type fits a job's type");
 
 static int find_gpu(const struct gavel_table *t, const char *gpu_type)
 {
@@ -138,7 +123,7 @@ static int read_types(struct gavel_table *t, json_t *root, const char *name, str
 		json_object_foreach(rows, key, row)
 		{
 			struct gavel_entry e = {.gpu = g};
-			if (parse_key(key, e.type, &e.sf))
+			if (rk_xi_parse_key(key, e.type, &e.sf))
 				return rk_error_set(err, RK_EINVAL,
 				                    "%s: %s/%.80s: expected a key "
 				                    "\"('JOB TYPE', GPUS)\"",
