@@ -54,7 +54,7 @@ struct rk_job {
 	double attained_gpu_s;        /* GPU-seconds of service so far (Tiresias) */
 	double baseline_sps;          /* guaranteed baseline throughput (samples/s), 0 if none */
 	/* Online refit (rubick/refit.h), written by a driver that refits `model`
-	 * from this job's observed iterations (the simulator with refit on); all 0
+	 * from this job's observed iterations (the simulator with refit on, rubickd from reports); all 0
 	 * where none does. Only what the job really ran: nothing about a plan it
 	 * did not run. */
 	int model_refits;             /* refits of `model` from the job's own observed runs */

@@ -25,10 +25,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The shared refit state (rubick/refit.h): the simulator refits with the same rules. */
+/*
+ * The shared refit state (rubick/refit.h): the simulator refits with the same
+ * rules. Beside it, the guaranteed baseline as observed: the mean throughput
+ * of the reports the job sent while it ran exactly its request (plan and GPU
+ * count). The policy's floor is the higher of this and the model's price of
+ * the request (rubick.c guarantee_init), as the simulator's baseline is the
+ * oracle's price of the request (engine_sla.c).
+ */
 struct rkd_fit {
 	struct rk_refit r;
+	double base_sum; /* sum of the throughputs reported at the request */
+	int base_n;
 };
+
+/* Tell the policy what was observed (rk_job's refit fields; rubick/job.h). */
+static void fit_publish(struct sjob *j)
+{
+	const struct rkd_fit *f = j->fit;
+	j->core.model_refits = f->r.n_fits;
+	j->core.model_miss = f->r.max_pred_err;
+	j->core.baseline_sps = f->base_n > 0 ? f->base_sum / f->base_n : 0;
+}
+
+/* Does the job run exactly what it asked for: its plan on its GPU count? */
+static int at_request(const struct sjob *j)
+{
+	return j->core.alloc.n && rk_alloc_total_gpus(&j->core.alloc) == j->core.req_gpus &&
+	       rk_plan_equal(&j->core.plan, &j->core.req_plan);
+}
 
 void rkd_refit_free(struct rkd_fit *f)
 {
@@ -65,9 +90,20 @@ int rkd_refit_report(struct rkd_sched *s, struct sjob *j, double tput_sps, struc
 			return rk_error_set(err, RK_ENOMEM, "refit: out of memory");
 		rk_refit_init(&j->fit->r);
 	}
-	return rk_refit_observe(&j->fit->r, &j->model, &s->env, &j->core.plan, &pl,
-				rk_alloc_total_cpus(&j->core.alloc), j->core.global_batch, tput_sps,
-				err);
+	int ret = rk_refit_observe(&j->fit->r, &j->model, &s->env, &j->core.plan, &pl,
+				   rk_alloc_total_cpus(&j->core.alloc), j->core.global_batch,
+				   tput_sps, err);
+	if (ret)
+		return ret;
+	/* A report comes from the current run (sched_msgs.c refuses older ones),
+	 * under the allocation and plan the job holds now; sched_run_next clears it. */
+	j->core.observed_sps = tput_sps;
+	if (at_request(j)) {
+		j->fit->base_sum += tput_sps;
+		j->fit->base_n++;
+	}
+	fit_publish(j);
+	return 0;
 }
 
 /* The parameters in a fixed order: the stored form is an array. */
@@ -81,17 +117,22 @@ static void params_ptrs(struct rk_perf_params *k, double *v[N_PARAMS])
 
 /*
  * The stored form: {"v":1, "refits", "pred_err", "rmse", "error", "fwd_ms",
- * "k": [8 parameters], "samples": [[plan, placement, cpus_per_gpu, iter_ms]...]}.
+ * "k": [8 parameters], "samples": [[plan, placement, cpus_per_gpu, iter_ms]...],
+ * "max_err", "base_sum", "base_n"}; the last three came later and are optional
+ * on reading (a state saved before them reads as never missed, no baseline).
  * Reals are written with 17 digits (jansson's default), so they read back exactly.
  */
-static char *state_dump(const struct rk_refit *f, const struct rk_model *m)
+static char *state_dump(const struct rkd_fit *df, const struct rk_model *m)
 {
+	const struct rk_refit *f = &df->r;
 	struct rk_perf_params k = m->perf;
 	double *kv[N_PARAMS];
 	params_ptrs(&k, kv);
-	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:s, s:f}", "v", 1, "refits", f->n_fits,
-			      "pred_err", f->last_pred_err, "rmse", f->last.iter_rmse_log,
-			      "error", f->last_error, "fwd_ms", m->fwd_ms);
+	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:s, s:f, s:f, s:f, s:i}", "v", 1, "refits",
+			      f->n_fits, "pred_err", f->last_pred_err, "rmse",
+			      f->last.iter_rmse_log, "error", f->last_error, "fwd_ms", m->fwd_ms,
+			      "max_err", f->max_pred_err, "base_sum", df->base_sum, "base_n",
+			      df->base_n);
 	json_t *ka = json_array(), *sa = json_array();
 	int bad = !o || !ka || !sa;
 	for (int i = 0; i < N_PARAMS && !bad; i++)
@@ -114,10 +155,11 @@ static char *state_dump(const struct rk_refit *f, const struct rk_model *m)
 }
 
 /* Read a stored state into *f (initialised here), *k and *fwd_ms; -1 when unreadable. */
-static int state_load(const char *text, struct rk_refit *f, struct rk_perf_params *k,
+static int state_load(const char *text, struct rkd_fit *df, struct rk_perf_params *k,
 		      double *fwd_ms)
 {
-	memset(f, 0, sizeof(*f));
+	memset(df, 0, sizeof(*df));
+	struct rk_refit *f = &df->r;
 	rk_perf_samples_init(&f->set);
 	json_t *o = json_loads(text, 0, NULL), *ka, *sa;
 	const char *e = "";
@@ -127,6 +169,11 @@ static int state_load(const char *text, struct rk_refit *f, struct rk_perf_param
 			      &f->last.iter_rmse_log, "error", &e, "fwd_ms", fwd_ms, "k", &ka,
 			      "samples", &sa) ||
 	    v != 1 || json_array_size(ka) != N_PARAMS || !json_is_array(sa))
+		goto bad;
+	/* optional keys: absent in a state saved before them */
+	if (json_unpack(o, "{s?F, s?F, s?i}", "max_err", &f->max_pred_err, "base_sum",
+			&df->base_sum, "base_n", &df->base_n) ||
+	    df->base_n < 0)
 		goto bad;
 	snprintf(f->last_error, sizeof(f->last_error), "%s", e);
 	double *kv[N_PARAMS];
@@ -160,7 +207,7 @@ int rkd_refit_save(struct rkd_sched *s, const struct sjob *j, int64_t now, struc
 {
 	if (!j->fit)
 		return 0;
-	char *text = state_dump(&j->fit->r, &j->model);
+	char *text = state_dump(j->fit, &j->model);
 	if (!text)
 		return rk_error_set(err, RK_ENOMEM, "job %lld: refit state: out of memory",
 				    (long long)j->core.id);
@@ -177,9 +224,10 @@ void rkd_refit_recover(struct rkd_sched *s, struct sjob *j)
 	struct rkd_fit *f = calloc(1, sizeof(*f));
 	struct rk_perf_params k = j->model.perf;
 	double fwd_ms = 0;
-	if (f && state_load(text, &f->r, &k, &fwd_ms) == 0) {
+	if (f && state_load(text, f, &k, &fwd_ms) == 0) {
 		j->fit = f;
 		f = NULL;
+		fit_publish(j); /* observed_sps stays 0 until the run reports again */
 		if (j->fit->r.n_fits > 0) { /* the model the job was last decided with */
 			j->model.perf = k;
 			if (fwd_ms > 0)
@@ -192,12 +240,17 @@ void rkd_refit_recover(struct rkd_sched *s, struct sjob *j)
 	free(text);
 }
 
-static json_t *fit_json(const struct rk_refit *f, const struct rk_perf_params *k)
+static json_t *fit_json(const struct rkd_fit *df, const struct rk_perf_params *k)
 {
-	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
+	const struct rk_refit *f = &df->r;
+	json_t *o = json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:i, "
+			      "s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}}",
 			      "samples", f->set.n, "refits", f->n_fits,
 			      "iter_rmse_log", f->last.iter_rmse_log,
-			      "newest_prediction_error", f->last_pred_err, "params",
+			      "newest_prediction_error", f->last_pred_err,
+			      "largest_prediction_error", f->max_pred_err, "baseline_sps",
+			      df->base_n > 0 ? df->base_sum / df->base_n : 0.0,
+			      "baseline_reports", df->base_n, "params",
 			      "k_bwd", k->k_bwd, "k_sync", k->k_sync, "k_opt", k->k_opt,
 			      "k_os_offload", k->k_os_offload, "k_const", k->k_const,
 			      "k_off", k->k_off, "k_swap", k->k_swap, "fwd_fixed_ms", k->fwd_fixed_ms);
@@ -230,7 +283,7 @@ char *rkd_refit_json_add(const struct sjob *j, char *body)
 {
 	if (!j || !j->fit || !body)
 		return body;
-	return body_add(body, fit_json(&j->fit->r, &j->model.perf));
+	return body_add(body, fit_json(j->fit, &j->model.perf));
 }
 
 char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
@@ -238,13 +291,13 @@ char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body)
 	char *text = NULL;
 	if (!body || rkd_store_job_fit_get(store, id, &text))
 		return body;
-	struct rk_refit f;
+	struct rkd_fit f;
 	struct rk_perf_params k;
 	double fwd_ms = 0;
 	memset(&k, 0, sizeof(k));
 	if (state_load(text, &f, &k, &fwd_ms) == 0) {
 		body = body_add(body, fit_json(&f, &k));
-		rk_perf_samples_fini(&f.set);
+		rk_perf_samples_fini(&f.r.set);
 	}
 	free(text);
 	return body;

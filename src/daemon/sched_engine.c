@@ -198,6 +198,7 @@ void sched_launch_ready(struct rkd_sched *s, int64_t now)
 void sched_run_next(struct rkd_sched *s, struct sjob *j)
 {
 	j->row.run++;
+	j->core.observed_sps = 0; /* nothing observed of the new run yet (refit.c) */
 	j->launch_pending = 1;
 	s->launch_check = 1;
 	sched_dirty(s, j);

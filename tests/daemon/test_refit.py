@@ -1,4 +1,5 @@
-"""The online refit survives a restart (issue 8): a running job reports iteration
+"""The online refit survives a restart (issue 8), with the guaranteed baseline
+observed at the request and the model's largest miss (issue 15): a running job reports iteration
 times, rubickd refits its model; after kill -9 and a restart GET /v1/jobs/ID shows
 the same fit (samples, counters, the 8 parameters, exactly), the next report refits
 on from the stored samples, and a finished job still shows its fit (from the store).
@@ -45,6 +46,13 @@ def main():
             report(d, jid, 10 * i, tput)
         before = fit_of(d, jid)
         check(before and before["samples"] == 5 and before["refits"] >= 1, "no refit: %s" % before)
+        # the job runs its request (fifo, default plan on 2 GPUs): every report is a
+        # baseline observation, and the model's misses are kept (what rubick's
+        # guarantee checks read, docs/slurm.md "Online refit")
+        check(before and before["baseline_reports"] == 5 and
+              abs(before["baseline_sps"] - 40.65) < 1e-9, "baseline: %s" % before)
+        check(before and before["largest_prediction_error"] >= before["newest_prediction_error"] >= 0,
+              "largest prediction error: %s" % before)
 
         d.kill9()
         d.start()
