@@ -342,6 +342,9 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 		max_g = R->total_gpus;
 	if (max_g > RK_PLACEMENT_MAX_NODES * R->node_gpus)
 		max_g = RK_PLACEMENT_MAX_NODES * R->node_gpus;
+	/* Never beyond the job's own range (its view starts at min_gpus, rubick_view.c). */
+	if (job->max_gpus > 0 && max_g > job->max_gpus)
+		max_g = job->max_gpus;
 	/* No more than the tenant's gpu_quota, which the driver enforces on what is held. */
 	int gq = rk_tenant_gpu_quota(R->in, job->tenant);
 	if (gq >= 0 && max_g > gq)
