@@ -1,29 +1,46 @@
 /*
  * Every registered policy keeps every job within its [min_gpus, max_gpus]
  * (docs/policies.md "GPU ranges"): rigid, narrow, odd and wide ranges, single-
- * and multi-node, arriving and finishing over several rounds, every decision
- * checked as the policy returns it and by rk_decisions_validate.
+ * and multi-node, data and tensor parallel, arriving and finishing over several
+ * rounds, every decision checked as the policy returns it and by
+ * rk_decisions_validate (range, capacity and plan).
  */
 #include "baseline_fixture.h"
 
-#define N_JOBS 20
+#define N_JOBS 21
 #define ROUNDS 40
 #define ROUND_MS 60000
 
 struct spec {
 	int req, min, max, batch, arrive, guaranteed;
 	double iters;
+	int tp; /* 0 = data parallel */
 };
 
 /* Sizes are divisors of the batch, so data-parallel plans exist for most of the range. */
 static const struct spec specs[N_JOBS] = {
-	{2, 2, 2, 32, 0, 0, 400},    {4, 4, 4, 32, 0, 0, 300},    {2, 1, 8, 32, 0, 0, 2000},
-	{4, 2, 6, 48, 0, 0, 900},    {8, 8, 16, 32, 1, 0, 1500},  {1, 1, 1, 32, 1, 0, 200},
-	{4, 3, 12, 48, 2, 0, 1200},  {16, 16, 16, 32, 2, 0, 800}, {2, 2, 4, 32, 3, 0, 600},
-	{8, 4, 8, 32, 3, 0, 1000},   {4, 4, 4, 32, 4, 1, 500},    {2, 1, 32, 32, 5, 0, 3000},
-	{6, 6, 6, 48, 6, 0, 700},    {1, 1, 4, 32, 8, 0, 400},    {8, 8, 8, 32, 10, 1, 900},
-	{12, 6, 24, 48, 12, 0, 1600}, {2, 2, 2, 32, 14, 0, 300},  {4, 1, 4, 32, 16, 0, 700},
-	{3, 3, 3, 48, 18, 0, 500},   {16, 8, 32, 32, 20, 0, 2500},
+	{2, 2, 2, 32, 0, 0, 400, 0},
+	{4, 4, 4, 32, 0, 0, 300, 0},
+	{2, 1, 8, 32, 0, 0, 2000, 0},
+	{4, 2, 6, 48, 0, 0, 900, 0},
+	{8, 8, 16, 32, 1, 0, 1500, 0},
+	{1, 1, 1, 32, 1, 0, 200, 0},
+	{4, 3, 12, 48, 2, 0, 1200, 0},
+	{16, 16, 16, 32, 2, 0, 800, 0},
+	{2, 2, 4, 32, 3, 0, 600, 0},
+	{8, 4, 8, 32, 3, 0, 1000, 0},
+	{4, 4, 4, 32, 4, 1, 500, 0},
+	{2, 1, 32, 32, 5, 0, 3000, 0},
+	{6, 6, 6, 48, 6, 0, 700, 0},
+	{1, 1, 4, 32, 8, 0, 400, 0},
+	{8, 8, 8, 32, 10, 1, 900, 0},
+	{12, 6, 24, 48, 12, 0, 1600, 0},
+	{2, 2, 2, 32, 14, 0, 300, 0},
+	{4, 1, 4, 32, 16, 0, 700, 0},
+	{3, 3, 3, 48, 18, 0, 500, 0},
+	{16, 8, 32, 32, 20, 0, 2500, 0},
+	/* tensor parallel with a wide range: only policies that re-plan may resize it */
+	{4, 1, 16, 32, 0, 0, 800, 2},
 };
 
 struct world {
@@ -52,6 +69,11 @@ static void world_init(struct world *w)
 		j->req_cpus = 8 * s->req;
 		j->req_mem_mb = (int64_t)s->req * 100 * 1024;
 		j->req_plan = fx_dp_plan(s->batch, s->req, 0);
+		if (s->tp > 1) {
+			j->req_plan.tp = s->tp;
+			j->req_plan.dp = s->req / s->tp;
+			j->req_plan.mb = s->batch / j->req_plan.dp;
+		}
 		j->guaranteed = s->guaranteed;
 		j->min_gpus = s->min;
 		j->max_gpus = s->max;
