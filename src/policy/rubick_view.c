@@ -205,9 +205,10 @@ static int view_alloc(struct rubick_view *v, int max_gpus)
  * rule of §1.6 only snaps to sizes within the range. Where the curve's
  * minimal configuration for g lies below the floor, the best plan at exactly
  * g (top CPU and bandwidth level) competes instead, so a job whose curve
- * saturates under its floor still runs, on its floor.
+ * saturates under its floor still runs, on its floor. RK_EINFEASIBLE when no
+ * size in range has a plan (the policy then runs the job as requested).
  */
-static void floor_view(struct rubick_view *v, const struct view_key *k, const struct rk_curve *c)
+static int floor_view(struct rubick_view *v, const struct view_key *k, const struct rk_curve *c)
 {
 	int lo = k->min_gpus, best = 0;
 	for (int g = 1; g <= k->max_gpus; g++) {
@@ -238,6 +239,7 @@ static void floor_view(struct rubick_view *v, const struct view_key *k, const st
 		v->cpus_per_gpu[g] = cpg;
 		v->plan[g] = plan;
 	}
+	return best ? RK_OK : RK_EINFEASIBLE; /* nothing in range: run as requested */
 }
 
 static int from_curve(struct rubick_view *v, const struct view_key *k, const struct rk_job *job,
@@ -267,7 +269,7 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 			v->plan[g] = p->min_plan;
 		}
 		if (k->min_gpus > 1)
-			floor_view(v, k, &curve);
+			rc = floor_view(v, k, &curve);
 	} else {
 		/* Plan-only: exactly the requested GPUs and threads, best plan there. */
 		int g = k->req_gpus;
@@ -283,7 +285,7 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 		}
 	}
 	rk_curve_fini(&curve);
-	return RK_OK;
+	return rc;
 }
 
 /* Res-only: the user's plan scaled to every GPU count, then the 1% rule. */
