@@ -411,6 +411,8 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	rk_cli_meta_add(m, "check", "%d", o->check);
 	if (o->refit) /* only when on: earlier outputs stay byte-identical */
 		rk_cli_meta_add(m, "refit", "%d", o->refit);
+	if (o->gpu_range && strcmp(o->gpu_range, "free")) /* likewise, only when not the default */
+		rk_cli_meta_add(m, "gpu_range", "%s", o->gpu_range);
 	rk_cli_meta_add(m, "zoo", "%s", rk_cli_zoo_dir(o->zoo));
 	rk_cli_meta_add(m, "sharing", "%s", o->coloc.sharing ? "on" : "off");
 	rk_cli_meta_add(m, "interference", "%s",
