@@ -257,6 +257,39 @@ static void rubick_rigid_and_capped(void **state)
 	}
 }
 
+/*
+ * A job left holding GPUs outside its range (its range changed under it, e.g.
+ * narrowed by a tenant's quota at a daemon restart) is moved back inside by
+ * rubick in the next round, or stopped; never kept outside.
+ */
+static void rubick_moves_out_of_range_holder(void **state)
+{
+	(void)state;
+	const struct rk_policy_ops *ops = rk_policy_find("rubick");
+	struct fixture f;
+	fx_init(&f, 1);
+	struct rk_job *j = fx_job(&f, 1, 0, 8, 0);
+	j->iters_total = 1e6;
+	fx_run_on(j, 0, 0);
+	j->min_gpus = 2;
+	j->max_gpus = 4;
+	void *st = NULL;
+	struct rk_error err;
+	assert_int_equal(ops->create(&st, NULL, &err), RK_OK);
+	struct rk_sched_input in = fx_input(&f, 1000 * 1000);
+	struct rk_decisions d;
+	rk_decisions_init(&d);
+	assert_int_equal(ops->schedule(st, &in, &d, &err), RK_OK);
+	fx_check(&f, &d, ops->name);
+	const struct rk_decision *x = fx_decision(&d, 1);
+	assert_non_null(x);
+	int g = fx_gpus(&x->alloc);
+	assert_true(g >= 2 && g <= 4);
+	rk_decisions_fini(&d);
+	ops->destroy(st);
+	fx_fini(&f);
+}
+
 /* The validator refuses a decision outside the range and names it. */
 static void validator_refuses_out_of_range(void **state)
 {
@@ -286,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_policy_keeps_ranges),
 		cmocka_unit_test(rubick_rigid_and_capped),
+		cmocka_unit_test(rubick_moves_out_of_range_holder),
 		cmocka_unit_test(validator_refuses_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
