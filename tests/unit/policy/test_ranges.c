@@ -7,8 +7,8 @@
  */
 #include "baseline_fixture.h"
 
-#define N_JOBS 21
-#define ROUNDS 40
+#define N_JOBS   21
+#define ROUNDS   40
 #define ROUND_MS 60000
 
 struct spec {
@@ -19,28 +19,28 @@ struct spec {
 
 /* Sizes are divisors of the batch, so data-parallel plans exist for most of the range. */
 static const struct spec specs[N_JOBS] = {
-	{2, 2, 2, 32, 0, 0, 400, 0},
-	{4, 4, 4, 32, 0, 0, 300, 0},
-	{2, 1, 8, 32, 0, 0, 2000, 0},
-	{4, 2, 6, 48, 0, 0, 900, 0},
-	{8, 8, 16, 32, 1, 0, 1500, 0},
-	{1, 1, 1, 32, 1, 0, 200, 0},
-	{4, 3, 12, 48, 2, 0, 1200, 0},
-	{16, 16, 16, 32, 2, 0, 800, 0},
-	{2, 2, 4, 32, 3, 0, 600, 0},
-	{8, 4, 8, 32, 3, 0, 1000, 0},
-	{4, 4, 4, 32, 4, 1, 500, 0},
-	{2, 1, 32, 32, 5, 0, 3000, 0},
-	{6, 6, 6, 48, 6, 0, 700, 0},
-	{1, 1, 4, 32, 8, 0, 400, 0},
-	{8, 8, 8, 32, 10, 1, 900, 0},
-	{12, 6, 24, 48, 12, 0, 1600, 0},
-	{2, 2, 2, 32, 14, 0, 300, 0},
-	{4, 1, 4, 32, 16, 0, 700, 0},
-	{3, 3, 3, 48, 18, 0, 500, 0},
-	{16, 8, 32, 32, 20, 0, 2500, 0},
-	/* tensor parallel with a wide range: only policies that re-plan may resize it */
-	{4, 1, 16, 32, 0, 0, 800, 2},
+    {2, 2, 2, 32, 0, 0, 400, 0},
+    {4, 4, 4, 32, 0, 0, 300, 0},
+    {2, 1, 8, 32, 0, 0, 2000, 0},
+    {4, 2, 6, 48, 0, 0, 900, 0},
+    {8, 8, 16, 32, 1, 0, 1500, 0},
+    {1, 1, 1, 32, 1, 0, 200, 0},
+    {4, 3, 12, 48, 2, 0, 1200, 0},
+    {16, 16, 16, 32, 2, 0, 800, 0},
+    {2, 2, 4, 32, 3, 0, 600, 0},
+    {8, 4, 8, 32, 3, 0, 1000, 0},
+    {4, 4, 4, 32, 4, 1, 500, 0},
+    {2, 1, 32, 32, 5, 0, 3000, 0},
+    {6, 6, 6, 48, 6, 0, 700, 0},
+    {1, 1, 4, 32, 8, 0, 400, 0},
+    {8, 8, 8, 32, 10, 1, 900, 0},
+    {12, 6, 24, 48, 12, 0, 1600, 0},
+    {2, 2, 2, 32, 14, 0, 300, 0},
+    {4, 1, 4, 32, 16, 0, 700, 0},
+    {3, 3, 3, 48, 18, 0, 500, 0},
+    {16, 8, 32, 32, 20, 0, 2500, 0},
+    /* tensor parallel with a wide range: only policies that re-plan may resize it */
+    {4, 1, 16, 32, 0, 0, 800, 2},
 };
 
 struct world {
@@ -137,7 +137,7 @@ static void advance(struct world *w)
 }
 
 static void check_round(struct world *w, const struct rk_sched_input *in,
-			const struct rk_decisions *d, const char *policy, int round)
+                        const struct rk_decisions *d, const char *policy, int round)
 {
 	struct rk_error err;
 	for (int i = 0; i < d->n; i++) {
@@ -147,8 +147,8 @@ static void check_round(struct world *w, const struct rk_sched_input *in,
 		if (d->v[i].alloc.n == 0)
 			continue;
 		if (g < j->min_gpus || g > j->max_gpus)
-			fail_msg("policy %s, round %d: job %lld given %d GPUs, range [%d, %d]", policy,
-				 round, (long long)j->id, g, j->min_gpus, j->max_gpus);
+			fail_msg("policy %s, round %d: job %lld given %d GPUs, range [%d, %d]",
+			         policy, round, (long long)j->id, g, j->min_gpus, j->max_gpus);
 		w->ran++;
 		w->resized += g != j->req_gpus;
 	}
@@ -317,10 +317,10 @@ static void validator_refuses_out_of_range(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(every_policy_keeps_ranges),
-		cmocka_unit_test(rubick_rigid_and_capped),
-		cmocka_unit_test(rubick_moves_out_of_range_holder),
-		cmocka_unit_test(validator_refuses_out_of_range),
+	    cmocka_unit_test(every_policy_keeps_ranges),
+	    cmocka_unit_test(rubick_rigid_and_capped),
+	    cmocka_unit_test(rubick_moves_out_of_range_holder),
+	    cmocka_unit_test(validator_refuses_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
