@@ -245,7 +245,10 @@ int main(int argc, char **argv)
 		j->model = m;
 		j->global_batch = m->global_batch;
 		j->req_plan = user_plan(m, &g);
-		j->req_gpus = j->min_gpus = j->max_gpus = g;
+		/* Free reconfiguration, as `rubick sim --gpu-range free` gives a trace's jobs. */
+		j->req_gpus = g;
+		j->min_gpus = 1;
+		j->max_gpus = 8 * n_nodes;
 		j->req_cpus = 8 * g;
 		j->iters_total = 1000 + (double)(lcg(&seed) % 100000);
 		j->est_duration_s = j->iters_total;

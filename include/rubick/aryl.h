@@ -9,7 +9,13 @@
 
 #include "rubick/policy.h"
 
-/* 1 when the job accepts a range of worker counts (min_gpus < max_gpus). */
+/*
+ * 1 when Aryl may scale the job: it accepts a range of worker counts
+ * (min_gpus < max_gpus) and its requested plan is data parallel (tp = pp = 1):
+ * Aryl's workers are data-parallel replicas (§2.2), and a tensor- or
+ * pipeline-parallel job given a range (rubick sim --gpu-range free) runs at
+ * its request, as --elastic-share leaves such jobs inelastic.
+ */
 int rk_aryl_job_elastic(const struct rk_job *job);
 
 /*

@@ -41,7 +41,8 @@ struct rk_job {
 	double req_net_gbps;
 	struct rk_plan req_plan;
 	int guaranteed;               /* 1 = keeps its performance baseline */
-	int min_gpus, max_gpus;       /* elastic range; both == req_gpus when inelastic */
+	int min_gpus, max_gpus;       /* elastic range, a bound every policy keeps (rk_job_gpu_range);
+				       * both == req_gpus when inelastic */
 	double est_duration_s;        /* run time at the request, for SJF-like ordering; 0 = unknown */
 
 	/* live state, written only by the driver */

@@ -153,12 +153,21 @@ int rk_decisions_push(struct rk_decisions *d, int64_t job_id, const struct rk_al
 		      const struct rk_plan *plan);
 
 /*
+ * The GPUs any policy may give `job`: [*lo, *hi] = [min_gpus, max_gpus], a
+ * field <= 0 meaning unbounded on that side (1, INT_MAX). Every policy honours
+ * it (docs/policies.md "GPU ranges"): drivers say how elastic a job is, a
+ * rigid job has min_gpus == max_gpus == req_gpus (src/policy/decisions.c).
+ */
+void rk_job_gpu_range(const struct rk_job *job, int *lo, int *hi);
+
+/*
  * Check decisions `ds` of policy `policy_name` against snapshot `in`, as if
  * applied together (jobs not mentioned keep their allocations):
  *  - every job id exists among in->jobs and is pending, running or restarting,
  *    and appears at most once;
  *  - an allocation has shares on distinct, existing nodes that are up, each
  *    with at least one GPU, and every node's GPUs, CPUs and memory suffice;
+ *  - its GPUs lie in the job's [min_gpus, max_gpus] (rk_job_gpu_range);
  *  - its plan is valid for the job's global batch on the allocated GPUs
  *    (rk_plan_validate) and lays out on its placement (rk_plan_check_placement).
  * Returns 0, or RK_EINVAL / RK_EINFEASIBLE / RK_ENOTFOUND with

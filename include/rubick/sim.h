@@ -183,6 +183,15 @@ int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 void rk_sim_jobs_free(struct rk_job *jobs, int n);
 
 /*
+ * Give every job of `jobs` (built from `t` by rk_sim_jobs_from_trace) whose
+ * record carries no elastic range (rk_trace_job.has_range) the range
+ * [1, max_gpus]: the free reconfiguration of the Rubick and Sia papers, made
+ * explicit since every policy honours a job's range (`rubick sim --gpu-range
+ * free`, docs/policies.md "GPU ranges"). Returns how many jobs it widened.
+ */
+int rk_sim_jobs_free_range(const struct rk_trace *t, struct rk_job *jobs, int n, int max_gpus);
+
+/*
  * The GPU type a trace format's run times were measured on ("a800" for
  * Rubick traces, "t4" for Sia's, "v100" for Philly-derived ones, ...; the
  * table and its sources are in src/sim/sim_jobs.c and docs/oracle.md), or ""

@@ -47,6 +47,7 @@ struct rk_trace_job {
 	int guaranteed;                 /* 1 = keeps its requested performance (SLA / guaranteed QoS) */
 	char tenant[RK_TENANT_MAX];     /* tenant or virtual cluster; "" = none */
 	int min_gpus, max_gpus;         /* elastic range; both == gpus when inelastic */
+	int has_range;                  /* 1 = the record gave min_gpus or max_gpus */
 	char source_type[RK_TRACE_SOURCE_MAX]; /* the trace's own model / job-type string */
 	int line;                       /* 1-based line in the source text, for messages */
 };

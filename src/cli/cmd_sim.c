@@ -353,6 +353,12 @@ static int run_once(struct run_ctx *c, struct opts *o, struct run_state *s, stru
 		rk_load_series_fini(&o->loan.series); /* the last repetition's, if any */
 		rc = rk_cli_loan_load(&o->loan, &s->cl, s->jobs, s->n_jobs, wseed);
 	}
+	/* Every policy keeps a job within its range: a trace without ranges gets the
+	 * papers' free reconfiguration unless asked for rigid requests or Aryl's
+	 * drawn elastic share (whose other jobs stay at their request). */
+	if (!rc && !(o->loan.elastic_share > 0) && (!o->gpu_range || !strcmp(o->gpu_range, "free")))
+		rk_sim_jobs_free_range(&s->trace, s->jobs, s->n_jobs,
+		                       rk_cluster_total_gpus(&s->cl));
 	if (!rc)
 		rc = run_policies(c, s);
 	return rc;
@@ -405,6 +411,8 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	rk_cli_meta_add(m, "check", "%d", o->check);
 	if (o->refit) /* only when on: earlier outputs stay byte-identical */
 		rk_cli_meta_add(m, "refit", "%d", o->refit);
+	if (o->gpu_range && strcmp(o->gpu_range, "free")) /* likewise, only when not the default */
+		rk_cli_meta_add(m, "gpu_range", "%s", o->gpu_range);
 	rk_cli_meta_add(m, "zoo", "%s", rk_cli_zoo_dir(o->zoo));
 	rk_cli_meta_add(m, "sharing", "%s", o->coloc.sharing ? "on" : "off");
 	rk_cli_meta_add(m, "interference", "%s",

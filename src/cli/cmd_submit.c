@@ -20,6 +20,8 @@ static void usage(FILE *out)
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
 		"                     [--key IDEMPOTENCY_KEY]\n"
+		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
+		"  --min-gpus/--max-gpus let the policy resize it within them\n"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
 }
 

@@ -17,7 +17,8 @@ static const char usage_text[] =
     "usage: rubick update JOB [--gpus N] [--min-gpus N] [--max-gpus N]\n"
     "                         [--plan PLAN|default] [--guaranteed yes|no]\n"
     "                         [--url URL] [--token-file FILE] [--json]\n"
-    "  change a job's request (a running job is checkpointed and restarted on it)\n"
+    "  change a job's request (a running job is checkpointed and restarted on it;\n"
+    "  --gpus N without --min-gpus/--max-gpus keeps it on exactly N GPUs)\n"
     "  PLAN: dp=D,tp=T,pp=P,mb=M,ga=G,gc=0|1,zero=Z,offload=0|1\n"
     "  exit: 0 ok, 1 refused (the message names the field), 2 bad usage,\n"
     "        3 daemon unreachable, 4 no such job (or not yours)\n";

@@ -34,7 +34,7 @@ void rk_cli_sim_help(FILE *f)
 	    "                  [--horizon SECONDS] [--policy-options K=V,...] [--zoo DIR]\n"
 	    "                  [--no-timing] [--quota TENANT:GPUS[/TENANT:GPUS...]] [--refit]\n"
 	    "                  [--trace-gpu TYPE|cluster] [--job-length trace|sia-target]\n"
-	    "                  [--first-start free|paid]\n\n"
+	    "                  [--first-start free|paid] [--gpu-range free|request]\n\n"
 	    "Replay a job trace on a simulated cluster under each policy and compare them.\n"
 	    "Jobs advance with the throughput oracle (measured tables, or the analytic model),\n"
 	    "never with the policy's own model.\n\n"
@@ -87,6 +87,10 @@ void rk_cli_sim_help(FILE *f)
 	    "                      runs the iterations that batch needs to reach the\n"
 	    "                      application's validation target (Sia/Pollux validation-*.csv\n"
 	    "                      in the --oracle folder)\n"
+	    "  --gpu-range R       GPUs a job without a range in the trace accepts, which every\n"
+	    "                      policy honours: free (default: 1 to the cluster's GPUs, the\n"
+	    "                      free reconfiguration of the Rubick and Sia papers) or request\n"
+	    "                      (exactly its request); --elastic-share overrides both\n"
 	    "  --first-start F     free (default: a first start costs nothing, the trace's\n"
 	    "                      length includes start-up) or paid: it waits the restart\n"
 	    "                      delay too, as Pollux's and Sia's simulators charge it\n"
@@ -245,6 +249,8 @@ int rk_cli_sim_parse(int argc, char **argv, struct opts *o)
 			str = &o->job_length;
 		else if (!strcmp(a, "--first-start"))
 			str = &o->first_start;
+		else if (!strcmp(a, "--gpu-range"))
+			str = &o->gpu_range;
 		else if (strcmp(a, "--interval") && strcmp(a, "--restart-cost") &&
 		         strcmp(a, "--seed") && strcmp(a, "--horizon") &&
 		         strcmp(a, "--workload-seed") && strcmp(a, "--policy-seed") &&
@@ -308,6 +314,8 @@ int rk_cli_sim_parse(int argc, char **argv, struct opts *o)
 		return rk_cli_sim_usage_error("--job-length", "expected trace or sia-target");
 	if (o->first_start && strcmp(o->first_start, "free") && strcmp(o->first_start, "paid"))
 		return rk_cli_sim_usage_error("--first-start", "expected free or paid");
+	if (o->gpu_range && strcmp(o->gpu_range, "free") && strcmp(o->gpu_range, "request"))
+		return rk_cli_sim_usage_error("--gpu-range", "expected free or request");
 	if (o->trace_gpu && strcmp(o->trace_gpu, "cluster") && !rk_gpu_find(o->trace_gpu)) {
 		char known[256];
 		rk_gpu_list(known, sizeof(known));

@@ -22,6 +22,7 @@ struct opts {
 	const char *trace_gpu;   /* --trace-gpu TYPE|cluster; NULL = the trace format's own type */
 	const char *job_length;  /* --job-length trace|sia-target; NULL = trace */
 	const char *first_start; /* --first-start free|paid; NULL = free */
+	const char *gpu_range;   /* --gpu-range free|request; NULL = free */
 	double interval_s, restart_s, horizon_s;
 	struct rk_sim_restart_override overrides[MAX_OVERRIDES];
 	int n_overrides;

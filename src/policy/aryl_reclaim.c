@@ -13,7 +13,8 @@
 
 int rk_aryl_job_elastic(const struct rk_job *job)
 {
-	return job->min_gpus >= 1 && job->min_gpus < job->max_gpus;
+	return job->min_gpus >= 1 && job->min_gpus < job->max_gpus && job->req_plan.tp <= 1 &&
+	       job->req_plan.pp <= 1;
 }
 
 int rk_aryl_plan_for(const struct rk_job *job, int gpus, struct rk_plan *out)

@@ -7,6 +7,7 @@
 
 #include "rubick/plan.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,23 @@ static int check_shape(const struct rk_cluster *c, const struct rk_alloc *a,
 	return 0;
 }
 
+void rk_job_gpu_range(const struct rk_job *job, int *lo, int *hi)
+{
+	*lo = job->min_gpus > 0 ? job->min_gpus : 1;
+	*hi = job->max_gpus > 0 ? job->max_gpus : INT_MAX;
+}
+
+/* The job's own [min_gpus, max_gpus] bounds every policy (docs/policies.md "GPU ranges"). */
+static int check_range(const struct rk_job *job, const struct rk_decision *d, struct rk_error *err)
+{
+	int lo, hi, gpus = rk_alloc_total_gpus(&d->alloc);
+	rk_job_gpu_range(job, &lo, &hi);
+	if (gpus < lo || gpus > hi)
+		return rk_error_set(err, RK_ERANGE, "%d GPUs is outside the job's range [%d, %d] "
+				    "(min_gpus, max_gpus)", gpus, lo, job->max_gpus > 0 ? hi : gpus);
+	return 0;
+}
+
 static int check_plan(const struct rk_job *job, const struct rk_decision *d, struct rk_error *err)
 {
 	int gpus = rk_alloc_total_gpus(&d->alloc);
@@ -200,6 +218,8 @@ int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decis
 			rc = rk_error_set(err, RK_EINVAL, "job is finished (state %d)", (int)j->state);
 		} else if (d->alloc.n > 0) {
 			rc = check_shape(in->cluster, &d->alloc, err);
+			if (!rc)
+				rc = check_range(j, d, err);
 			if (!rc)
 				rc = check_plan(j, d, err);
 			if (!rc)

@@ -342,6 +342,15 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 		max_g = R->total_gpus;
 	if (max_g > RK_PLACEMENT_MAX_NODES * R->node_gpus)
 		max_g = RK_PLACEMENT_MAX_NODES * R->node_gpus;
+	/* Never beyond the job's own range (its view starts at min_gpus, rubick_view.c);
+	 * a job holding GPUs outside it (its range changed under it) starts again
+	 * inside, like a guarantee's fallback. */
+	int lo, hi;
+	rk_job_gpu_range(job, &lo, &hi);
+	if (max_g > hi)
+		max_g = hi;
+	if (r->was_placed && (r->g < lo || r->g > hi))
+		r->fallback = 1;
 	/* No more than the tenant's gpu_quota, which the driver enforces on what is held. */
 	int gq = rk_tenant_gpu_quota(R->in, job->tenant);
 	if (gq >= 0 && max_g > gq)
@@ -438,7 +447,8 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		rc = RK_ENOMEM;
 		goto fail;
 	}
-	/* SLA check: guaranteed jobs observed below their floor restart at their request. */
+	/* SLA check: guaranteed jobs observed below their floor restart at their request;
+	 * jobs holding GPUs outside their range restart inside it. */
 	for (int i = 0; i < R.n && !rc; i++) {
 		struct rj *r = &R.j[i];
 		if (!r->fallback)

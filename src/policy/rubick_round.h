@@ -42,7 +42,8 @@ struct rj {
 	double sla_sps;   /* guaranteed floor, 0 for best-effort */
 	double sla_margin; /* a configuration must be predicted at >= sla_sps * this */
 	int guaranteed, starving, was_placed;
-	int fallback;     /* guaranteed, observed below its floor: back to its request */
+	int fallback;     /* restarts this round: a guarantee observed below its floor (back to
+			   * its request), or a job holding GPUs outside its range */
 	int g;            /* GPUs held after this round's changes */
 	int node;         /* the node of a single-node job, -1 otherwise */
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */

@@ -28,6 +28,7 @@ struct view_key {
 	int req_gpus;            /* plan-only */
 	int req_cpg;             /* plan-only and res-only */
 	int node_gpus, max_gpus;
+	int min_gpus;            /* full and res-only: the job's min_gpus when above 1, else 0 */
 	int64_t gpu_mem_mb, host_mem_mb;
 };
 
@@ -198,6 +199,49 @@ static int view_alloc(struct rubick_view *v, int max_gpus)
 	return RK_OK;
 }
 
+/*
+ * A job that takes no fewer than k->min_gpus GPUs (its elastic range,
+ * docs/policies.md "GPU ranges"): sizes below it are infeasible, and the 1%
+ * rule of §1.6 only snaps to sizes within the range. Where the curve's
+ * minimal configuration for g lies below the floor, the best plan at exactly
+ * g (top CPU and bandwidth level) competes instead, so a job whose curve
+ * saturates under its floor still runs, on its floor. RK_EINFEASIBLE when no
+ * size in range has a plan (the policy then runs the job as requested).
+ */
+static int floor_view(struct rubick_view *v, const struct view_key *k, const struct rk_curve *c)
+{
+	int lo = k->min_gpus, best = 0;
+	for (int g = 1; g <= k->max_gpus; g++) {
+		const struct rk_curve_point *p =
+		    rk_curve_at(c, g, c->opts.n_cpus - 1, c->opts.n_bw - 1);
+		double t = 0;
+		int use = g, cpg = c->opts.cpus_per_gpu[c->opts.n_cpus - 1];
+		struct rk_plan plan = {0};
+		if (g >= lo && p && v->use_gpus[g] >= lo) {
+			t = v->tput_sps[g];
+			use = v->use_gpus[g];
+			cpg = v->cpus_per_gpu[g];
+			plan = v->plan[g];
+		} else if (g >= lo && p && p->has_plan) {
+			t = p->tput_sps;
+			plan = p->plan;
+		}
+		if (best && !(t > v->tput_sps[best] * RK_CURVE_MIN_GAIN)) {
+			use = v->use_gpus[best];
+			t = v->tput_sps[best];
+			cpg = v->cpus_per_gpu[best];
+			plan = v->plan[best];
+		} else if (t > 0) {
+			best = g;
+		}
+		v->tput_sps[g] = g >= lo ? t : 0;
+		v->use_gpus[g] = g >= lo && t > 0 ? use : 0;
+		v->cpus_per_gpu[g] = cpg;
+		v->plan[g] = plan;
+	}
+	return best ? RK_OK : RK_EINFEASIBLE; /* nothing in range: run as requested */
+}
+
 static int from_curve(struct rubick_view *v, const struct view_key *k, const struct rk_job *job,
 		      const struct rk_perf_env *env, struct rk_error *err)
 {
@@ -224,6 +268,8 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 			v->cpus_per_gpu[g] = p->min_cpus_per_gpu;
 			v->plan[g] = p->min_plan;
 		}
+		if (k->min_gpus > 1)
+			rc = floor_view(v, k, &curve);
 	} else {
 		/* Plan-only: exactly the requested GPUs and threads, best plan there. */
 		int g = k->req_gpus;
@@ -239,7 +285,7 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 		}
 	}
 	rk_curve_fini(&curve);
-	return RK_OK;
+	return rc;
 }
 
 /* Res-only: the user's plan scaled to every GPU count, then the 1% rule. */
@@ -247,7 +293,7 @@ static int from_user_plan(struct rubick_view *v, const struct view_key *k,
 			  const struct rk_job *job, const struct rk_perf_env *env)
 {
 	int best = 0;
-	for (int g = 1; g <= k->max_gpus; g++) {
+	for (int g = k->min_gpus > 1 ? k->min_gpus : 1; g <= k->max_gpus; g++) {
 		struct rk_plan p;
 		struct rk_placement pl;
 		double t = 0;
@@ -342,6 +388,11 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 	}
 	if (mode == RUBICK_PLAN_ONLY)
 		k.req_gpus = g;
+	else if (job->min_gpus > 1)
+		k.min_gpus = job->min_gpus; /* plan-only runs the request, inside the range */
+	if (k.min_gpus > max_gpus)
+		return rk_error_set(err, RK_EINFEASIBLE, "min_gpus %d above the view's %d GPUs",
+				    k.min_gpus, max_gpus);
 	k.node_gpus = node_gpus;
 	k.max_gpus = max_gpus;
 	k.gpu_mem_mb = gpu_mem_mb;

@@ -16,8 +16,9 @@
  * user's plan scales to its GPU count without re-planning
  * (rk_baseline_plan_scale: tp and pp kept, dp' = GPUs/(tp*pp) divides the
  * batch, micro-batch never above the user's, ZeRO plans not shrunk below the
- * user's dp) and tp divides the GPUs per node; with option range=job the GPU
- * count must also lie in the job's [min_gpus, max_gpus]. So Sia scales jobs'
+ * user's dp) and tp divides the GPUs per node, and the GPU count lies in the
+ * job's [min_gpus, max_gpus] (rk_job_gpu_range; option range=plan, which
+ * ignored it, is gone). So Sia scales jobs'
  * GPU counts like its strong-scaling jobs, while the plan stays the user's.
  * All GPU types share one performance model (the cluster env has no per-type
  * constants), so types differ only in capacity.
@@ -168,8 +169,8 @@ static int job_vars(struct sia_round *r, int ji)
 		if (gq >= 0 && cf->gpus > gq && cf->gpus > j->req_gpus)
 			continue;
 		if (o->range_job) {
-			int lo = j->min_gpus > 0 ? j->min_gpus : 1;
-			int hi = j->max_gpus > 0 ? j->max_gpus : j->req_gpus;
+			int lo, hi;
+			rk_job_gpu_range(j, &lo, &hi);
 			if (cf->gpus < lo || cf->gpus > hi)
 				continue;
 		}

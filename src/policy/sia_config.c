@@ -27,7 +27,7 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 	*o = (struct sia_opts){.p = SIA_P_DEFAULT, .lambda_n = SIA_LAMBDA_N_DEFAULT,
 			       .restart_s = SIA_RESTART_S_DEFAULT,
 			       .time_limit_ms = SIA_TIME_LIMIT_MS_DEFAULT, .gap = SIA_GAP_DEFAULT,
-			       .max_nodes = SIA_MAX_NODES_DEFAULT};
+			       .max_nodes = SIA_MAX_NODES_DEFAULT, .range_job = 1};
 	if (!options || !*options)
 		return RK_OK;
 	/* Walk "k=v,k=v" in place; the option text is short and caller-owned. */
@@ -48,13 +48,16 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 		const char *k = item, *v = eq + 1;
 		double x = 0;
 		if (!strcmp(k, "range")) {
-			if (!strcmp(v, "job"))
-				o->range_job = 1;
-			else if (!strcmp(v, "plan"))
-				o->range_job = 0;
-			else
+			/* range=plan (GPU counts limited by the plan alone) ignored the
+			 * job's min_gpus/max_gpus, which every policy now honours
+			 * (docs/policies.md "GPU ranges"): give the jobs a wide range. */
+			if (!strcmp(v, "plan"))
 				return rk_error_set(err, RK_EINVAL,
-						    "sia: range=%s: must be 'plan' or 'job'", v);
+						    "sia: range=plan: no longer supported: every policy "
+						    "keeps a job within its min_gpus..max_gpus; widen the "
+						    "jobs' ranges instead (rubick sim --gpu-range free)");
+			if (strcmp(v, "job"))
+				return rk_error_set(err, RK_EINVAL, "sia: range=%s: must be 'job'", v);
 			continue;
 		}
 		if (parse_double(v, &x))

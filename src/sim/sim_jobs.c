@@ -202,3 +202,18 @@ int rk_sim_jobs_from_trace(const struct rk_trace *t, const char *filename,
 	*n = m;
 	return 0;
 }
+
+int rk_sim_jobs_free_range(const struct rk_trace *t, struct rk_job *jobs, int n, int max_gpus)
+{
+	int widened = 0;
+	for (int i = 0; i < n; i++) {
+		struct rk_job *j = &jobs[i];
+		size_t k = (size_t)(j->id - 1); /* ids are 1 + the record's index */
+		if (j->id < 1 || k >= t->n || t->jobs[k].has_range)
+			continue;
+		j->min_gpus = 1;
+		j->max_gpus = max_gpus > j->req_gpus ? max_gpus : j->req_gpus;
+		widened++;
+	}
+	return widened;
+}

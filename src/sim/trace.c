@@ -160,6 +160,7 @@ static int complete_job(struct trace_ctx *ctx, const struct rk_trace *t,
 	job->source_iters = job->iters;
 	if (job->model_mapped && job->duration_s > 0)
 		job->iters = 0;
+	job->has_range = job->min_gpus > 0 || job->max_gpus > 0;
 	if (job->min_gpus == 0)
 		job->min_gpus = job->gpus;
 	if (job->max_gpus == 0)

@@ -93,7 +93,11 @@ int rk_trace_write_native(const struct rk_trace *t, char **text, size_t *len,
 		put_text(&b, j->plan);
 		put(&b, ",%lld,%d,", (long long)j->iters, j->guaranteed);
 		put_text(&b, j->tenant);
-		put(&b, ",%d,%d\n", j->min_gpus, j->max_gpus);
+		/* No range in the source: empty, so the reader's --gpu-range decides again. */
+		if (j->has_range)
+			put(&b, ",%d,%d\n", j->min_gpus, j->max_gpus);
+		else
+			put(&b, ",,\n");
 	}
 	if (b.oom) {
 		free(b.p);

@@ -96,7 +96,10 @@ static inline struct rk_job *fx_job(struct fixture *f, int64_t id, int64_t submi
 	j->req_mem_mb = (int64_t)g * 100 * 1024;
 	j->req_plan = fx_dp_plan(32, g, 0);
 	j->guaranteed = guaranteed;
-	j->min_gpus = j->max_gpus = g;
+	/* Elastic from 1 GPU up, as `rubick sim --gpu-range free` makes a trace's jobs:
+	 * tests of rigid or narrow ranges set them. */
+	j->min_gpus = 1;
+	j->max_gpus = 1024;
 	j->est_duration_s = 1000;
 	j->state = RK_JOB_PENDING;
 	j->first_start_ms = -1;

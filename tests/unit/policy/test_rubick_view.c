@@ -150,6 +150,61 @@ static void trim_drops_baselines_alone(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * A job with a floor (min_gpus, docs/policies.md "GPU ranges"): no size below
+ * it is feasible, every size at or above it snaps only to sizes in range
+ * (lo <= use_gpus[g] <= g, a fixed point), throughput stays non-decreasing,
+ * and the job still runs at or above its floor where its unrestricted curve
+ * snaps below it (full mode, floor 5: the curve runs 5 GPUs' worth on 4). The
+ * floored view is its own cache entry.
+ */
+static void floor_keeps_sizes_in_range(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		int mode = k == 1 ? RUBICK_RES_ONLY : RUBICK_FULL, lo = k == 2 ? 5 : 4;
+		struct fixture f;
+		fx_init(&f, 2);
+		f.model.allow_3d = 1;
+		struct rk_job *j = fx_job(&f, 1, 0, 8, 0);
+		j->global_batch = 8;
+		j->req_plan = fx_dp_plan(8, 8, 0);
+		struct rubick_cache *c = NULL;
+		assert_int_equal(rubick_cache_create(&c), RK_OK);
+		const struct rubick_view *free_v = NULL, *v = NULL;
+		struct rk_error err;
+		j->min_gpus = 1;
+		assert_int_equal(rubick_view_get(c, mode, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 16,
+						 &free_v, &err), RK_OK);
+		j->min_gpus = lo;
+		assert_int_equal(rubick_view_get(c, mode, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 16,
+						 &v, &err), RK_OK);
+		assert_ptr_not_equal(v, free_v);
+		if (k == 2)
+			assert_true(free_v->use_gpus[lo] < lo); /* the curve alone would go below */
+		for (int g = 1; g < lo; g++)
+			assert_true(v->tput_sps[g] == 0 && v->use_gpus[g] == 0);
+		int runs = 0;
+		for (int g = lo; g <= 16; g++) {
+			if (!(v->tput_sps[g] > 0))
+				continue;
+			runs = 1;
+			assert_true(v->use_gpus[g] >= lo && v->use_gpus[g] <= g);
+			assert_int_equal(v->use_gpus[v->use_gpus[g]], v->use_gpus[g]);
+			assert_true(v->tput_sps[g] >= v->tput_sps[g - 1]);
+			const struct rk_plan *p = &v->plan[g];
+			assert_int_equal(p->dp * p->tp * p->pp, v->use_gpus[g]);
+		}
+		assert_true(runs);
+		/* A floor above the view's sizes cannot be planned (the job runs as requested). */
+		j->min_gpus = 17;
+		assert_int_equal(rubick_view_get(c, mode, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 16,
+						 &v, &err), RK_EINFEASIBLE);
+		rubick_cache_destroy(c);
+		fx_fini(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +212,7 @@ int main(void)
 		cmocka_unit_test(failures_are_cached),
 		cmocka_unit_test(baseline_is_the_request_on_consolidated_nodes),
 		cmocka_unit_test(trim_drops_baselines_alone),
+		cmocka_unit_test(floor_keeps_sizes_in_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

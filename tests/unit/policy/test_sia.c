@@ -166,8 +166,9 @@ static void restart_factor_holds_thrashing_jobs(void **state)
 }
 
 /*
- * A job holding its chosen configuration keeps its nodes (no decision); range=job
- * pins every job to its request. A ZeRO-2 job is never scaled below its dp.
+ * A job holding its chosen configuration keeps its nodes (no decision); a rigid
+ * range (min_gpus == max_gpus) pins every job to its request. A ZeRO-2 job is
+ * never scaled below its dp.
  */
 static void keeps_nodes_and_honours_ranges(void **state)
 {
@@ -178,6 +179,7 @@ static void keeps_nodes_and_honours_ranges(void **state)
 	fx_run_on(a, 1, 0);
 	struct rk_job *b = fx_job(&f, 2, 5, 4, 0);
 	b->req_plan = fx_dp_plan(32, 4, 2);
+	a->min_gpus = a->max_gpus = b->min_gpus = b->max_gpus = 4; /* rigid */
 	struct rk_decisions d;
 	run_round(&f, "range=job", 1000 * 1000, &d);
 	assert_null(fx_decision(&d, 1));
@@ -229,8 +231,9 @@ static void ragged_and_unfitted_requests(void **state)
 	struct rk_job *j = fx_job(&f, 1, 0, 12, 0);
 	j->global_batch = 24;
 	j->req_plan = fx_dp_plan(24, 12, 0);
+	j->min_gpus = j->max_gpus = 12;
 	struct rk_decisions d;
-	run_round(&f, "range=job", 1000, &d);
+	run_round(&f, NULL, 1000, &d);
 	assert_int_equal(d.n, 1);
 	assert_int_equal(fx_gpus(&d.v[0].alloc), 12);
 	assert_int_equal(d.v[0].alloc.n, 2);
@@ -260,9 +263,12 @@ static void options_are_checked(void **state)
 	assert_int_equal(rk_policy_sia.create(&st, "foo=1", &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "unknown option 'foo'"));
 	assert_int_equal(rk_policy_sia.create(&st, "range=all", &err), RK_EINVAL);
+	/* range=plan ignored the jobs' ranges, which every policy honours now. */
+	assert_int_equal(rk_policy_sia.create(&st, "range=plan", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "min_gpus..max_gpus"));
 	assert_int_equal(rk_policy_sia.create(&st, "gap", &err), RK_EINVAL);
 	assert_non_null(strstr(err.msg, "key=value"));
-	assert_int_equal(rk_policy_sia.create(&st, "p=-1,lambda_n=2,restart_s=30,gap=0,range=plan",
+	assert_int_equal(rk_policy_sia.create(&st, "p=-1,lambda_n=2,restart_s=30,gap=0,range=job",
 					      &err),
 			 RK_OK);
 	rk_policy_sia.destroy(st);

@@ -402,6 +402,7 @@ static void reconfiguration_and_resources(void **state)
 	add(1, 0, 2, 100, 0);
 	tmpl[0].global_batch = 4;
 	tmpl[0].req_plan.mb = 2;
+	tmpl[0].max_gpus = 4; /* elastic: the policy may grow it (the engine checks the range) */
 	struct rk_sim_config cfg;
 	config(&cfg);
 	struct rk_sim_result r;

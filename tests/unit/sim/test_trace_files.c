@@ -88,7 +88,8 @@ static void check_round_trip(const struct rk_trace *t, const char *rel)
 		    a->global_batch != b->global_batch || strcmp(a->plan, b->plan) ||
 		    a->iters != b->iters || a->guaranteed != b->guaranteed ||
 		    strcmp(a->tenant, b->tenant) || a->min_gpus != b->min_gpus ||
-		    a->max_gpus != b->max_gpus || strcmp(a->source_type, b->source_type))
+		    a->max_gpus != b->max_gpus || a->has_range != b->has_range ||
+		    strcmp(a->source_type, b->source_type))
 			fail_msg("%s: job %s changed in the native copy", rel, a->name);
 	}
 	rk_trace_fini(&back);
