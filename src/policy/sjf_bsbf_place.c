@@ -362,7 +362,16 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 			continue;
 		struct rk_error e;
 		int no = 0;
-		for (int k = 0; k < sb->n; k++) /* ascending ga: the first that fits is FFS's */
+		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
+		/* A pair the table measured fits (or not) by the measurement, as the
+		 * driver checks it (rk_gpu_share_resolve): a runs its own plan. */
+		int run = rk_xi_corun(in->xi, gt, type_of(a), g, type_of(jb), r->gpus[b]);
+		if (run < 0)
+			continue;
+		if (run > 0)
+			opts[no++] = (struct rk_subbatch){.plan = a->req_plan, .slow = 1.0};
+		for (int k = 0; run == 0 && k < sb->n;
+		     k++) /* ascending ga: the first fit is FFS's */
 			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)r->gpu_mem[b])
 				opts[no++] = sb->opt[k];
 		if (no == 0)
@@ -372,7 +381,6 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 			cands[m++].plan = opts[0].plan;
 			continue;
 		}
-		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
 		if (gt != side_gt) {
 			side_a = rk_xi_pairs_side(&st->pairs, gt, type_of(a), g);
 			side_gt = gt;
