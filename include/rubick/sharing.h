@@ -177,6 +177,9 @@ double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const cha
  */
 int rk_xi_corun(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
                 const char *b, int sf_b);
+/* 1 when the finished table holds any measured pair (co-running or not) on
+ * `gpu_type`; 0 = rk_xi_corun answers 0 for every pair there. */
+int rk_xi_table_measures(const struct rk_xi_table *t, const char *gpu_type);
 
 /*
  * A memo of answered lookups (the caller's: a simulator run, a policy
@@ -227,6 +230,8 @@ void rk_xi_pairs_fini(struct rk_xi_pairs *p);
 int rk_xi_pairs_side(struct rk_xi_pairs *p, const char *gpu_type, const char *type, int sf);
 /* xi of side `a` sharing with side `b` on a's GPU type: rk_xi_lookup(t, ...). */
 double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b);
+/* rk_xi_corun(t, ...) of sides `a` and `b` on a's GPU type, kept with the xi answer. */
+int rk_xi_pairs_corun(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b);
 
 /* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
 

@@ -203,17 +203,22 @@ static const char *type_of(const struct rk_job *j)
  * 15): Gavel ran it co-located on one GPU of that type, or failed to (0
  * steps/s). The memory model prices the jobs' zoo stand-ins (ViT for a
  * ResNet-18, GPT-2 1.5B for a 2-layer LSTM "LM"), which is no evidence
- * either way. `gpus[i]` = GPUs job i holds (with xi).
+ * either way. `gpus[i]` = GPUs job i holds (with xi); `dec` below.
  */
 static int check_memory(const struct rk_gpu_occ *o, struct rk_job *const *jobs,
                         const struct rk_plan *const *plans, double *mb,
-                        const struct rk_xi_table *xi, const int *gpus, struct rk_error *err)
+                        const struct rk_xi_table *xi, const int *gpus, const int *dec,
+                        struct rk_error *err)
 {
 	const struct rk_cluster *c = o->cluster;
 	for (int node = 0; node < c->n_nodes; node++)
 		for (int g = 0; g < c->nodes[node].gpus; g++) {
 			const int *w = o->who[o->first[node] + g];
 			if (w[1] < 0)
+				continue;
+			/* `dec` (resolve): only pairs a decision makes; what both keep
+			 * was checked when they got it (check mode audits it all). */
+			if (dec && dec[w[0]] < 0 && dec[w[1]] < 0)
 				continue;
 			int run = xi ? rk_xi_corun(xi, c->nodes[node].gpu_type, type_of(jobs[w[0]]),
 			                           gpus[w[0]], type_of(jobs[w[1]]), gpus[w[1]])
@@ -344,7 +349,7 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	}
 	/* Memory of every shared GPU, with the plans the jobs will run. */
 	if (!rc) {
-		rc = check_memory(&o, in->jobs, plans, mb, in->xi, gpus, err);
+		rc = check_memory(&o, in->jobs, plans, mb, in->xi, gpus, dec, err);
 		if (rc)
 			rk_error_prefix(err, "policy %s", pname);
 	}
@@ -390,7 +395,7 @@ int rk_gpu_share_audit_xi(const struct rk_cluster *c, const struct rk_xi_table *
 		if (!rc && rk_gpu_occ_add(&o, &jobs[i]->alloc, i, 0, err))
 			rc = RK_EINTERNAL;
 	}
-	if (!rc && check_memory(&o, jobs, plans, NULL, xi, gpus, err))
+	if (!rc && check_memory(&o, jobs, plans, NULL, xi, gpus, NULL, err))
 		rc = RK_EINTERNAL;
 	if (rc && err)
 		err->code = rc;

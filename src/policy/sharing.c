@@ -453,11 +453,29 @@ static const struct rk_xi_entry *entry_find(const struct rk_xi_entry *v, int n, 
 	return bsearch(&key, v, (size_t)n, sizeof(*v), by_entry);
 }
 
-int rk_xi_corun(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
-                const char *b, int sf_b)
+int rk_xi_table_measures(const struct rk_xi_table *t, const char *gpu_type)
 {
 	if (!t || !t->finished)
 		return 0;
+	for (int i = 0; i < t->n_gpu; i++)
+		if (!strcmp(t->gpu_names[i], gpu_type))
+			return 1;
+	int lo = 0, hi = t->n_nc; /* sorted by GPU type first */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(t->nc[mid].gpu_type, gpu_type) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_nc && !strcmp(t->nc[lo].gpu_type, gpu_type);
+}
+
+int rk_xi_corun(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
+                const char *b, int sf_b)
+{
+	if (!rk_xi_table_measures(t, gpu_type))
+		return 0; /* nothing measured on this GPU type: no lookups */
 	/* A failure measured either way round wins: the pair did not fit together. */
 	if (entry_find(t->nc, t->n_nc, gpu_type, a, sf_a, b, sf_b) ||
 	    entry_find(t->nc, t->n_nc, gpu_type, b, sf_b, a, sf_a))

@@ -66,6 +66,19 @@ static void test_small_table(void **st)
 	assert_int_equal(rk_xi_corun(&t, "v100", "E", 2, "E", 2), 0);
 	assert_int_equal(rk_xi_corun(&t, "v100", "E", 2, "A", 1), 0);
 	assert_int_equal(rk_xi_corun(&t, "a800", "A", 1, "B", 1), 0); /* per GPU type */
+	assert_int_equal(rk_xi_table_measures(&t, "v100"), 1);
+	assert_int_equal(rk_xi_table_measures(&t, "a800"), 0);
+	/* The interned answers are the table's. */
+	struct rk_xi_pairs ps;
+	rk_xi_pairs_init(&ps);
+	int sa = rk_xi_pairs_side(&ps, "v100", "A", 1), sc = rk_xi_pairs_side(&ps, "v100", "C", 2);
+	int sb = rk_xi_pairs_side(&ps, "v100", "B", 1);
+	assert_true(sa >= 0 && sb >= 0 && sc >= 0);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sa, sb), 1);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sa, sc), -1);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sb, sb), 0);
+	assert_true(rk_xi_pairs_get(&ps, &t, sa, sb) == 2.0);
+	rk_xi_pairs_fini(&ps);
 	enum rk_xi_how how;
 	/* A with B: 10 / 5 = 2; B with A: 16 / 8 = 2; A with A clamped to 1. */
 	assert_true(rk_xi_lookup(&t, "v100", "A", 1, "B", 1, &how) == 2.0);
