@@ -388,8 +388,8 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 			continue;
 		if (run > 0)
 			opts[no++] = (struct rk_subbatch){.plan = a->req_plan, .slow = 1.0};
-		for (int k = 0; run == 0 && k < sb->n;
-		     k++) /* ascending ga: the first fit is FFS's */
+		/* Unmeasured: by memory, in ascending ga (the first that fits is FFS's). */
+		for (int k = 0; run == 0 && k < sb->n; k++)
 			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)r->gpu_mem[b])
 				opts[no++] = sb->opt[k];
 		if (no == 0)
