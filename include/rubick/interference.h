@@ -17,7 +17,8 @@
 /* What a parse kept and dropped (never silent: the CLI prints it). */
 struct rk_xi_parse_report {
 	int pairs;        /* entries added */
-	int no_corun;     /* pairs measured at 0 steps/s (cannot co-run): not added */
+	int no_corun;     /* pairs measured at 0 steps/s (cannot co-run): kept as such */
+	int unmeasured;   /* 0 steps/s in a row with no pair above 0: never measured, not added */
 	int clamped;      /* pairs measured faster than isolated: xi clamped to 1 */
 	int no_isolated;  /* job types measured at 0 steps/s alone on a GPU type: skipped */
 };

@@ -136,12 +136,18 @@ struct rk_xi_table {
 	char (*gpu_names)[RK_XI_GPU_MAX];
 	int n_gpu;
 	double median;            /* RK_XI_NO_DATA when empty */
+	/* Pairs measured unable to co-run (0 steps/s paired): xi_a unused, sorted by finish. */
+	struct rk_xi_entry *nc; /* owned */
+	int n_nc, cap_nc;
 };
 
 void rk_xi_table_init(struct rk_xi_table *t);
 void rk_xi_table_fini(struct rk_xi_table *t);
 /* Append one entry (copied); RK_EINVAL unless xi_a >= 1 and finite, names set. */
 int rk_xi_table_add(struct rk_xi_table *t, const struct rk_xi_entry *e, struct rk_error *err);
+/* Record a pair measured unable to co-run (xi_a ignored); RK_EINVAL without names. */
+int rk_xi_table_add_nocorun(struct rk_xi_table *t, const struct rk_xi_entry *e,
+                            struct rk_error *err);
 /* Sort and build the fallback levels; call once after the last add (RK_ENOMEM). */
 int rk_xi_table_finish(struct rk_xi_table *t);
 
@@ -159,6 +165,21 @@ void rk_xi_family_of(const char *type, char *buf, int cap);
  */
 double rk_xi_lookup(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
 		    const char *b, int sf_b, enum rk_xi_how *how);
+
+/*
+ * Did the table measure `a` (sf_a GPUs) and `b` (sf_b) co-located on one GPU
+ * of `gpu_type`? 1 = measured running together (an exact entry, in either
+ * order), -1 = measured unable to (0 steps/s, in either order: out of
+ * memory in Gavel's runs), 0 = not measured (the memory model decides).
+ * A measurement decides whether the pair fits one GPU before the memory
+ * model of the jobs' (stand-in) models does (docs/sharing.md, "Which pairs
+ * fit"). The table must be finished.
+ */
+int rk_xi_corun(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
+                const char *b, int sf_b);
+/* 1 when the finished table holds any measured pair (co-running or not) on
+ * `gpu_type`; 0 = rk_xi_corun answers 0 for every pair there. */
+int rk_xi_table_measures(const struct rk_xi_table *t, const char *gpu_type);
 
 /*
  * A memo of answered lookups (the caller's: a simulator run, a policy
@@ -209,6 +230,8 @@ void rk_xi_pairs_fini(struct rk_xi_pairs *p);
 int rk_xi_pairs_side(struct rk_xi_pairs *p, const char *gpu_type, const char *type, int sf);
 /* xi of side `a` sharing with side `b` on a's GPU type: rk_xi_lookup(t, ...). */
 double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b);
+/* rk_xi_corun(t, ...) of sides `a` and `b` on a's GPU type, kept with the xi answer. */
+int rk_xi_pairs_corun(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b);
 
 /* ---- GPU occupancy (who holds each GPU, at most two jobs) -------------------- */
 
@@ -248,7 +271,8 @@ int rk_job_gpu_mem_mb(const struct rk_job *job, const struct rk_plan *plan, doub
  * Validate the GPU-level rules of sharing for decisions `ds` on snapshot
  * `in` (the count-level checks are rk_decisions_validate's, run on a view
  * with two slots per GPU): every GPU held by at most two jobs, and for each
- * shared GPU both jobs' per-GPU memory fits the node's gpu_mem_mb. Shares
+ * shared GPU both jobs' per-GPU memory fits the node's gpu_mem_mb (a pair
+ * the table `in->xi` measured on that GPU type: the measurement, rk_xi_corun). Shares
  * without a mask get the lowest GPUs nobody holds, written into `ds`, so that
  * the driver applies exactly what was checked. Returns 0 or an RK_E* code
  * with "policy NAME: job ID (NAME): what is wrong".
@@ -264,6 +288,10 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
  */
 int rk_gpu_share_audit(const struct rk_cluster *c, struct rk_job *const *jobs, int n,
 		       struct rk_error *err);
+/* The same with the interference table's measured pairs deciding their fit
+ * (rk_xi_corun), as rk_gpu_share_resolve does with rk_sched_input.xi. */
+int rk_gpu_share_audit_xi(const struct rk_cluster *c, const struct rk_xi_table *xi,
+                          struct rk_job *const *jobs, int n, struct rk_error *err);
 
 /* ---- §4.2 ring all-reduce under contention ----------------------------------- */
 

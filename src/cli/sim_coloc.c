@@ -132,9 +132,11 @@ int rk_cli_coloc_load(struct rk_cli_coloc *c, const char *cluster_arg, struct rk
 		fprintf(stderr, "rubick sim: --interference: out of memory\n");
 		return RK_EXIT_FAILURE;
 	}
-	fprintf(stderr, "rubick sim: interference %s: %d pairs (%d that cannot co-run and %d job "
-		"types that cannot run alone skipped, %d faster-when-shared clamped to xi = 1)\n",
-		path, rep.pairs, rep.no_corun, rep.no_isolated, rep.clamped);
+	fprintf(stderr,
+	        "rubick sim: interference %s: %d pairs, %d measured unable to co-run "
+	        "(never shared), %d zeros in rows never measured co-located and %d job types "
+	        "that cannot run alone skipped, %d faster-when-shared clamped to xi = 1\n",
+	        path, rep.pairs, rep.no_corun, rep.unmeasured, rep.no_isolated, rep.clamped);
 	return 0;
 }
 

@@ -193,14 +193,46 @@ static int job_mb(struct rk_job *const *jobs, const struct rk_plan *const *plans
  * pass). A job sharing several GPUs is priced once: `mb` (n entries) memoizes
  * when the caller could allocate it, NULL prices every time.
  */
+static const char *type_of(const struct rk_job *j)
+{
+	return j->job_type[0] ? j->job_type : j->model->name;
+}
+
+/*
+ * A pair the interference table measured decides by the measurement (issue
+ * 15): Gavel ran it co-located on one GPU of that type, or failed to (0
+ * steps/s). The memory model prices the jobs' zoo stand-ins (ViT for a
+ * ResNet-18, GPT-2 1.5B for a 2-layer LSTM "LM"), which is no evidence
+ * either way. `gpus[i]` = GPUs job i holds (with xi); `dec` below.
+ */
 static int check_memory(const struct rk_gpu_occ *o, struct rk_job *const *jobs,
-			const struct rk_plan *const *plans, double *mb, struct rk_error *err)
+                        const struct rk_plan *const *plans, double *mb,
+                        const struct rk_xi_table *xi, const int *gpus, const int *dec,
+                        struct rk_error *err)
 {
 	const struct rk_cluster *c = o->cluster;
 	for (int node = 0; node < c->n_nodes; node++)
 		for (int g = 0; g < c->nodes[node].gpus; g++) {
 			const int *w = o->who[o->first[node] + g];
 			if (w[1] < 0)
+				continue;
+			/* `dec` (resolve): only pairs a decision makes; what both keep
+			 * was checked when they got it (check mode audits it all). */
+			if (dec && dec[w[0]] < 0 && dec[w[1]] < 0)
+				continue;
+			int run = xi ? rk_xi_corun(xi, c->nodes[node].gpu_type, type_of(jobs[w[0]]),
+			                           gpus[w[0]], type_of(jobs[w[1]]), gpus[w[1]])
+			             : 0;
+			if (run < 0)
+				return rk_error_set(
+				    err, RK_EINFEASIBLE,
+				    "job %lld (%s): node %d GPU %d shared with job %lld: "
+				    "%s and %s were measured unable to run together on "
+				    "one %s",
+				    (long long)jobs[w[1]]->id, jobs[w[1]]->name, node, g,
+				    (long long)jobs[w[0]]->id, type_of(jobs[w[1]]),
+				    type_of(jobs[w[0]]), c->nodes[node].gpu_type);
+			if (run > 0)
 				continue;
 			double m0, m1;
 			int rc = job_mb(jobs, plans, mb, w[0], &m0, err);
@@ -257,12 +289,14 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	int *dec = malloc(sz * sizeof(*dec)); /* decision of job i, -1; -2 = kept copied */
 	const struct rk_plan **plans = malloc(sz * sizeof(*plans));
 	double *mb = malloc(sz * sizeof(*mb));
+	int *gpus = malloc(sz * sizeof(*gpus));
 	struct dec_ix *ix = malloc((size_t)ds->n * sizeof(*ix));
 	struct rk_alloc *kept = NULL; /* allocated at the first share that names no GPUs */
-	if (!dec || !plans || !mb || !ix || rk_gpu_occ_init(&o, in->cluster)) {
+	if (!dec || !plans || !mb || !gpus || !ix || rk_gpu_occ_init(&o, in->cluster)) {
 		free(dec);
 		free(plans);
 		free(mb);
+		free(gpus);
 		free(ix);
 		return rk_error_set(err, RK_ENOMEM, "policy %s: GPU sharing check: out of memory",
 				    pname);
@@ -274,6 +308,8 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	for (int i = 0; i < n; i++) {
 		dec[i] = dec_find(ix, ds->n, in->jobs[i]->id);
 		plans[i] = dec[i] >= 0 ? &ds->v[dec[i]].plan : &in->jobs[i]->plan;
+		gpus[i] =
+		    rk_alloc_total_gpus(dec[i] >= 0 ? &ds->v[dec[i]].alloc : &in->jobs[i]->alloc);
 		mb[i] = NAN;
 	}
 	/*
@@ -313,7 +349,7 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	}
 	/* Memory of every shared GPU, with the plans the jobs will run. */
 	if (!rc) {
-		rc = check_memory(&o, in->jobs, plans, mb, err);
+		rc = check_memory(&o, in->jobs, plans, mb, in->xi, gpus, dec, err);
 		if (rc)
 			rk_error_prefix(err, "policy %s", pname);
 	}
@@ -323,6 +359,7 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 	free(kept);
 	free(ix);
 	free(mb);
+	free(gpus);
 	free(dec);
 	free(plans);
 	rk_gpu_occ_fini(&o);
@@ -332,15 +369,24 @@ int rk_gpu_share_resolve(const struct rk_sched_input *in, struct rk_decisions *d
 int rk_gpu_share_audit(const struct rk_cluster *c, struct rk_job *const *jobs, int n,
 		       struct rk_error *err)
 {
+	return rk_gpu_share_audit_xi(c, NULL, jobs, n, err);
+}
+
+int rk_gpu_share_audit_xi(const struct rk_cluster *c, const struct rk_xi_table *xi,
+                          struct rk_job *const *jobs, int n, struct rk_error *err)
+{
 	struct rk_gpu_occ o;
 	const struct rk_plan **plans = malloc((size_t)(n > 0 ? n : 1) * sizeof(*plans));
-	if (!plans || rk_gpu_occ_init(&o, c)) {
+	int *gpus = malloc((size_t)(n > 0 ? n : 1) * sizeof(*gpus));
+	if (!plans || !gpus || rk_gpu_occ_init(&o, c)) {
 		free(plans);
+		free(gpus);
 		return rk_error_set(err, RK_ENOMEM, "check mode: out of memory");
 	}
 	int rc = 0;
 	for (int i = 0; i < n && !rc; i++) {
 		plans[i] = &jobs[i]->plan;
+		gpus[i] = rk_alloc_total_gpus(&jobs[i]->alloc);
 		for (int k = 0; k < jobs[i]->alloc.n && !rc; k++)
 			if (!jobs[i]->alloc.shares[k].gpu_mask)
 				rc = rk_error_set(err, RK_EINTERNAL, "job %lld holds node %d without "
@@ -349,11 +395,12 @@ int rk_gpu_share_audit(const struct rk_cluster *c, struct rk_job *const *jobs, i
 		if (!rc && rk_gpu_occ_add(&o, &jobs[i]->alloc, i, 0, err))
 			rc = RK_EINTERNAL;
 	}
-	if (!rc && check_memory(&o, jobs, plans, NULL, err))
+	if (!rc && check_memory(&o, jobs, plans, NULL, xi, gpus, NULL, err))
 		rc = RK_EINTERNAL;
 	if (rc && err)
 		err->code = rc;
 	free(plans);
+	free(gpus);
 	rk_gpu_occ_fini(&o);
 	return rc;
 }

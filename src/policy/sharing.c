@@ -211,6 +211,7 @@ void rk_xi_table_fini(struct rk_xi_table *t)
 	free(t->fam);
 	free(t->gpu_median);
 	free(t->gpu_names);
+	free(t->nc);
 	rk_xi_table_init(t);
 }
 
@@ -237,6 +238,26 @@ int rk_xi_table_add(struct rk_xi_table *t, const struct rk_xi_entry *e, struct r
 		t->cap = ncap;
 	}
 	t->v[t->n++] = *e;
+	t->finished = 0;
+	return 0;
+}
+
+int rk_xi_table_add_nocorun(struct rk_xi_table *t, const struct rk_xi_entry *e,
+                            struct rk_error *err)
+{
+	if (!e->gpu_type[0] || !e->a[0] || !e->b[0])
+		return rk_error_set(err, RK_EINVAL,
+		                    "interference entry without GPU type or job type");
+	if (t->n_nc == t->cap_nc) {
+		int ncap = t->cap_nc ? 2 * t->cap_nc : 64;
+		struct rk_xi_entry *v = realloc(t->nc, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return rk_error_set(err, RK_ENOMEM, "interference table: out of memory");
+		t->nc = v;
+		t->cap_nc = ncap;
+	}
+	t->nc[t->n_nc] = *e;
+	t->nc[t->n_nc++].xi_a = 1.0;
 	t->finished = 0;
 	return 0;
 }
@@ -316,6 +337,8 @@ int rk_xi_table_finish(struct rk_xi_table *t)
 	t->gpu_names = NULL;
 	t->n_fam = t->n_gpu = 0;
 	t->median = RK_XI_NO_DATA;
+	if (t->n_nc > 0)
+		qsort(t->nc, (size_t)t->n_nc, sizeof(*t->nc), by_entry);
 	if (t->n == 0) {
 		t->finished = 1;
 		return 0;
@@ -413,6 +436,54 @@ out:
 	if (how)
 		*how = h;
 	return xi;
+}
+
+/* The entry of (a, b) in v[n] (sorted by by_entry), NULL if none. */
+static const struct rk_xi_entry *entry_find(const struct rk_xi_entry *v, int n, const char *gpu,
+                                            const char *a, int sf_a, const char *b, int sf_b)
+{
+	if (n == 0)
+		return NULL;
+	struct rk_xi_entry key = {0};
+	copy_str(key.gpu_type, gpu, RK_XI_GPU_MAX);
+	copy_str(key.a, a, RK_XI_TYPE_MAX);
+	copy_str(key.b, b, RK_XI_TYPE_MAX);
+	key.sf_a = sf_a;
+	key.sf_b = sf_b;
+	return bsearch(&key, v, (size_t)n, sizeof(*v), by_entry);
+}
+
+int rk_xi_table_measures(const struct rk_xi_table *t, const char *gpu_type)
+{
+	if (!t || !t->finished)
+		return 0;
+	for (int i = 0; i < t->n_gpu; i++)
+		if (!strcmp(t->gpu_names[i], gpu_type))
+			return 1;
+	int lo = 0, hi = t->n_nc; /* sorted by GPU type first */
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (strcmp(t->nc[mid].gpu_type, gpu_type) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_nc && !strcmp(t->nc[lo].gpu_type, gpu_type);
+}
+
+int rk_xi_corun(const struct rk_xi_table *t, const char *gpu_type, const char *a, int sf_a,
+                const char *b, int sf_b)
+{
+	if (!rk_xi_table_measures(t, gpu_type))
+		return 0; /* nothing measured on this GPU type: no lookups */
+	/* A failure measured either way round wins: the pair did not fit together. */
+	if (entry_find(t->nc, t->n_nc, gpu_type, a, sf_a, b, sf_b) ||
+	    entry_find(t->nc, t->n_nc, gpu_type, b, sf_b, a, sf_a))
+		return -1;
+	if (entry_find(t->v, t->n, gpu_type, a, sf_a, b, sf_b) ||
+	    entry_find(t->v, t->n, gpu_type, b, sf_b, a, sf_a))
+		return 1;
+	return 0;
 }
 
 static uint64_t fnv(uint64_t h, const char *s)

@@ -349,6 +349,8 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 	const struct sb_entry *sb = sb_get(st, a, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	const char *side_gt = NULL; /* a's interned side is per GPU type */
+	const char *meas_gt = NULL; /* the GPU type `meas` answers for */
+	int meas = 0;
 	/* Jobs queued behind a, per GPU of the cluster: rk_group_evaluate's weight
 	 * of the GPU-seconds a group loses or gains. */
 	int nbehind = r->n_waiting - (r->n_round - r->n_hold);
@@ -362,7 +364,32 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 			continue;
 		struct rk_error e;
 		int no = 0;
-		for (int k = 0; k < sb->n; k++) /* ascending ga: the first that fits is FFS's */
+		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
+		if (gt != meas_gt) { /* partners come in node order: one check per run */
+			meas = rk_xi_table_measures(in->xi, gt);
+			meas_gt = gt;
+		}
+		/* A pair the table measured fits (or not) by the measurement, as the
+		 * driver checks it (rk_gpu_share_resolve): a runs its own plan. */
+		int run = 0;
+		if (meas) {
+			if (gt != side_gt) {
+				side_a = rk_xi_pairs_side(&st->pairs, gt, type_of(a), g);
+				side_gt = gt;
+			}
+			if (r->side[b] == SIDE_UNSET)
+				r->side[b] =
+				    rk_xi_pairs_side(&st->pairs, gt, type_of(jb), r->gpus[b]);
+			run = side_a >= 0 && r->side[b] >= 0
+			          ? rk_xi_pairs_corun(&st->pairs, in->xi, side_a, r->side[b])
+			          : rk_xi_corun(in->xi, gt, type_of(a), g, type_of(jb), r->gpus[b]);
+		}
+		if (run < 0)
+			continue;
+		if (run > 0)
+			opts[no++] = (struct rk_subbatch){.plan = a->req_plan, .slow = 1.0};
+		/* Unmeasured: by memory, in ascending ga (the first that fits is FFS's). */
+		for (int k = 0; run == 0 && k < sb->n; k++)
 			if (sb->opt[k].mem_mb + r->mem_gpu[b] <= (double)r->gpu_mem[b])
 				opts[no++] = sb->opt[k];
 		if (no == 0)
@@ -372,7 +399,6 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 			cands[m++].plan = opts[0].plan;
 			continue;
 		}
-		const char *gt = c->nodes[jb->alloc.shares[0].node].gpu_type;
 		if (gt != side_gt) {
 			side_a = rk_xi_pairs_side(&st->pairs, gt, type_of(a), g);
 			side_gt = gt;

@@ -21,6 +21,7 @@ struct rk_xi_side {
 struct rk_xi_pair_slot {
 	uint64_t key; /* (a << 32 | b) + 1; 0 = empty */
 	double xi;
+	int corun; /* rk_xi_corun of the pair */
 };
 
 void rk_xi_pairs_init(struct rk_xi_pairs *p)
@@ -135,7 +136,9 @@ static int pair_grow(struct rk_xi_pairs *p, int cap)
 	return 0;
 }
 
-double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b)
+/* The answers for (a, b), kept in the pair table (or in *tmp when it cannot grow). */
+static const struct rk_xi_pair_slot *pair_of(struct rk_xi_pairs *p, const struct rk_xi_table *t,
+                                             int a, int b, struct rk_xi_pair_slot *tmp)
 {
 	const struct rk_xi_side *x = &p->sides[a], *y = &p->sides[b];
 	if (p->table != t) { /* answers belong to one table */
@@ -150,17 +153,32 @@ double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a
 		for (k = (int)(mix(key) & (uint64_t)(p->n_slots - 1)); p->slot[k].key;
 		     k = (k + 1) & (p->n_slots - 1))
 			if (p->slot[k].key == key)
-				return p->slot[k].xi;
+				return &p->slot[k];
 	}
-	double xi = rk_xi_lookup(t, x->gpu, x->type, x->sf, y->type, y->sf, NULL);
+	*tmp = (struct rk_xi_pair_slot){
+	    .key = key,
+	    .xi = rk_xi_lookup(t, x->gpu, x->type, x->sf, y->type, y->sf, NULL),
+	    .corun = rk_xi_corun(t, x->gpu, x->type, x->sf, y->type, y->sf)};
 	if (2 * (p->used + 1) > p->n_slots) {
 		if (pair_grow(p, p->n_slots ? 2 * p->n_slots : 256))
-			return xi; /* answered, not kept */
+			return tmp; /* answered, not kept */
 		for (k = (int)(mix(key) & (uint64_t)(p->n_slots - 1)); p->slot[k].key;
 		     k = (k + 1) & (p->n_slots - 1))
 			;
 	}
-	p->slot[k] = (struct rk_xi_pair_slot){.key = key, .xi = xi};
+	p->slot[k] = *tmp;
 	p->used++;
-	return xi;
+	return &p->slot[k];
+}
+
+double rk_xi_pairs_get(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b)
+{
+	struct rk_xi_pair_slot tmp;
+	return pair_of(p, t, a, b, &tmp)->xi;
+}
+
+int rk_xi_pairs_corun(struct rk_xi_pairs *p, const struct rk_xi_table *t, int a, int b)
+{
+	struct rk_xi_pair_slot tmp;
+	return pair_of(p, t, a, b, &tmp)->corun;
 }

@@ -160,7 +160,7 @@ int sim_coloc_check(struct sim *s, struct rk_error *err)
 	for (int i = 0; i < s->n; i++)
 		if (s->jobs[i].j.alloc.n > 0)
 			s->vsnap[m++] = &s->jobs[i].j;
-	int rc = rk_gpu_share_audit(s->cluster, s->vsnap, m, err);
+	int rc = rk_gpu_share_audit_xi(s->cluster, s->cfg.xi, s->vsnap, m, err);
 	if (rc)
 		return rk_error_prefix(err, "check mode: t=%lld ms", (long long)s->now_ms);
 	return 0;

@@ -59,8 +59,22 @@ static int add_row(struct rk_xi_table *t, const char *name, const char *gpu, con
 		rep->no_isolated++; /* the job cannot run on this GPU type at all (e.g. OOM on k80) */
 		return 0;
 	}
+	/*
+	 * A row with no pair above 0 steps/s was never measured co-located
+	 * (Gavel's 2-8 GPU rows: every pair 0): its zeros say nothing, the
+	 * fallback chain answers. In a measured row a 0 is a measured failure
+	 * (out of memory together): the pair never shares (rk_xi_corun).
+	 */
+	int measured = 0;
 	const char *other;
 	json_t *v;
+	json_object_foreach(row, other, v)
+	{
+		if (strcmp(other, "null") && json_is_array(v) && json_array_size(v) == 2 &&
+		    json_is_number(json_array_get(v, 0)) &&
+		    json_number_value(json_array_get(v, 0)) > 0)
+			measured = 1;
+	}
 	json_object_foreach(row, other, v) {
 		if (!strcmp(other, "null"))
 			continue;
@@ -71,7 +85,14 @@ static int add_row(struct rk_xi_table *t, const char *name, const char *gpu, con
 			return bad(err, name, gpu, other, "expected [throughput self, throughput other]");
 		double paired = json_number_value(json_array_get(v, 0));
 		if (!(paired > 0) || !isfinite(paired)) {
+			if (!measured) {
+				rep->unmeasured++;
+				continue;
+			}
 			rep->no_corun++; /* measured as unable to co-run: never share this pair */
+			int rc = rk_xi_table_add_nocorun(t, &e, err);
+			if (rc)
+				return rc;
 			continue;
 		}
 		e.xi_a = iso_tput / paired;

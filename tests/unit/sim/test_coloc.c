@@ -192,10 +192,11 @@ static void third_job_and_memory_rejected(void **st)
 	assert_int_not_equal(rk_sim_run(&cl, tmpl, nt, &pin_ops, &cfg, &r, &err), 0);
 	if (!strstr(err.msg, "already holds two jobs") && !strstr(err.msg, "GPUs"))
 		fail_msg("unexpected: %s", err.msg);
-	/* Two jobs whose memory does not fit one 12 GiB GPU together. */
+	/* Two jobs whose memory does not fit one 12 GiB GPU together (a pair the
+	 * table did not measure: a measured one fits by the measurement). */
 	cluster("1x2,gpumem=12G");
 	add(1, 0, 1, 10, "A");
-	add(2, 0, 1, 10, "B");
+	add(2, 0, 1, 10, "A");
 	n_pins = 2;
 	assert_int_not_equal(rk_sim_run(&cl, tmpl, nt, &pin_ops, &cfg, &r, &err), 0);
 	if (!strstr(err.msg, "MiB"))
@@ -398,6 +399,75 @@ static void bsbf_declines_what_the_queue_pays_for(void **st)
 	bsbf_queue_case(1.2, 10, 13000, 119800);
 }
 
+/*
+ * Issue 15: a pair the table measured fits one GPU by the measurement, not by
+ * the memory model of the jobs' stand-ins. Two toy jobs (about 8 GiB each)
+ * do not fit one 12 GiB GPU by the model: pinned together with A-B measured
+ * co-running they share (A, xi 1.5, ends at 10 x 1.5 = 15 s; B, xi 2, has
+ * done 7.5 by then and ends alone at 17.5 s); A with C, measured unable, is
+ * refused even on
+ * an 80 GiB GPU, and sjf-ffs (no test) never pairs them: C waits for A.
+ */
+static void measured_pairs_decide_the_fit(void **st)
+{
+	(void)st;
+	rk_xi_table_fini(&xi);
+	rk_xi_table_init(&xi);
+	struct rk_xi_entry e = {
+	    .gpu_type = "a800", .a = "A", .sf_a = 1, .b = "B", .sf_b = 1, .xi_a = 1.5};
+	assert_int_equal(rk_xi_table_add(&xi, &e, NULL), 0);
+	struct rk_xi_entry f = {
+	    .gpu_type = "a800", .a = "B", .sf_a = 1, .b = "A", .sf_b = 1, .xi_a = 2.0};
+	assert_int_equal(rk_xi_table_add(&xi, &f, NULL), 0);
+	struct rk_xi_entry g = {.gpu_type = "a800", .a = "C", .sf_a = 1, .b = "A", .sf_b = 1};
+	assert_int_equal(rk_xi_table_add_nocorun(&xi, &g, NULL), 0);
+	assert_int_equal(rk_xi_table_finish(&xi), 0);
+	struct rk_sim_config cfg;
+	config(&cfg);
+	cfg.sharing = 1;
+	cfg.xi = &xi;
+	struct rk_sim_result r;
+	struct rk_error err;
+	cluster("1x2,gpumem=12G");
+	add(1, 0, 1, 10, "A");
+	add(2, 0, 1, 10, "B");
+	n_pins = 2;
+	for (int k = 0; k < 2; k++)
+		pins[k] = (struct pin){k + 1, 1, {{.node = 0, .gpus = 1, .gpu_mask = 1}}};
+	if (rk_sim_run(&cl, tmpl, nt, &pin_ops, &cfg, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_true(llabs(r.outcomes[0].finish_ms - 15000) <= 1);
+	assert_true(llabs(r.outcomes[1].finish_ms - 17500) <= 1);
+	rk_sim_result_fini(&r);
+	/* The same pair unmeasured (B with itself): the memory model refuses it. */
+	cluster("1x2,gpumem=12G");
+	add(1, 0, 1, 10, "B");
+	add(2, 0, 1, 10, "B");
+	assert_int_not_equal(rk_sim_run(&cl, tmpl, nt, &pin_ops, &cfg, &r, &err), 0);
+	assert_non_null(strstr(err.msg, "MiB"));
+	/* Measured unable: refused though the memory model says it fits 80 GiB. */
+	cluster("1x2");
+	add(1, 0, 1, 10, "A");
+	add(2, 0, 1, 10, "C");
+	assert_int_not_equal(rk_sim_run(&cl, tmpl, nt, &pin_ops, &cfg, &r, &err), 0);
+	assert_non_null(strstr(err.msg, "measured unable"));
+	/* sjf-ffs shares whenever a pair fits: A-B on the 12 GiB GPU, never A-C. */
+	for (int k = 0; k < 2; k++) {
+		cluster("1x1,gpumem=12G");
+		add(1, 0, 1, 10, "A");
+		add(2, 1, 1, 10, k ? "C" : "B");
+		if (rk_sim_run(&cl, tmpl, nt, rk_policy_find("sjf-ffs"), &cfg, &r, &err))
+			fail_msg("%s", err.msg);
+		if (k) { /* C waits for A: 10 s, then 10 s alone */
+			assert_int_equal(r.outcomes[0].finish_ms, 10000);
+			assert_int_equal(r.outcomes[1].finish_ms, 20000);
+		} else { /* B shares from 1 s: A ends at 1 + 9 x 1.5 = 14.5 s */
+			assert_true(llabs(r.outcomes[0].finish_ms - 14500) <= 1);
+		}
+		rk_sim_result_fini(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(policies_complete_under_check),
 	    cmocka_unit_test(bsbf_shares_only_when_it_helps),
 	    cmocka_unit_test(bsbf_declines_what_the_queue_pays_for),
+	    cmocka_unit_test(measured_pairs_decide_the_fit),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rk_xi_table_fini(&xi);

@@ -33,12 +33,13 @@ static void test_key(void **st)
 }
 
 static const char *small =
-	"{\"v100\": {\n"
-	"  \"('A', 1)\": {\"null\": 10.0, \"('B', 1)\": [5.0, 8.0], \"('A', 1)\": [12.0, 12.0],\n"
-	"               \"('C', 2)\": [0.0, 3.0]},\n"
-	"  \"('B', 1)\": {\"null\": 16.0, \"('A', 1)\": [8.0, 5.0]},\n"
-	"  \"('D', 1)\": {\"null\": 0.0, \"('A', 1)\": [0.0, 0.0]}\n"
-	"}}\n";
+    "{\"v100\": {\n"
+    "  \"('A', 1)\": {\"null\": 10.0, \"('B', 1)\": [5.0, 8.0], \"('A', 1)\": [12.0, 12.0],\n"
+    "               \"('C', 2)\": [0.0, 3.0]},\n"
+    "  \"('B', 1)\": {\"null\": 16.0, \"('A', 1)\": [8.0, 5.0]},\n"
+    "  \"('D', 1)\": {\"null\": 0.0, \"('A', 1)\": [0.0, 0.0]},\n"
+    "  \"('E', 2)\": {\"null\": 5.0, \"('E', 2)\": [0.0, 0.0], \"('A', 1)\": [0.0, 0.0]}\n"
+    "}}\n";
 
 static void test_small_table(void **st)
 {
@@ -52,7 +53,32 @@ static void test_small_table(void **st)
 	assert_int_equal(rep.no_corun, 1); /* A-C at 0 steps/s */
 	assert_int_equal(rep.clamped, 1);  /* A with A: 12 > 10 isolated */
 	assert_int_equal(rep.no_isolated, 1); /* D cannot run alone on v100: row skipped */
+	/* E's row has no pair above 0: never measured co-located (Gavel's 2-8 GPU rows). */
+	assert_int_equal(rep.unmeasured, 2);
 	assert_int_equal(rk_xi_table_finish(&t), 0);
+	/* Measured together either way round; A-C measured unable (either order); the
+	 * rest not measured (E's zeros included), where the memory model decides. */
+	assert_int_equal(rk_xi_corun(&t, "v100", "A", 1, "B", 1), 1);
+	assert_int_equal(rk_xi_corun(&t, "v100", "B", 1, "A", 1), 1);
+	assert_int_equal(rk_xi_corun(&t, "v100", "B", 1, "B", 1), 0);
+	assert_int_equal(rk_xi_corun(&t, "v100", "A", 1, "C", 2), -1);
+	assert_int_equal(rk_xi_corun(&t, "v100", "C", 2, "A", 1), -1);
+	assert_int_equal(rk_xi_corun(&t, "v100", "E", 2, "E", 2), 0);
+	assert_int_equal(rk_xi_corun(&t, "v100", "E", 2, "A", 1), 0);
+	assert_int_equal(rk_xi_corun(&t, "a800", "A", 1, "B", 1), 0); /* per GPU type */
+	assert_int_equal(rk_xi_table_measures(&t, "v100"), 1);
+	assert_int_equal(rk_xi_table_measures(&t, "a800"), 0);
+	/* The interned answers are the table's. */
+	struct rk_xi_pairs ps;
+	rk_xi_pairs_init(&ps);
+	int sa = rk_xi_pairs_side(&ps, "v100", "A", 1), sc = rk_xi_pairs_side(&ps, "v100", "C", 2);
+	int sb = rk_xi_pairs_side(&ps, "v100", "B", 1);
+	assert_true(sa >= 0 && sb >= 0 && sc >= 0);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sa, sb), 1);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sa, sc), -1);
+	assert_int_equal(rk_xi_pairs_corun(&ps, &t, sb, sb), 0);
+	assert_true(rk_xi_pairs_get(&ps, &t, sa, sb) == 2.0);
+	rk_xi_pairs_fini(&ps);
 	enum rk_xi_how how;
 	/* A with B: 10 / 5 = 2; B with A: 16 / 8 = 2; A with A clamped to 1. */
 	assert_true(rk_xi_lookup(&t, "v100", "A", 1, "B", 1, &how) == 2.0);
@@ -139,6 +165,23 @@ static void test_bundled_gavel(void **st)
 	double med = rk_xi_lookup(&t, "v100", "nosuch", 1, "other", 1, &how);
 	assert_int_equal(how, RK_XI_GPU_MEDIAN);
 	assert_true(med > 1.0 && med < 2.0);
+	/* Gavel measured 1-GPU pairs only: on v100 40 of the 676 ordered pairs ran at 0
+	 * steps/s (e.g. ResNet-50 bs128 with LM bs5, in the JSON as [0.0, 0.0]); every
+	 * 2-8 GPU pair is 0 in rows with no pair above 0, i.e. never measured. */
+	assert_int_equal(
+	    rk_xi_corun(&t, "v100", "ResNet-50 (batch size 128)", 1, "LM (batch size 5)", 1), -1);
+	assert_int_equal(
+	    rk_xi_corun(&t, "v100", "LM (batch size 5)", 1, "ResNet-50 (batch size 128)", 1), -1);
+	assert_int_equal(rk_xi_corun(&t, "v100", "ResNet-18 (batch size 16)", 1,
+	                             "ResNet-18 (batch size 256)", 1),
+	                 1);
+	assert_int_equal(
+	    rk_xi_corun(&t, "v100", "ResNet-18 (batch size 16)", 2, "ResNet-18 (batch size 16)", 2),
+	    0);
+	int nc_v100 = 0;
+	for (int i = 0; i < t.n_nc; i++)
+		nc_v100 += !strcmp(t.nc[i].gpu_type, "v100");
+	assert_int_equal(nc_v100, 40);
 	rk_xi_table_fini(&t);
 }
 
