@@ -495,6 +495,26 @@ out:
 	return 0;
 }
 
+int rkd_job_op_parse(const char *body, size_t len, int *hold, struct rkd_verr *v)
+{
+	static const char *const requeue_fields[] = {"hold", NULL}, *const none[] = {NULL};
+	int h = 0;
+	if (len > 0) {
+		json_t *root = load_object(body, len, v);
+		if (!root)
+			return v ? v->e.code : RK_EINVAL;
+		int ret = check_fields(root, hold ? requeue_fields : none, v);
+		if (!ret)
+			ret = get_bool(root, "hold", &h, NULL, v);
+		json_decref(root);
+		if (ret)
+			return ret;
+	}
+	if (hold)
+		*hold = h;
+	return 0;
+}
+
 static const char *const report_fields[] = {"iters_done", "throughput_sps", "run", NULL};
 
 int rkd_report_parse(const char *body, size_t len, struct rkd_report *out, struct rkd_verr *v)

@@ -90,6 +90,13 @@ struct rkd_update {
 
 int rkd_update_parse(const char *body, size_t len, struct rkd_update *out, struct rkd_verr *v);
 
+/*
+ * The body of POST /v1/jobs/{id}/hold, /release and /requeue: empty, {} or,
+ * where `hold` is not NULL (requeue), {"hold": BOOL} (OUT: *hold, 0 when
+ * absent). Any other field is RK_EINVAL naming it.
+ */
+int rkd_job_op_parse(const char *body, size_t len, int *hold, struct rkd_verr *v);
+
 /* A progress report (POST /v1/jobs/{id}/report). */
 struct rkd_report {
 	double iters_done;

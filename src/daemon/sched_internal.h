@@ -40,6 +40,14 @@ struct sjob {
 	int quota_held;          /* a decision was dropped over a quota (event logged once) */
 };
 
+int sched_state_terminal(enum rk_job_state st);
+
+/* Whether j waits under a hold (docs/api.md "Hold"): out of every round until released. */
+static inline int sched_job_held(const struct sjob *j)
+{
+	return j->row.hold[0] && !sched_state_terminal(j->core.state);
+}
+
 /*
  * Reports a job may send: RKD_REPORT_BURST at once, then RKD_REPORT_PER_S a
  * second; beyond, 429 with Retry-After. A training loop reports every few
@@ -133,6 +141,7 @@ struct rkd_sched {
 	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
 	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
 	uint64_t quota_drops;    /* decisions dropped over a tenant quota (sched_round.c) */
+	int reasons_stale;       /* pending reasons must be recomputed at the next round */
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -209,6 +218,21 @@ const struct rk_cluster *sched_view(struct rkd_sched *s);
 int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin,
 			   struct rk_decisions *ds, struct rk_error *err);
 
+/* sched_reason.c: squeue-like pending reasons, after each round's decisions */
+/*
+ * Recompute the pending reason of every job the policy saw (Infeasible,
+ * Quota, Priority, Resources) against `view`, writing the ones that changed.
+ * `changed` = the round had changes or decisions; else nothing is redone.
+ */
+void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int changed);
+/* Set j's pending reason (a name docs/api.md lists), writing it when it changed. */
+void sched_reason_set(struct rkd_sched *s, struct sjob *j, const char *reason);
+
+/* sched_hold.c: hold, release and requeue (docs/api.md "Hold, release, requeue") */
+void sched_on_hold(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+void sched_on_release(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+void sched_on_requeue(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+
 /* sched_feed.c: the change feed of rounds */
 /* List j in the change feed of the next round (any change to a tracked job). */
 void sched_feed_mark(struct rkd_sched *s, struct sjob *j);
@@ -267,6 +291,11 @@ void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t
 int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
 		       int gpus, struct rk_plan *out, struct rk_error *err);
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+/*
+ * The tracked, active job m->job_id names, or NULL with m's error set: 404
+ * for a missing job or another tenant's (worded alike), 409 for one that ended.
+ */
+struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m);
 
 /* codec.c: text forms and JSON of jobs */
 int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap);

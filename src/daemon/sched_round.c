@@ -101,6 +101,7 @@ static int round_quotas(struct rkd_sched *s, const struct rk_sched_input *vin,
 		if (!j || j->quota_held)
 			continue;
 		j->quota_held = 1;
+		s->reasons_stale = 1; /* its reason is Quota now */
 		char msg[300];
 		snprintf(msg, sizeof(msg), "job %lld: tenant '%s' %s is %d GPUs; the policy's decision"
 			 " (%d GPUs for the job) would have the tenant hold %d: dropped, the job %s",
@@ -149,6 +150,8 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		if (!ret)
 			ret = round_quotas(s, &vin, err);
 	}
+	/* What the decisions left free is what the pending jobs wait for (sched_reason.c). */
+	int changed = !incremental || in.n_changed > 0 || s->dec.n > 0;
 	if (ret) {
 		s->policy_errors++;
 		sched_event(s, 0, "policy-error", err->msg);
@@ -161,6 +164,7 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 			}
 		}
 	}
+	sched_reasons_update(s, view, changed);
 	s->rounds++;
 	s->feed_rounds += (uint64_t)incremental;
 	lat_record(s, mono_ms() - t0);

@@ -50,6 +50,10 @@ struct rkd_job_row {
 	int restarts; /* reconfigurations and preemptions so far */
 	int stopping; /* 1 = the current run was asked to stop */
 	int exit_status; /* last run's wait status encoding (see engine.h), -1 if none */
+	/* who holds the job back from scheduling (docs/api.md "Hold"): "" none, "user", "admin" */
+	char hold[8];
+	/* why a pending job waits, squeue's %r (sched_reason.c): "" when not pending */
+	char pending_reason[16];
 };
 
 void rkd_job_row_fini(struct rkd_job_row *r);
@@ -129,6 +133,9 @@ int rkd_store_job_insert(struct rkd_store *s, const struct rkd_job_row *row,
 /* Rewrite the live columns of an existing job (state, alloc, plan, counters...). */
 int rkd_store_job_update(struct rkd_store *s, const struct rkd_job_row *row,
 			 struct rk_error *err);
+/* Rewrite only the pending_reason column of job `id` (rounds, sched_reason.c). */
+int rkd_store_job_reason_set(struct rkd_store *s, int64_t id, const char *reason,
+			     struct rk_error *err);
 /* Fetch one job; RK_ENOTFOUND when absent. OUT: *row (caller finis). */
 int rkd_store_job_get(struct rkd_store *s, int64_t id, struct rkd_job_row *row,
 		      struct rk_error *err);
