@@ -69,6 +69,12 @@ struct sub_req {
 
 #define N_LAT_BUCKETS 12
 
+/* A pending job's reason as the latest round computed it (sched_reason.c). */
+struct rkd_reason_ent {
+	int64_t id;
+	unsigned char reason; /* enum rkd_reason */
+};
+
 struct rkd_sched {
 	struct rkd_store *store;
 	struct rk_cluster cluster;
@@ -142,6 +148,15 @@ struct rkd_sched {
 	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
 	uint64_t quota_drops;    /* decisions dropped over a tenant quota (sched_round.c) */
 	int reasons_stale;       /* pending reasons must be recomputed at the next round */
+	/*
+	 * The reasons of the latest round for reads on request threads
+	 * (sched_reasons_fill): the pending jobs the policy saw, in id order.
+	 * The scheduler thread fills reasons_build, then swaps it with
+	 * reasons_pub under reasons_mu; readers search reasons_pub under it.
+	 */
+	pthread_mutex_t reasons_mu;
+	struct rkd_reason_ent *reasons_pub, *reasons_build;
+	int n_reasons_pub, cap_reasons_pub, cap_reasons_build;
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -221,12 +236,14 @@ int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin
 /* sched_reason.c: squeue-like pending reasons, after each round's decisions */
 /*
  * Recompute the pending reason of every job the policy saw (Infeasible,
- * Quota, Priority, Resources) against `view`, writing the ones that changed.
+ * Quota, Priority, Resources) against `view` and publish them for reads.
  * `changed` = the round had changes or decisions; else nothing is redone.
  */
 void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int changed);
-/* Set j's pending reason (a name docs/api.md lists), writing it when it changed. */
-void sched_reason_set(struct rkd_sched *s, struct sjob *j, const char *reason);
+/* Rows of a read (state "pending", no hold) get the latest round's reason. Thread-safe. */
+void sched_reasons_fill(const struct rkd_sched *s, struct rkd_job_row *rows, int n);
+void sched_reasons_init(struct rkd_sched *s);
+void sched_reasons_fini(struct rkd_sched *s);
 
 /* sched_hold.c: hold, release and requeue (docs/api.md "Hold, release, requeue") */
 void sched_on_hold(struct rkd_sched *s, struct rkd_msg *m, int64_t now);

@@ -52,7 +52,11 @@ struct rkd_job_row {
 	int exit_status; /* last run's wait status encoding (see engine.h), -1 if none */
 	/* who holds the job back from scheduling (docs/api.md "Hold"): "" none, "user", "admin" */
 	char hold[8];
-	/* why a pending job waits, squeue's %r (sched_reason.c): "" when not pending */
+	/*
+	 * Why a pending job waits, squeue's %r (sched_reason.c): "" when not
+	 * pending or not known. Not stored: rounds recompute it, and reads take
+	 * it from the scheduler's latest round (sched_reasons_fill).
+	 */
 	char pending_reason[16];
 };
 
@@ -133,9 +137,6 @@ int rkd_store_job_insert(struct rkd_store *s, const struct rkd_job_row *row,
 /* Rewrite the live columns of an existing job (state, alloc, plan, counters...). */
 int rkd_store_job_update(struct rkd_store *s, const struct rkd_job_row *row,
 			 struct rk_error *err);
-/* Rewrite only the pending_reason column of job `id` (rounds, sched_reason.c). */
-int rkd_store_job_reason_set(struct rkd_store *s, int64_t id, const char *reason,
-			     struct rk_error *err);
 /* Fetch one job; RK_ENOTFOUND when absent. OUT: *row (caller finis). */
 int rkd_store_job_get(struct rkd_store *s, int64_t id, struct rkd_job_row *row,
 		      struct rk_error *err);
