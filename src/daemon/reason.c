@@ -47,11 +47,10 @@ static void smallest(const struct rk_job *j, struct rk_place_req *req)
 }
 
 /*
- * Placement answers per request shape: within one call both capacities are
+ * Placement answers per request shape: within one round both capacities are
  * fixed, so jobs asking alike (most of a long queue) cost one placement.
  */
-#define N_SHAPES 32
-struct shape {
+struct rkd_reason_shape {
 	struct rk_place_req req;
 	int fits_empty, fits_now;
 };
@@ -83,88 +82,124 @@ static int quota_index(const struct rkd_reason_input *in, const char *tenant)
 }
 
 /* Whether min_gpus more would take the job's tenant past one of its quotas. */
-static int over_quota(const struct rkd_reason_input *in, const struct rk_job *j, int gpus,
-                      const long long *held, const long long *held_g)
+static int over_quota(const struct rkd_reason_ctx *c, const struct rk_job *j, int gpus)
 {
-	int q = quota_index(in, j->tenant);
+	int q = quota_index(c->in, j->tenant);
 	if (q < 0)
 		return 0;
-	const struct rk_tenant_quota *t = &in->quotas[q];
-	if (t->has_gpu_quota && t->gpu_quota >= 0 && held[q] + gpus > t->gpu_quota)
+	const struct rk_tenant_quota *t = &c->in->quotas[q];
+	if (t->has_gpu_quota && t->gpu_quota >= 0 && c->held[q] + gpus > t->gpu_quota)
 		return 1;
-	return j->guaranteed && t->guaranteed_gpus >= 0 && held_g[q] + gpus > t->guaranteed_gpus;
+	return j->guaranteed && t->guaranteed_gpus >= 0 && c->held_g[q] + gpus > t->guaranteed_gpus;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 1099511628211ull; /* FNV-1a step */
+}
+
+static int active(const struct rk_job *j)
+{
+	return j->state == RK_JOB_PENDING || j->state == RK_JOB_RUNNING ||
+	       j->state == RK_JOB_RESTARTING;
+}
+
+int rkd_reason_ctx_init(struct rkd_reason_ctx *c, const struct rkd_reason_input *in,
+                        struct rk_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->in = in;
+	int nq = in->n_quotas > 0 ? in->n_quotas : 1;
+	c->held = calloc((size_t)nq, sizeof(*c->held));
+	c->held_g = calloc((size_t)nq, sizeof(*c->held_g));
+	c->shapes = malloc(RKD_REASON_SHAPES * sizeof(*c->shapes));
+	int rc = c->held && c->held_g && c->shapes ? 0 : RK_ENOMEM;
+	if (!rc && !(rc = rk_capacity_init(&c->empty, in->installed)) &&
+	    (rc = rk_capacity_init(&c->now, in->view)))
+		rk_capacity_fini(&c->empty);
+	if (rc) {
+		free(c->held);
+		free(c->held_g);
+		free(c->shapes);
+		return rk_error_set(err, RK_ENOMEM, "pending reasons: out of memory");
+	}
+	struct rk_job *const *hl = in->holders ? in->holders : in->jobs;
+	int n_hl = in->holders ? in->n_holders : in->n_jobs;
+	for (int i = 0; i < n_hl; i++) {
+		const struct rk_job *j = hl[i];
+		if (j->alloc.n == 0 || !active(j))
+			continue;
+		struct rk_error e;
+		/* A GPU two jobs share is taken once: the second take fails and is skipped. */
+		(void)rk_capacity_take(&c->now, &j->alloc, &e);
+		int q = quota_index(in, j->tenant);
+		if (q >= 0) {
+			int g = rk_alloc_total_gpus(&j->alloc);
+			c->held[q] += g;
+			c->held_g[q] += j->guaranteed ? g : 0;
+		}
+	}
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < c->now.n_nodes; i++) {
+		h = mix(mix(mix(h, (uint64_t)c->now.free_gpus[i]), (uint64_t)c->now.free_cpus[i]),
+		        (uint64_t)c->now.free_mem_mb[i]);
+		h = mix(
+		    mix(mix(h, (uint64_t)c->empty.free_gpus[i]), (uint64_t)c->empty.free_cpus[i]),
+		    (uint64_t)c->empty.free_mem_mb[i]);
+	}
+	for (int q = 0; q < in->n_quotas; q++)
+		h = mix(mix(h, (uint64_t)c->held[q]), (uint64_t)c->held_g[q]);
+	c->sig = h;
+	return 0;
+}
+
+void rkd_reason_ctx_fini(struct rkd_reason_ctx *c)
+{
+	rk_capacity_fini(&c->empty);
+	rk_capacity_fini(&c->now);
+	free(c->held);
+	free(c->held_g);
+	free(c->shapes);
+	memset(c, 0, sizeof(*c));
+}
+
+enum rkd_reason rkd_reason_of(struct rkd_reason_ctx *c, const struct rk_job *j, int quota_dropped)
+{
+	if (j->state != RK_JOB_PENDING)
+		return RKD_REASON_NONE;
+	struct rk_place_req req;
+	smallest(j, &req);
+	struct rkd_reason_shape *sh = NULL, tmp;
+	for (int k = 0; k < c->n_shapes && !sh; k++)
+		if (same_req(&c->shapes[k].req, &req))
+			sh = &c->shapes[k];
+	if (!sh) {
+		sh = c->n_shapes < RKD_REASON_SHAPES ? &c->shapes[c->n_shapes++] : &tmp;
+		sh->req = req;
+		sh->fits_empty = fits(&c->empty, &req);
+		/* Room now: as the classic policies place a gang (fifo's consolidated,
+		 * Yarn): free GPUs scattered over nodes are no room for a job that
+		 * fits one node, so Priority means a placement really was there. */
+		struct rk_place_req r1 = req;
+		r1.mode = RK_PLACE_CONSOLIDATED;
+		sh->fits_now = sh->fits_empty && fits(&c->now, &r1);
+	}
+	if (!sh->fits_empty)
+		return RKD_REASON_INFEASIBLE;
+	if (quota_dropped || over_quota(c, j, req.gpus))
+		return RKD_REASON_QUOTA;
+	return sh->fits_now ? RKD_REASON_PRIORITY : RKD_REASON_RESOURCES;
 }
 
 int rkd_reasons_compute(const struct rkd_reason_input *in, enum rkd_reason *out,
                         struct rk_error *err)
 {
-	struct rk_capacity empty, now;
-	int nq = in->n_quotas > 0 ? in->n_quotas : 1;
-	long long *held = calloc((size_t)nq, sizeof(*held)),
-	          *held_g = calloc((size_t)nq, sizeof(*held_g));
-	struct shape *shapes = malloc(N_SHAPES * sizeof(*shapes));
-	int rc = !held || !held_g || !shapes ? RK_ENOMEM : 0, n_shapes = 0;
-	int have_empty = !rc && !(rc = rk_capacity_init(&empty, in->installed));
-	int have_now = !rc && !(rc = rk_capacity_init(&now, in->view));
-	if (rc) {
-		rc = rk_error_set(err, RK_ENOMEM, "pending reasons: out of memory");
-		goto out;
-	}
-	for (int i = 0; i < in->n_jobs; i++) {
-		const struct rk_job *j = in->jobs[i];
-		if (j->alloc.n == 0 || j->state == RK_JOB_DONE || j->state == RK_JOB_FAILED ||
-		    j->state == RK_JOB_CANCELLED)
-			continue;
-		struct rk_error e;
-		/* A GPU two jobs share is taken once: the second take fails and is skipped. */
-		(void)rk_capacity_take(&now, &j->alloc, &e);
-		int q = quota_index(in, j->tenant);
-		if (q >= 0) {
-			int g = rk_alloc_total_gpus(&j->alloc);
-			held[q] += g;
-			held_g[q] += j->guaranteed ? g : 0;
-		}
-	}
-	for (int i = 0; i < in->n_jobs; i++) {
-		const struct rk_job *j = in->jobs[i];
-		out[i] = RKD_REASON_NONE;
-		if (j->state != RK_JOB_PENDING)
-			continue;
-		struct rk_place_req req;
-		smallest(j, &req);
-		struct shape *sh = NULL;
-		for (int k = 0; k < n_shapes && !sh; k++)
-			if (same_req(&shapes[k].req, &req))
-				sh = &shapes[k];
-		struct shape tmp;
-		if (!sh) {
-			sh = n_shapes < N_SHAPES ? &shapes[n_shapes++] : &tmp;
-			sh->req = req;
-			sh->fits_empty = fits(&empty, &req);
-			/* Room now: as the classic policies place a gang (fifo's consolidated,
-			 * Yarn): free GPUs scattered over nodes are no room for a job that
-			 * fits one node, so Priority means a placement really was there. */
-			struct rk_place_req r1 = req;
-			r1.mode = RK_PLACE_CONSOLIDATED;
-			sh->fits_now = sh->fits_empty && fits(&now, &r1);
-		}
-		if (!sh->fits_empty)
-			out[i] = RKD_REASON_INFEASIBLE;
-		else if ((in->quota_dropped && in->quota_dropped[i]) ||
-		         over_quota(in, j, req.gpus, held, held_g))
-			out[i] = RKD_REASON_QUOTA;
-		else if (sh->fits_now)
-			out[i] = RKD_REASON_PRIORITY;
-		else
-			out[i] = RKD_REASON_RESOURCES;
-	}
-out:
-	if (have_empty)
-		rk_capacity_fini(&empty);
-	if (have_now)
-		rk_capacity_fini(&now);
-	free(held);
-	free(held_g);
-	free(shapes);
-	return rc;
+	struct rkd_reason_ctx c;
+	int rc = rkd_reason_ctx_init(&c, in, err);
+	if (rc)
+		return rc;
+	for (int i = 0; i < in->n_jobs; i++)
+		out[i] = rkd_reason_of(&c, in->jobs[i], in->quota_dropped && in->quota_dropped[i]);
+	rkd_reason_ctx_fini(&c);
+	return 0;
 }

@@ -9,9 +9,12 @@
 #ifndef RUBICKD_REASON_H
 #define RUBICKD_REASON_H
 
+#include "rubick/cluster.h"
 #include "rubick/error.h"
 #include "rubick/job.h"
 #include "rubick/policy.h"
+
+#include <stdint.h>
 
 enum rkd_reason {
 	RKD_REASON_NONE = 0,   /* not pending, or not looked at by a round yet */
@@ -30,6 +33,9 @@ struct rkd_reason_input {
 	const struct rk_cluster *view;      /* what the round decided on (sched_view.c) */
 	struct rk_job *const *jobs;         /* every job the policy saw, holders included */
 	int n_jobs;
+	/* the jobs of `jobs` holding an allocation, any order; NULL = find them in jobs */
+	struct rk_job *const *holders;
+	int n_holders;
 	const struct rk_tenant_quota *quotas; /* may be NULL */
 	int n_quotas;
 	const unsigned char
@@ -37,15 +43,39 @@ struct rkd_reason_input {
 };
 
 /*
- * The reason of each of in->jobs (OUT: out[i]; RKD_REASON_NONE for a job
- * that is not pending), first match wins: Infeasible when its smallest
- * request (min_gpus, with its CPU and memory per GPU) cannot be placed on
- * the up nodes even empty; Quota when a decision for it was dropped over a
- * quota, or its tenant already holds so much that min_gpus more would pass
- * gpu_quota (or guaranteed_gpu_quota for a guaranteed job); Priority when
- * it can be placed in what is free after the round; else Resources.
- * RK_ENOMEM (out untouched).
+ * What every job's reason is measured against, built once per round from
+ * `in` (the capacities with the holders' allocations taken, what each
+ * quota'd tenant holds): rkd_reason_ctx_init, then rkd_reason_of per job.
+ * `sig` digests it: a round whose sig equals the previous round's gives
+ * every job it did not change the reason it had (sched_reason.c).
  */
+#define RKD_REASON_SHAPES 32
+struct rkd_reason_ctx {
+	const struct rkd_reason_input *in;
+	struct rk_capacity empty, now;
+	long long *held, *held_g; /* per in->quotas entry: GPUs held, by guaranteed jobs */
+	uint64_t sig;
+	struct rkd_reason_shape *shapes; /* placement answers per request shape */
+	int n_shapes;
+};
+
+/* RK_ENOMEM (nothing to fini) or 0; `in` is borrowed until rkd_reason_ctx_fini. */
+int rkd_reason_ctx_init(struct rkd_reason_ctx *c, const struct rkd_reason_input *in,
+                        struct rk_error *err);
+void rkd_reason_ctx_fini(struct rkd_reason_ctx *c);
+
+/*
+ * The reason of `j` (RKD_REASON_NONE when it is not pending), first match
+ * wins: Infeasible when its smallest request (min_gpus, with its CPU and
+ * memory per GPU) cannot be placed on the up nodes even empty; Quota when
+ * `quota_dropped` (a decision for it was dropped over a quota), or its
+ * tenant already holds so much that min_gpus more would pass gpu_quota (or
+ * guaranteed_gpu_quota for a guaranteed job); Priority when it can be
+ * placed in what is free after the round; else Resources.
+ */
+enum rkd_reason rkd_reason_of(struct rkd_reason_ctx *c, const struct rk_job *j, int quota_dropped);
+
+/* rkd_reason_of for each of in->jobs (OUT: out[i]). RK_ENOMEM (out untouched). */
 int rkd_reasons_compute(const struct rkd_reason_input *in, enum rkd_reason *out,
                         struct rk_error *err);
 

@@ -157,6 +157,9 @@ struct rkd_sched {
 	pthread_mutex_t reasons_mu;
 	struct rkd_reason_ent *reasons_pub, *reasons_build;
 	int n_reasons_pub, cap_reasons_pub, cap_reasons_build;
+	uint64_t reasons_sig;    /* rkd_reason_ctx.sig of the latest computation */
+	struct rk_job **rchg;    /* the latest round's changed jobs (its feed), for the reasons */
+	int n_rchg, cap_rchg;
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -235,11 +238,15 @@ int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin
 
 /* sched_reason.c: squeue-like pending reasons, after each round's decisions */
 /*
- * Recompute the pending reason of every job the policy saw (Infeasible,
- * Quota, Priority, Resources) against `view` and publish them for reads.
- * `changed` = the round had changes or decisions; else nothing is redone.
+ * After a round's decisions: the pending reason (Infeasible, Quota,
+ * Priority, Resources) of every job the policy saw, against `view`,
+ * published for reads. An incremental round whose capacity and quota
+ * holdings are those of the previous computation recomputes only the jobs
+ * it changed or decided; any other round recomputes all.
  */
-void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int changed);
+void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int incremental);
+/* Keep the round's changed jobs (in.changed) before the feed consumes them. */
+void sched_reasons_note_changed(struct rkd_sched *s, struct rk_job *const *chg, int n);
 /* Rows of a read (state "pending", no hold) get the latest round's reason. Thread-safe. */
 void sched_reasons_fill(const struct rkd_sched *s, struct rkd_job_row *rows, int n);
 void sched_reasons_init(struct rkd_sched *s);

@@ -31,26 +31,45 @@ void sched_reasons_fini(struct rkd_sched *s)
 {
 	free(s->reasons_pub);
 	free(s->reasons_build);
+	free(s->rchg);
 	s->reasons_pub = s->reasons_build = NULL;
+	s->rchg = NULL;
 	pthread_mutex_destroy(&s->reasons_mu);
 }
 
-/* Publish what `r` says of the pending jobs of act (id order); 1 when out of memory. */
-static int publish(struct rkd_sched *s, const enum rkd_reason *r)
+void sched_reasons_note_changed(struct rkd_sched *s, struct rk_job *const *chg, int n)
 {
-	if (s->cap_reasons_build < s->n_act) {
-		int cap = s->n_act + s->n_act / 2 + 16;
-		struct rkd_reason_ent *v = realloc(s->reasons_build, (size_t)cap * sizeof(*v));
-		if (!v)
-			return 1;
-		s->reasons_build = v;
-		s->cap_reasons_build = cap;
+	s->n_rchg = 0;
+	if (n > s->cap_rchg) {
+		struct rk_job **v = realloc(s->rchg, (size_t)n * sizeof(*v));
+		if (!v) {
+			s->reasons_stale = 1; /* the next round recomputes every job */
+			return;
+		}
+		s->rchg = v;
+		s->cap_rchg = n;
 	}
-	int n = 0;
-	for (int i = 0; i < s->n_act; i++)
-		if (s->act[i]->state == RK_JOB_PENDING)
-			s->reasons_build[n++] =
-			    (struct rkd_reason_ent){s->act[i]->id, (unsigned char)r[i]};
+	if (n > 0)
+		memcpy(s->rchg, chg, (size_t)n * sizeof(*chg));
+	s->n_rchg = n;
+}
+
+static int grow_build(struct rkd_sched *s, int n)
+{
+	if (s->cap_reasons_build >= n)
+		return 0;
+	int cap = n + n / 2 + 16;
+	struct rkd_reason_ent *v = realloc(s->reasons_build, (size_t)cap * sizeof(*v));
+	if (!v)
+		return RK_ENOMEM;
+	s->reasons_build = v;
+	s->cap_reasons_build = cap;
+	return 0;
+}
+
+/* Swap reasons_build (n entries, id order) in for readers. */
+static void publish(struct rkd_sched *s, int n)
+{
 	pthread_mutex_lock(&s->reasons_mu);
 	struct rkd_reason_ent *old = s->reasons_pub;
 	int old_cap = s->cap_reasons_pub;
@@ -60,48 +79,120 @@ static int publish(struct rkd_sched *s, const enum rkd_reason *r)
 	pthread_mutex_unlock(&s->reasons_mu);
 	s->reasons_build = old; /* readers only touch reasons_pub, under the lock */
 	s->cap_reasons_build = old_cap;
+}
+
+/* j's new reason into its row; 1 when it changed. */
+static int reason_store(struct sjob *j, enum rkd_reason r)
+{
+	const char *name = j->core.state == RK_JOB_PENDING ? rkd_reason_name(r) : "";
+	if (!strcmp(j->row.pending_reason, name))
+		return 0;
+	memcpy(j->row.pending_reason, name, strlen(name) + 1); /* names fit: see above */
+	return 1;
+}
+
+/* Every job the policy saw: O(queue), when capacity or quotas moved. */
+static int recompute_all(struct rkd_sched *s, struct rkd_reason_ctx *c)
+{
+	if (grow_build(s, s->n_act))
+		return RK_ENOMEM;
+	int n = 0, moved = 0;
+	for (int i = 0; i < s->n_act; i++) {
+		struct sjob *j = SJOB_OF(s->act[i]);
+		enum rkd_reason r = rkd_reason_of(c, &j->core, j->quota_held);
+		moved |= reason_store(j, r);
+		if (j->core.state == RK_JOB_PENDING)
+			s->reasons_build[n++] =
+			    (struct rkd_reason_ent){j->core.id, (unsigned char)r};
+	}
+	if (moved || s->reasons_stale || n != s->n_reasons_pub)
+		publish(s, n);
 	return 0;
 }
 
-void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int changed)
+static int by_id(const void *a, const void *b)
 {
-	if (!changed && !s->reasons_stale)
-		return;
-	int n = s->n_act;
-	enum rkd_reason *r = malloc((size_t)(n > 0 ? n : 1) * sizeof(*r));
-	unsigned char *qd = malloc((size_t)(n > 0 ? n : 1));
-	struct rk_error e;
-	rk_error_clear(&e);
-	int rc = r && qd ? 0 : RK_ENOMEM;
-	for (int i = 0; !rc && i < n; i++)
-		qd[i] = (unsigned char)SJOB_OF(s->act[i])->quota_held;
+	int64_t x = (*(struct rk_job *const *)a)->id, y = (*(struct rk_job *const *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Only the jobs the round changed or decided (the rest keep their reason:
+ * nothing they depend on moved): O(changes log changes), plus one copy of
+ * the published array merged with them.
+ */
+static int recompute_changed(struct rkd_sched *s, struct rkd_reason_ctx *c)
+{
+	int m = s->n_rchg + s->dec.n;
+	struct rk_job **v = malloc((size_t)(m > 0 ? m : 1) * sizeof(*v));
+	if (!v || grow_build(s, s->n_reasons_pub + m)) {
+		free(v);
+		return RK_ENOMEM;
+	}
+	int k = 0;
+	for (int i = 0; i < s->n_rchg; i++)
+		v[k++] = s->rchg[i];
+	for (int i = 0; i < s->dec.n; i++) {
+		struct sjob *j = sched_job_find(s, s->dec.v[i].job_id);
+		if (j)
+			v[k++] = &j->core;
+	}
+	if (k > 1)
+		qsort(v, (size_t)k, sizeof(*v), by_id);
+	int n = 0, p = 0, moved = 0;
+	for (int i = 0; i < k; i++) {
+		if (i > 0 && v[i] == v[i - 1])
+			continue;
+		struct sjob *j = SJOB_OF(v[i]);
+		for (; p < s->n_reasons_pub && s->reasons_pub[p].id < j->core.id; p++)
+			s->reasons_build[n++] = s->reasons_pub[p];
+		if (p < s->n_reasons_pub && s->reasons_pub[p].id == j->core.id)
+			p++; /* replaced by what it is now */
+		/* A job the policy saw (held and ended jobs are not): its reason now. */
+		if (!j->in_act)
+			continue;
+		enum rkd_reason r = rkd_reason_of(c, &j->core, j->quota_held);
+		moved |= reason_store(j, r);
+		if (j->core.state == RK_JOB_PENDING)
+			s->reasons_build[n++] =
+			    (struct rkd_reason_ent){j->core.id, (unsigned char)r};
+	}
+	for (; p < s->n_reasons_pub; p++)
+		s->reasons_build[n++] = s->reasons_pub[p];
+	free(v);
+	if (moved || n != s->n_reasons_pub)
+		publish(s, n);
+	return 0;
+}
+
+void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int incremental)
+{
+	if (incremental && !s->reasons_stale && s->n_rchg == 0 && s->dec.n == 0)
+		return; /* nothing changed: every reason stands */
+	int n_hl = 0;
+	struct rk_job *const *hl = sched_feed_holders(s, &n_hl);
 	struct rkd_reason_input in = {
 	    .installed = &s->cluster,
 	    .view = view,
 	    .jobs = (struct rk_job *const *)s->act,
-	    .n_jobs = n,
+	    .n_jobs = s->n_act,
+	    .holders = hl,
+	    .n_holders = n_hl,
 	    .quotas = s->quotas,
 	    .n_quotas = s->n_quotas,
-	    .quota_dropped = qd,
 	};
-	if (!rc)
-		rc = rkd_reasons_compute(&in, r, &e);
-	int moved = 0;
-	for (int i = 0; !rc && i < n; i++) {
-		struct sjob *j = SJOB_OF(s->act[i]);
-		const char *name = rkd_reason_name(r[i]);
-		if (j->core.state != RK_JOB_PENDING || !strcmp(j->row.pending_reason, name))
-			continue;
-		memcpy(j->row.pending_reason, name, strlen(name) + 1); /* names fit: reason.c */
-		moved = 1;
+	struct rkd_reason_ctx c;
+	struct rk_error e;
+	int rc = rkd_reason_ctx_init(&c, &in, &e);
+	if (!rc) {
+		int all = !incremental || s->reasons_stale || c.sig != s->reasons_sig;
+		rc = all ? recompute_all(s, &c) : recompute_changed(s, &c);
+		if (!rc)
+			s->reasons_sig = c.sig;
+		rkd_reason_ctx_fini(&c);
 	}
-	/* Republished when a reason changed, or when the pending set may have (stale). */
-	if (!rc && (moved || s->reasons_stale))
-		rc = publish(s, r);
-	/* Out of memory: the reasons stay as they were, and are tried again next round. */
+	/* Out of memory: the reasons stay as they were, and all are redone next round. */
 	s->reasons_stale = rc != 0;
-	free(r);
-	free(qd);
 }
 
 static int ent_cmp(const void *key, const void *ent)

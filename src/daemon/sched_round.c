@@ -138,6 +138,7 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 	rk_decisions_clear(&s->dec);
 	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
 	/* Before the decisions are applied: what they change is the next round's feed. */
+	sched_reasons_note_changed(s, in.changed, in.n_changed);
 	sched_feed_consumed(s, ret == 0);
 	if (!ret) {
 		/* Only holders and decided jobs bear on validity: O(holders), not O(queue). */
@@ -150,8 +151,6 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 		if (!ret)
 			ret = round_quotas(s, &vin, err);
 	}
-	/* What the decisions left free is what the pending jobs wait for (sched_reason.c). */
-	int changed = !incremental || in.n_changed > 0 || s->dec.n > 0;
 	if (ret) {
 		s->policy_errors++;
 		sched_event(s, 0, "policy-error", err->msg);
@@ -164,7 +163,8 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 			}
 		}
 	}
-	sched_reasons_update(s, view, changed);
+	/* What the decisions left free is what the pending jobs wait for (sched_reason.c). */
+	sched_reasons_update(s, view, incremental);
 	s->rounds++;
 	s->feed_rounds += (uint64_t)incremental;
 	lat_record(s, mono_ms() - t0);

@@ -270,6 +270,17 @@ static void same_decisions(struct rkd_sched *a, struct rkd_sched *b, int round)
 static void same_jobs(struct rkd_sched *a, struct rkd_sched *b, int round)
 {
 	assert_int_equal(a->n_act, b->n_act);
+	/* What reads see: the published reasons, rebuilt in part by feed rounds, in full without. */
+	if (a->n_reasons_pub != b->n_reasons_pub)
+		fail_msg("round %d (%s): %d published reasons with the feed, %d without", round,
+			 a->policy->name, a->n_reasons_pub, b->n_reasons_pub);
+	for (int i = 0; i < a->n_reasons_pub; i++)
+		if (a->reasons_pub[i].id != b->reasons_pub[i].id ||
+		    a->reasons_pub[i].reason != b->reasons_pub[i].reason)
+			fail_msg("round %d (%s): published reason %d: job %lld (%d) with the feed, "
+				 "%lld (%d) without", round, a->policy->name, i,
+				 (long long)a->reasons_pub[i].id, a->reasons_pub[i].reason,
+				 (long long)b->reasons_pub[i].id, b->reasons_pub[i].reason);
 	for (int i = 0; i < a->n_jobs; i++) {
 		const struct sjob *x = a->jobs[i];
 		const struct sjob *y = sched_job_find(b, x->core.id);
