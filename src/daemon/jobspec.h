@@ -54,6 +54,9 @@ struct rkd_spec {
 	int min_gpus, max_gpus;
 	double est_duration_s;
 	char key[RKD_KEY_MAX];            /* idempotency key, "" = none */
+	/* submit held (sbatch --hold): state, not request, so never in the encoded spec;
+	 * the stored row's hold keeps it (sched_hold.c) */
+	int hold;
 	/*
 	 * `env`: variables the job gets on top of the clean environment
 	 * (identity.h), "NAME=value", in name order; none may be one rubick or

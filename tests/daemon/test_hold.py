@@ -253,6 +253,20 @@ def requeue():
     d = Daemon(cluster="1x4", grace_ms=5000, extra=["--policy", "fifo"]).start()
     rk = cli(d)
     try:
+        # submitted held (sbatch --hold): waits on an idle cluster until released
+        rc, out, err = rk("alice", "submit", "--model", "bert", "--gpus", "1", "--iterations", "5",
+                          "--command", "true", "--hold", "--json")
+        h = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and h.get("hold") == "user" and h.get("pending_reason") == "Held",
+              "submit --hold: %d %s %s" % (rc, out, err))
+        st, e = err_of(d.call("POST", "/v1/jobs", {"model": "bert", "gpus": 1, "iterations": 5,
+                                                   "command": "true", "hold": 1}))
+        check(st == 400 and e.get("field") == "hold", "hold must be a boolean: %d %s" % (st, e))
+        time.sleep(0.6)
+        j = job(d, h.get("id", 0))
+        check(j.get("state") == "pending" and j.get("run") == 0, "held at submission: %s" % j)
+        rc, out, err = rk("alice", "release", str(h.get("id", 0)))
+        check(rc == 0 and d.wait_state(h["id"], ["done"])["state"] == "done", "released, it runs: %s" % err)
         st, j = d.call("POST", "/v1/jobs", {"name": "rq", "model": "bert", "iterations": iters, "gpus": 2,
                                            "command": "sh " + os.path.join(HERE, "job.sh")}, token=ALICE)
         jid = j["id"]
