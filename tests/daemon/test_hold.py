@@ -225,6 +225,8 @@ def holds():
         j = job(d, bid)
         check(j.get("state") == "pending" and j.get("pending_reason") == "Held",
               "held on an idle cluster, after a restart: %s" % j)
+        st, metrics = d.call("GET", "/metrics")
+        check(st == 200 and "\nrubick_jobs_held 1\n" in metrics, "rubick_jobs_held 1: %s" % metrics)
         rc, out, err = rk("admin", "release", str(bid), "--json")
         check(rc == 0 and json.loads(out).get("hold") is None, "admin releases: %d %s %s" % (rc, out, err))
         d.wait_state(bid, ["running"])
