@@ -5,6 +5,9 @@
  * paged through with `before` up to --limit jobs, saying when it cut.
  * Dates are ISO-8601 UTC; TIME is how long a job has run (since its first
  * start) or, pending, waited (since submission), as squeue's TIME.
+ * REASON is why a pending job waits, squeue's %r, as the scheduler computed
+ * it at its latest round (docs/api.md "Pending reasons"): Resources,
+ * Priority, Quota, Held(user|admin), Infeasible, or None before a round.
  */
 #include "cli/commands.h"
 #include "cli/daemon_client.h"
@@ -16,12 +19,17 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: rubick queue [--state STATE | --all] [--tenant T] [--limit N]\n"
-	             "                    [--url URL] [--token-file FILE] [--json]\n"
-	             "  default: active jobs (pending, running, restarting); --all: every job,\n"
-	             "  newest first, at most --limit (default 1000; says so when it cut)\n"
-	             "STATE: pending, running, restarting, done, failed, cancelled\n"
-	             "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n");
+	fprintf(out,
+	        "usage: rubick queue [--state STATE | --all] [--tenant T] [--limit N]\n"
+	        "                    [--url URL] [--token-file FILE] [--json]\n"
+	        "  default: active jobs (pending, running, restarting); --all: every job,\n"
+	        "  newest first, at most --limit (default 1000; says so when it cut)\n"
+	        "STATE: pending, running, restarting, done, failed, cancelled\n"
+	        "REASON (pending jobs, like squeue's %%r): Resources (not enough free now),\n"
+	        "  Priority (room, but the policy started others), Quota (tenant quota held),\n"
+	        "  Held(user|admin) (rubick hold), Infeasible (more than the up nodes have),\n"
+	        "  None (no round has looked at it yet)\n"
+	        "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n");
 }
 
 static int url_safe(const char *value)
@@ -79,9 +87,22 @@ static int newer_first(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
+/* squeue's %r of a pending job, with who holds a held one; "-" otherwise. */
+static const char *reason_text(const json_t *j, char *buf, size_t cap)
+{
+	const char *r = rk_dc_str(j, "pending_reason"), *hold = rk_dc_str(j, "hold");
+	if (!*r)
+		return "-";
+	if (!strcmp(r, "Held") && *hold)
+		snprintf(buf, cap, "Held(%s)", hold);
+	else
+		snprintf(buf, cap, "%s", r);
+	return buf;
+}
+
 static void print_row(const json_t *j, long long now_ms)
 {
-	char held[16] = "-", nodes[64] = "", sub[40], tm[40], iters[32];
+	char held[16] = "-", nodes[64] = "", sub[40], tm[40], iters[32], reason[32];
 	const json_t *alloc = json_object_get(j, "alloc");
 	int g = 0;
 	size_t i;
@@ -103,11 +124,11 @@ static void print_row(const json_t *j, long long now_ms)
 	rk_dc_duration(from >= 0 ? to - from : -1, tm, sizeof(tm));
 	snprintf(iters, sizeof(iters), "%.0f/%.0f", rk_dc_num(j, "iters_done"),
 	         rk_dc_num(j, "iterations"));
-	printf("%8lld %-16.16s %-10.10s %-10s %4d %4s %-8.8s %-20s %11s %-36.36s %11s %3d\n",
+	printf("%8lld %-16.16s %-10.10s %-10s %4d %4s %-8.8s %-20s %11s %-36.36s %11s %3d %s\n",
 	       num_or(j, "id", 0), rk_dc_str(j, "name"), rk_dc_str(j, "tenant"), state,
 	       (int)rk_dc_num(j, "gpus"), held, *nodes ? nodes : "-", sub, tm,
 	       *rk_dc_str(j, "plan") ? rk_dc_str(j, "plan") : "-", iters,
-	       (int)rk_dc_num(j, "restarts"));
+	       (int)rk_dc_num(j, "restarts"), reason_text(j, reason, sizeof(reason)));
 }
 
 int rk_cmd_queue(int argc, char **argv)
@@ -206,9 +227,9 @@ int rk_cmd_queue(int argc, char **argv)
 		rk_dc_print_json(o);
 		json_decref(o);
 	} else {
-		printf("%8s %-16s %-10s %-10s %4s %4s %-8s %-20s %11s %-36s %11s %3s\n", "ID",
+		printf("%8s %-16s %-10s %-10s %4s %4s %-8s %-20s %11s %-36s %11s %3s %s\n", "ID",
 		       "NAME", "TENANT", "STATE", "REQ", "HELD", "NODES", "SUBMIT", "TIME", "PLAN",
-		       "ITERS", "RST");
+		       "ITERS", "RST", "REASON");
 		long long now_ms = (long long)time(NULL) * 1000;
 		for (size_t i = 0; i < n; i++)
 			print_row(v[i], now_ms);

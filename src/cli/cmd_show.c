@@ -64,6 +64,10 @@ int rk_cmd_show(int argc, char **argv)
 	       (int)rk_dc_num(j, "gpus"), (int)rk_dc_num(spec, "min_gpus"),
 	       (int)rk_dc_num(spec, "max_gpus"), (int)rk_dc_num(spec, "global_batch"),
 	       json_is_true(json_object_get(spec, "guaranteed")) ? "guaranteed" : "best-effort");
+	if (*rk_dc_str(j, "pending_reason"))
+		printf("  waiting    %s%s%s%s\n", rk_dc_str(j, "pending_reason"),
+		       *rk_dc_str(j, "hold") ? " (" : "", rk_dc_str(j, "hold"),
+		       *rk_dc_str(j, "hold") ? " hold)" : "");
 	printf("  progress   %.0f / %.0f iterations, %.1f samples/s\n", rk_dc_num(j, "iters_done"),
 	       rk_dc_num(j, "iterations"), rk_dc_num(j, "throughput_sps"));
 	printf("  plan       %s\n", *rk_dc_str(j, "plan") ? rk_dc_str(j, "plan") : "-");

@@ -19,9 +19,14 @@ static void usage(FILE *out)
 		"                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
-		"                     [--key IDEMPOTENCY_KEY]\n"
-		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
-		"  --min-gpus/--max-gpus let the policy resize it within them\n"
+		"                     [--key IDEMPOTENCY_KEY] [--hold]
+"
+		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;
+"
+		"  --min-gpus/--max-gpus let the policy resize it within them
+"
+		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)
+"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
 }
 
@@ -49,8 +54,8 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 		if (c)
 			continue;
 		const char *a = argv[i];
-		if (!strcmp(a, "--guaranteed")) {
-			json_object_set_new(spec, "guaranteed", json_true());
+		if (!strcmp(a, "--guaranteed") || !strcmp(a, "--hold")) {
+			json_object_set_new(spec, a + 2, json_true());
 			continue;
 		}
 		if (i + 1 >= argc) {

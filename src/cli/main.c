@@ -22,6 +22,9 @@ int rk_cmd_logs(int argc, char **argv);
 int rk_cmd_events(int argc, char **argv);
 int rk_cmd_history(int argc, char **argv);
 int rk_cmd_update(int argc, char **argv);
+int rk_cmd_hold(int argc, char **argv);
+int rk_cmd_release(int argc, char **argv);
+int rk_cmd_requeue(int argc, char **argv);
 
 const struct rk_command rk_commands[] = {
 	{"model", "fit and validate the performance model (rubick model --help)", rk_cmd_model},
@@ -37,6 +40,9 @@ const struct rk_command rk_commands[] = {
 	{"show", "one rubickd job with its allocation and plan history", rk_cmd_show},
 	{"cancel", "cancel rubickd jobs", rk_cmd_cancel},
 	{"update", "change a rubickd job's request (GPUs, plan), like scontrol update", rk_cmd_update},
+	{"hold", "keep pending rubickd jobs from being scheduled, like scontrol hold", rk_cmd_hold},
+	{"release", "lift the hold of rubickd jobs, like scontrol release", rk_cmd_release},
+	{"requeue", "checkpoint running rubickd jobs and put them back pending", rk_cmd_requeue},
 	{"logs", "a rubickd job's output (--follow to keep reading)", rk_cmd_logs},
 	{"history", "ended rubickd jobs, like sacct (--csv, --json, --since, --until)", rk_cmd_history},
 	{"events", "a rubickd job's events: launches, exits, reconfigurations", rk_cmd_events},

@@ -127,3 +127,35 @@ void rkd_api_job_report(const struct rkd_api *api, const struct rkd_req *req,
 	}
 	call(api, &m, resp);
 }
+
+/* POST /v1/jobs/{id}/hold|release|requeue (sched_hold.c); bodies per rkd_job_op_parse. */
+static void job_op(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp,
+                   enum rkd_msg_kind kind)
+{
+	struct rkd_msg m = {.kind = kind, .who = &req->who, .job_id = req->id};
+	static const char *const no_args[] = {NULL};
+	if (rkd_req_check_args(req, no_args, &m.verr) ||
+	    rkd_job_op_parse(req->body, req->body_len,
+	                     kind == RKD_MSG_REQUEUE ? &m.hold_after : NULL, &m.verr)) {
+		verr_reply(resp, &m.verr);
+		return;
+	}
+	call(api, &m, resp);
+}
+
+void rkd_api_job_hold(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp)
+{
+	job_op(api, req, resp, RKD_MSG_HOLD);
+}
+
+void rkd_api_job_release(const struct rkd_api *api, const struct rkd_req *req,
+                         struct rkd_resp *resp)
+{
+	job_op(api, req, resp, RKD_MSG_RELEASE);
+}
+
+void rkd_api_job_requeue(const struct rkd_api *api, const struct rkd_req *req,
+                         struct rkd_resp *resp)
+{
+	job_op(api, req, resp, RKD_MSG_REQUEUE);
+}

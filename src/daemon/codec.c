@@ -126,6 +126,14 @@ char *rkd_job_json(const struct rkd_job_row *r, int with_hist, const struct rkd_
 	json_object_set_new(o, "end_ms", r->end_ms >= 0 ? json_integer(r->end_ms) : json_null());
 	json_object_set_new(o, "attained_gpu_s", json_real(r->attained_gpu_s));
 	json_object_set_new(o, "reason", opt_str(r->reason));
+	/* squeue's %r: why a pending job waits; "None" until a round has looked at it */
+	int pending = !strcmp(r->state, "pending");
+	json_object_set_new(o, "pending_reason",
+			    !pending                ? json_null()
+			    : r->hold[0]            ? json_string("Held")
+			    : r->pending_reason[0]  ? json_string(r->pending_reason)
+						    : json_string("None"));
+	json_object_set_new(o, "hold", opt_str(r->hold));
 	json_object_set_new(o, "exit_status",
 			    r->exit_status != -1 ? json_integer(r->exit_status) : json_null());
 	json_t *spec = json_loads(r->spec_json, 0, NULL);

@@ -88,6 +88,11 @@ void rkd_api_job_get(const struct rkd_api *api, const struct rkd_req *req, struc
 void rkd_api_job_cancel(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_job_update(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_job_report(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
+void rkd_api_job_hold(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
+void rkd_api_job_release(const struct rkd_api *api, const struct rkd_req *req,
+                         struct rkd_resp *resp);
+void rkd_api_job_requeue(const struct rkd_api *api, const struct rkd_req *req,
+                         struct rkd_resp *resp);
 void rkd_api_nodes(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_cluster(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);
 void rkd_api_policy_get(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp);

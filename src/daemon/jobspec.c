@@ -210,7 +210,8 @@ void rkd_spec_fini(struct rkd_spec *s)
 static const char *const spec_fields[] = {
 	"name",    "tenant",     "model", "model_spec", "launch",     "command",
 	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan",
-	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", NULL,
+	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", "hold",
+	NULL,
 };
 
 static int spec_strings(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
@@ -320,6 +321,7 @@ int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rk
 	     (ret = get_int(root, "mem_mb", 0, MAX_MEM_MB, &mem, NULL, v)) ||
 	     (ret = get_num(root, "net_gbps", 0, 1e6, &s.net_gbps, NULL, v)) ||
 	     (ret = get_bool(root, "guaranteed", &s.guaranteed, NULL, v)) ||
+	     (ret = get_bool(root, "hold", &s.hold, NULL, v)) ||
 	     (ret = get_int(root, "min_gpus", 1, MAX_GPUS, &mn, &has_mn, v)) ||
 	     (ret = get_int(root, "max_gpus", 1, MAX_GPUS, &mx, &has_mx, v)) ||
 	     (ret = get_num(root, "est_duration_s", 0, 1e10, &s.est_duration_s, NULL, v)) ||
@@ -492,6 +494,26 @@ out:
 	u.min_gpus = (int)mn;
 	u.max_gpus = (int)mx;
 	*out = u;
+	return 0;
+}
+
+int rkd_job_op_parse(const char *body, size_t len, int *hold, struct rkd_verr *v)
+{
+	static const char *const requeue_fields[] = {"hold", NULL}, *const none[] = {NULL};
+	int h = 0;
+	if (len > 0) {
+		json_t *root = load_object(body, len, v);
+		if (!root)
+			return v ? v->e.code : RK_EINVAL;
+		int ret = check_fields(root, hold ? requeue_fields : none, v);
+		if (!ret)
+			ret = get_bool(root, "hold", &h, NULL, v);
+		json_decref(root);
+		if (ret)
+			return ret;
+	}
+	if (hold)
+		*hold = h;
 	return 0;
 }
 

@@ -54,6 +54,9 @@ struct rkd_spec {
 	int min_gpus, max_gpus;
 	double est_duration_s;
 	char key[RKD_KEY_MAX];            /* idempotency key, "" = none */
+	/* submit held (sbatch --hold): state, not request, so never in the encoded spec;
+	 * the stored row's hold keeps it (sched_hold.c) */
+	int hold;
 	/*
 	 * `env`: variables the job gets on top of the clean environment
 	 * (identity.h), "NAME=value", in name order; none may be one rubick or
@@ -89,6 +92,13 @@ struct rkd_update {
 };
 
 int rkd_update_parse(const char *body, size_t len, struct rkd_update *out, struct rkd_verr *v);
+
+/*
+ * The body of POST /v1/jobs/{id}/hold, /release and /requeue: empty, {} or,
+ * where `hold` is not NULL (requeue), {"hold": BOOL} (OUT: *hold, 0 when
+ * absent). Any other field is RK_EINVAL naming it.
+ */
+int rkd_job_op_parse(const char *body, size_t len, int *hold, struct rkd_verr *v);
 
 /* A progress report (POST /v1/jobs/{id}/report). */
 struct rkd_report {

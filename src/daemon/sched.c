@@ -196,6 +196,8 @@ void sched_row_sync(struct sjob *j)
 	j->row.restarts = j->core.restarts;
 	j->row.live_run = j->live_run;
 	j->row.stopping = j->live_run && j->stop != STOP_NONE;
+	if (j->core.state != RK_JOB_PENDING)
+		j->row.pending_reason[0] = '\0'; /* only a pending job waits for something */
 }
 
 /* Sync the row and write it in the current transaction. */

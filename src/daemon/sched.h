@@ -83,6 +83,9 @@ enum rkd_msg_kind {
 	RKD_MSG_METRICS,
 	RKD_MSG_LOG,    /* GET /v1/jobs/{id}/log: filter.before_id is the byte offset */
 	RKD_MSG_EVENTS, /* GET /v1/jobs/{id}/events: filter.limit events, oldest first */
+	RKD_MSG_HOLD,    /* POST /v1/jobs/{id}/hold */
+	RKD_MSG_RELEASE, /* POST /v1/jobs/{id}/release */
+	RKD_MSG_REQUEUE, /* POST /v1/jobs/{id}/requeue: hold_after = {"hold": true} */
 };
 
 /* One request to the scheduler thread and its reply. */
@@ -97,6 +100,7 @@ struct rkd_msg {
 	struct rkd_update update;        /* UPDATE */
 	struct rkd_report report;        /* REPORT */
 	struct rkd_policy_req policy;    /* POLICY_SET */
+	int hold_after;                  /* REQUEUE: hold the job once requeued */
 	/* reply */
 	int status;        /* HTTP status */
 	char *body;        /* malloc'd reply body (JSON, or Prometheus text) */

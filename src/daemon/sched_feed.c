@@ -58,6 +58,17 @@ int sched_feed_releasable(const struct sjob *j)
 	return !j->in_chg && !j->in_act && !j->hl_slot;
 }
 
+/*
+ * What the policy sees (act): active jobs but held ones (docs/api.md "Hold"),
+ * which wait outside every round. A hold or release invalidates the feed
+ * (sched_hold.c), so policies keeping state drop or pick up the job in a
+ * full round; the feed never lists a held job as changed.
+ */
+static int in_policy(const struct sjob *j)
+{
+	return !sched_state_terminal(j->core.state) && !sched_job_held(j);
+}
+
 static int holds(const struct sjob *j)
 {
 	return !sched_state_terminal(j->core.state) && j->core.alloc.n > 0;
@@ -74,12 +85,12 @@ static void feed_rebuild(struct rkd_sched *s)
 	s->n_chg = s->n_act = s->n_hl = s->n_ended = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		struct sjob *j = s->jobs[i];
-		j->in_act = !sched_state_terminal(j->core.state);
-		j->in_ended = !j->in_act;
+		j->in_act = in_policy(j);
+		j->in_ended = sched_state_terminal(j->core.state);
 		j->hl_slot = 0;
 		if (j->in_act)
 			s->act[s->n_act++] = &j->core;
-		else
+		if (j->in_ended)
 			s->ended[s->n_ended++] = &j->core;
 		if (holds(j)) {
 			s->hl[s->n_hl++] = &j->core;
@@ -119,7 +130,7 @@ static void feed_sync(struct rkd_sched *s)
 	int n_gone = 0;
 	for (int i = 0; i < s->n_chg; i++) {
 		struct sjob *j = SJOB_OF(s->chg[i]);
-		int active = !sched_state_terminal(j->core.state);
+		int active = in_policy(j);
 		if (active && !j->in_act) {
 			/* Arrivals come in id order, nearly: append, else insert in place. */
 			int k = s->n_act;
@@ -134,7 +145,7 @@ static void feed_sync(struct rkd_sched *s)
 		} else if (!active && j->in_act) {
 			s->vsnap[n_gone++] = &j->core; /* vsnap is scratch until validation */
 		}
-		if (!active && !j->in_ended) {
+		if (sched_state_terminal(j->core.state) && !j->in_ended) {
 			s->ended[s->n_ended++] = &j->core;
 			j->in_ended = 1;
 		}
@@ -165,6 +176,20 @@ static void feed_sync(struct rkd_sched *s)
 	s->n_act = w;
 }
 
+/* Held jobs out of the changed list: the policy never sees them (in_policy). */
+static void chg_drop_held(struct rkd_sched *s)
+{
+	int w = 0;
+	for (int i = 0; i < s->n_chg; i++) {
+		struct sjob *j = SJOB_OF(s->chg[i]);
+		if (sched_job_held(j))
+			j->in_chg = 0;
+		else
+			s->chg[w++] = s->chg[i];
+	}
+	s->n_chg = w;
+}
+
 int sched_feed_prepare(struct rkd_sched *s)
 {
 	int incremental = s->feed_valid && !s->full_rounds;
@@ -172,6 +197,7 @@ int sched_feed_prepare(struct rkd_sched *s)
 		feed_sync(s);
 	else
 		feed_rebuild(s);
+	chg_drop_held(s);
 	return incremental;
 }
 

@@ -251,6 +251,7 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 	pthread_mutex_init(&s->store_mu, NULL);
 	pthread_mutex_init(&s->sub_mu, NULL);
 	pthread_cond_init(&s->sub_wake, NULL);
+	sched_reasons_init(s);
 	s->sync = cfg->sync;
 	s->db_path = strdup(cfg->db_path);
 	s->state_dir = strdup(cfg->engine_cfg.state_dir ? cfg->engine_cfg.state_dir : "");
@@ -378,6 +379,7 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->url);
 	free(s->db_path);
 	free(s->state_dir);
+	sched_reasons_fini(s);
 	pthread_cond_destroy(&s->sub_wake);
 	pthread_mutex_destroy(&s->sub_mu);
 	pthread_mutex_destroy(&s->store_mu);

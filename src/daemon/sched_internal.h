@@ -40,6 +40,14 @@ struct sjob {
 	int quota_held;          /* a decision was dropped over a quota (event logged once) */
 };
 
+int sched_state_terminal(enum rk_job_state st);
+
+/* Whether j waits under a hold (docs/api.md "Hold"): out of every round until released. */
+static inline int sched_job_held(const struct sjob *j)
+{
+	return j->row.hold[0] && !sched_state_terminal(j->core.state);
+}
+
 /*
  * Reports a job may send: RKD_REPORT_BURST at once, then RKD_REPORT_PER_S a
  * second; beyond, 429 with Retry-After. A training loop reports every few
@@ -60,6 +68,12 @@ struct sub_req {
 };
 
 #define N_LAT_BUCKETS 12
+
+/* A pending job's reason as the latest round computed it (sched_reason.c). */
+struct rkd_reason_ent {
+	int64_t id;
+	unsigned char reason; /* enum rkd_reason */
+};
 
 struct rkd_sched {
 	struct rkd_store *store;
@@ -133,6 +147,19 @@ struct rkd_sched {
 	uint64_t rounds, reconfigs, preemptions, submits, launches, exits, policy_errors;
 	uint64_t feed_rounds;    /* rounds that sent the change feed (incremental) */
 	uint64_t quota_drops;    /* decisions dropped over a tenant quota (sched_round.c) */
+	int reasons_stale;       /* pending reasons must be recomputed at the next round */
+	/*
+	 * The reasons of the latest round for reads on request threads
+	 * (sched_reasons_fill): the pending jobs the policy saw, in id order.
+	 * The scheduler thread fills reasons_build, then swaps it with
+	 * reasons_pub under reasons_mu; readers search reasons_pub under it.
+	 */
+	pthread_mutex_t reasons_mu;
+	struct rkd_reason_ent *reasons_pub, *reasons_build;
+	int n_reasons_pub, cap_reasons_pub, cap_reasons_build;
+	uint64_t reasons_sig;    /* rkd_reason_ctx.sig of the latest computation */
+	struct rk_job **rchg;    /* the latest round's changed jobs (its feed), for the reasons */
+	int n_rchg, cap_rchg;
 	uint64_t lat_count[N_LAT_BUCKETS + 1];
 	double lat_sum_ms;
 	double last_round_ms;
@@ -209,6 +236,27 @@ const struct rk_cluster *sched_view(struct rkd_sched *s);
 int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin,
 			   struct rk_decisions *ds, struct rk_error *err);
 
+/* sched_reason.c: squeue-like pending reasons, after each round's decisions */
+/*
+ * After a round's decisions: the pending reason (Infeasible, Quota,
+ * Priority, Resources) of every job the policy saw, against `view`,
+ * published for reads. An incremental round whose capacity and quota
+ * holdings are those of the previous computation recomputes only the jobs
+ * it changed or decided; any other round recomputes all.
+ */
+void sched_reasons_update(struct rkd_sched *s, const struct rk_cluster *view, int incremental);
+/* Keep the round's changed jobs (in.changed) before the feed consumes them. */
+void sched_reasons_note_changed(struct rkd_sched *s, struct rk_job *const *chg, int n);
+/* Rows of a read (state "pending", no hold) get the latest round's reason. Thread-safe. */
+void sched_reasons_fill(const struct rkd_sched *s, struct rkd_job_row *rows, int n);
+void sched_reasons_init(struct rkd_sched *s);
+void sched_reasons_fini(struct rkd_sched *s);
+
+/* sched_hold.c: hold, release and requeue (docs/api.md "Hold, release, requeue") */
+void sched_on_hold(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+void sched_on_release(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+void sched_on_requeue(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+
 /* sched_feed.c: the change feed of rounds */
 /* List j in the change feed of the next round (any change to a tracked job). */
 void sched_feed_mark(struct rkd_sched *s, struct sjob *j);
@@ -267,6 +315,11 @@ void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t
 int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
 		       int gpus, struct rk_plan *out, struct rk_error *err);
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
+/*
+ * The tracked, active job m->job_id names, or NULL with m's error set: 404
+ * for a missing job or another tenant's (worded alike), 409 for one that ended.
+ */
+struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m);
 
 /* codec.c: text forms and JSON of jobs */
 int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap);

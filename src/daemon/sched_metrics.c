@@ -56,18 +56,21 @@ static void counter(struct buf *b, const char *name, const char *help, uint64_t 
 void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m)
 {
 	struct buf b = {0};
-	int pending = 0, running = 0, restarting = 0, gpus_alloc = 0;
+	int pending = 0, running = 0, restarting = 0, gpus_alloc = 0, held = 0;
 	for (int i = 0; i < s->n_jobs; i++) {
 		const struct rk_job *c = &s->jobs[i]->core;
 		pending += c->state == RK_JOB_PENDING;
 		running += c->state == RK_JOB_RUNNING;
 		restarting += c->state == RK_JOB_RESTARTING;
+		held += sched_job_held(s->jobs[i]);
 		if (!sched_state_terminal(c->state))
 			gpus_alloc += rk_alloc_total_gpus(&c->alloc);
 	}
 	gauge(&b, "rubick_queue_length", "Jobs waiting for resources.", pending);
 	gauge(&b, "rubick_jobs_running", "Jobs holding an allocation (running).", running);
 	gauge(&b, "rubick_jobs_restarting", "Jobs being reconfigured.", restarting);
+	gauge(&b, "rubick_jobs_held", "Pending jobs held (rubick hold), counted in the queue length.",
+	      held);
 	gauge(&b, "rubick_gpus", "GPUs on nodes that are up.", rk_cluster_total_gpus(&s->cluster));
 	gauge(&b, "rubick_gpus_allocated", "GPUs allocated to active jobs.", gpus_alloc);
 	gauge(&b, "rubick_runs_alive", "Job runs the engine has alive.", s->engine->running(s->engine_state));

@@ -211,7 +211,7 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
  * set. Another tenant's job is "does not exist" to a tenant token, word for
  * word what a missing job gets: a tenant learns nothing of others' jobs.
  */
-static struct sjob *job_for_change(struct rkd_sched *s, struct rkd_msg *m)
+struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m)
 {
 	struct sjob *j = sched_job_find(s, m->job_id);
 	char msg[128];
@@ -239,7 +239,7 @@ static struct sjob *job_for_change(struct rkd_sched *s, struct rkd_msg *m)
 
 static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
-	struct sjob *j = job_for_change(s, m);
+	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
 	if (!may_modify(m->who, j)) {
@@ -264,7 +264,7 @@ static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 
 static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
-	struct sjob *j = job_for_change(s, m);
+	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
 	if (!may_modify(m->who, j)) {
@@ -395,7 +395,7 @@ static int report_throttled(struct sjob *j, struct rkd_msg *m, int64_t now)
 
 static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
-	struct sjob *j = job_for_change(s, m);
+	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
 	int own = job_token_ok(s, j, m->who->bearer);
@@ -590,6 +590,9 @@ void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		break;
 	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
 	case RKD_MSG_UPDATE: on_update(s, m, now); break;
+	case RKD_MSG_HOLD: sched_on_hold(s, m, now); break;
+	case RKD_MSG_RELEASE: sched_on_release(s, m, now); break;
+	case RKD_MSG_REQUEUE: sched_on_requeue(s, m, now); break;
 	case RKD_MSG_REPORT: on_report(s, m, now); break;
 	case RKD_MSG_NODES: on_nodes(s, m, 0); break;
 	case RKD_MSG_CLUSTER: on_nodes(s, m, 1); break;

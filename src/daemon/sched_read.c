@@ -46,7 +46,7 @@ static void set_err(struct rkd_msg *m, int code, const char *field, const char *
 	rkd_verr_set(&m->verr, code, field, "%s", msg);
 }
 
-static void read_job(struct rkd_store *store, struct rkd_msg *m)
+static void read_job(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	struct rkd_job_row row;
 	struct rk_error e;
@@ -69,6 +69,7 @@ static void read_job(struct rkd_store *store, struct rkd_msg *m)
 		hist = NULL;
 		n_hist = 0;
 	}
+	sched_reasons_fill(s, &row, 1);
 	m->body = rkd_job_json(&row, 1, hist, n_hist);
 	m->body = rkd_refit_json_add_stored(store, m->job_id, m->body);
 	m->status = m->body ? 200 : 503;
@@ -78,7 +79,7 @@ static void read_job(struct rkd_store *store, struct rkd_msg *m)
 	rkd_job_row_fini(&row);
 }
 
-static void read_list(struct rkd_store *store, struct rkd_msg *m)
+static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	struct rkd_job_filter f = m->filter;
 	int none = 0;
@@ -98,6 +99,7 @@ static void read_list(struct rkd_store *store, struct rkd_msg *m)
 	 * The reply is the jobs' JSON texts joined as they are: no parse and
 	 * re-dump of 10,000 objects (what bounds a listing's CPU time).
 	 */
+	sched_reasons_fill(s, rows, n);
 	size_t cap = 64, len = 0;
 	char **texts = calloc((size_t)(n ? n : 1), sizeof(*texts));
 	for (int i = 0; texts && i < n; i++) {
@@ -136,13 +138,13 @@ static void read_list(struct rkd_store *store, struct rkd_msg *m)
 void sched_read_store(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	if (m->kind == RKD_MSG_GET)
-		read_job(store, m);
+		read_job(s, store, m);
 	else if (m->kind == RKD_MSG_LOG)
 		sched_read_log(s, store, m);
 	else if (m->kind == RKD_MSG_EVENTS)
 		sched_read_events(store, m);
 	else
-		read_list(store, m);
+		read_list(s, store, m);
 }
 
 int sched_readers_init(struct rkd_sched *s, struct rk_error *err)

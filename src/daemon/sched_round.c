@@ -101,6 +101,7 @@ static int round_quotas(struct rkd_sched *s, const struct rk_sched_input *vin,
 		if (!j || j->quota_held)
 			continue;
 		j->quota_held = 1;
+		s->reasons_stale = 1; /* its reason is Quota now */
 		char msg[300];
 		snprintf(msg, sizeof(msg), "job %lld: tenant '%s' %s is %d GPUs; the policy's decision"
 			 " (%d GPUs for the job) would have the tenant hold %d: dropped, the job %s",
@@ -137,6 +138,7 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 	rk_decisions_clear(&s->dec);
 	int ret = s->policy->schedule(s->policy_state, &in, &s->dec, err);
 	/* Before the decisions are applied: what they change is the next round's feed. */
+	sched_reasons_note_changed(s, in.changed, in.n_changed);
 	sched_feed_consumed(s, ret == 0);
 	if (!ret) {
 		/* Only holders and decided jobs bear on validity: O(holders), not O(queue). */
@@ -161,6 +163,8 @@ int sched_round_run(struct rkd_sched *s, int64_t now, struct rk_error *err)
 			}
 		}
 	}
+	/* What the decisions left free is what the pending jobs wait for (sched_reason.c). */
+	sched_reasons_update(s, view, incremental);
 	s->rounds++;
 	s->feed_rounds += (uint64_t)incremental;
 	lat_record(s, mono_ms() - t0);

@@ -178,6 +178,9 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	r->iters_total = c->iters_total;
 	r->req_gpus = c->req_gpus;
 	r->exit_status = -1;
+	/* Held from the start (sbatch --hold): out of every round until released. */
+	if (j->spec.hold)
+		snprintf(r->hold, sizeof(r->hold), "%s", m->who->admin ? "admin" : "user");
 	if (!r->name || !r->tenant || !r->state || !r->model_text || !r->alloc || !r->plan ||
 	    !r->reason || !r->idem_key || !r->job_token || !r->gpu_ids)
 		goto oom;

@@ -58,6 +58,8 @@ static const char *const migrations[] = {
 	/* 4: job tokens only as their SHA-256 (secrets.h); old plaintext ones had 32 digits */
 	"UPDATE jobs SET job_token = rkd_sha256(job_token)"
 	" WHERE job_token <> '' AND length(job_token) <> 64;",
+	/* 5: holds ('' none, 'user', 'admin'; sched_hold.c) */
+	"ALTER TABLE jobs ADD COLUMN hold TEXT NOT NULL DEFAULT '';",
 };
 #define N_MIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -79,13 +81,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_JOB_INSERT] =
 		"INSERT INTO jobs(id,name,tenant,state,spec,model_text,alloc,plan,reason,idem_key,"
 		"submit_ms,first_start_ms,last_change_ms,end_ms,iters_total,iters_done,tput_sps,"
-		"attained_gpu_s,req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run)"
-		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
+		"attained_gpu_s,req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run,"
+		"hold)"
+		" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,"
+		"?27)",
 	[ST_JOB_UPDATE] =
 		"UPDATE jobs SET state=?4,alloc=?7,plan=?8,reason=?9,first_start_ms=?12,"
 		"last_change_ms=?13,end_ms=?14,iters_done=?16,tput_sps=?17,attained_gpu_s=?18,"
 		"req_gpus=?19,run=?20,restarts=?21,stopping=?22,exit_status=?23,spec=?5,gpu_ids=?25,live_run=?26"
-		" WHERE id=?1",
+		",hold=?27 WHERE id=?1",
 	[ST_HIST_ALLOC] = "INSERT INTO allocations(job_id,seq,t_ms,run,alloc,reason) VALUES(?1,"
 			  "(SELECT COUNT(*) FROM allocations WHERE job_id=?1),?2,?3,?4,?5)",
 	[ST_HIST_PLAN] = "INSERT INTO plans(job_id,seq,t_ms,plan) VALUES(?1,"
@@ -111,7 +115,7 @@ struct rkd_store {
 #define JOB_COLUMNS                                                                         \
 	"id,name,tenant,state,spec,model_text,alloc,plan,reason,idem_key,submit_ms,"        \
 	"first_start_ms,last_change_ms,end_ms,iters_total,iters_done,tput_sps,attained_gpu_s," \
-	"req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run"
+	"req_gpus,run,restarts,stopping,exit_status,job_token,gpu_ids,live_run,hold"
 
 static int db_error(struct rkd_store *s, struct rk_error *err, const char *what)
 {
@@ -378,6 +382,7 @@ static void bind_job(sqlite3_stmt *st, const struct rkd_job_row *r)
 	sqlite3_bind_text(st, 24, nz(r->job_token), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 25, nz(r->gpu_ids), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 26, r->live_run);
+	sqlite3_bind_text(st, 27, r->hold, -1, SQLITE_STATIC);
 }
 
 int rkd_store_job_insert(struct rkd_store *s, const struct rkd_job_row *row,
@@ -402,6 +407,13 @@ static char *col_dup(sqlite3_stmt *st, int i)
 {
 	const char *v = (const char *)sqlite3_column_text(st, i);
 	return strdup(v ? v : "");
+}
+
+/* A short column into a fixed buffer (values the daemon wrote: never longer). */
+static void col_copy(sqlite3_stmt *st, int i, char *buf, size_t cap)
+{
+	const char *v = (const char *)sqlite3_column_text(st, i);
+	snprintf(buf, cap, "%s", v ? v : "");
 }
 
 static int row_read(sqlite3_stmt *st, struct rkd_job_row *r)
@@ -433,6 +445,7 @@ static int row_read(sqlite3_stmt *st, struct rkd_job_row *r)
 	r->job_token = col_dup(st, 23);
 	r->gpu_ids = col_dup(st, 24);
 	r->live_run = sqlite3_column_int(st, 25);
+	col_copy(st, 26, r->hold, sizeof(r->hold));
 	if (!r->name || !r->tenant || !r->state || !r->spec_json || !r->model_text ||
 	    !r->alloc || !r->plan || !r->reason || !r->idem_key || !r->job_token || !r->gpu_ids) {
 		rkd_job_row_fini(r);

@@ -50,6 +50,14 @@ struct rkd_job_row {
 	int restarts; /* reconfigurations and preemptions so far */
 	int stopping; /* 1 = the current run was asked to stop */
 	int exit_status; /* last run's wait status encoding (see engine.h), -1 if none */
+	/* who holds the job back from scheduling (docs/api.md "Hold"): "" none, "user", "admin" */
+	char hold[8];
+	/*
+	 * Why a pending job waits, squeue's %r (sched_reason.c): "" when not
+	 * pending or not known. Not stored: rounds recompute it, and reads take
+	 * it from the scheduler's latest round (sched_reasons_fill).
+	 */
+	char pending_reason[16];
 };
 
 void rkd_job_row_fini(struct rkd_job_row *r);

@@ -237,6 +237,21 @@ static int is_live(const struct sjob *j)
 	return j->live_run && is_active(j);
 }
 
+static int is_holdable(const struct sjob *j)
+{
+	return j->core.state == RK_JOB_PENDING && !j->row.hold[0];
+}
+
+static int is_held(const struct sjob *j)
+{
+	return sched_job_held(j);
+}
+
+static int is_requeueable(const struct sjob *j)
+{
+	return is_active(j) && j->core.state != RK_JOB_PENDING;
+}
+
 static void same_decisions(struct rkd_sched *a, struct rkd_sched *b, int round)
 {
 	if (a->dec.n != b->dec.n)
@@ -255,6 +270,17 @@ static void same_decisions(struct rkd_sched *a, struct rkd_sched *b, int round)
 static void same_jobs(struct rkd_sched *a, struct rkd_sched *b, int round)
 {
 	assert_int_equal(a->n_act, b->n_act);
+	/* What reads see: the published reasons, rebuilt in part by feed rounds, in full without. */
+	if (a->n_reasons_pub != b->n_reasons_pub)
+		fail_msg("round %d (%s): %d published reasons with the feed, %d without", round,
+			 a->policy->name, a->n_reasons_pub, b->n_reasons_pub);
+	for (int i = 0; i < a->n_reasons_pub; i++)
+		if (a->reasons_pub[i].id != b->reasons_pub[i].id ||
+		    a->reasons_pub[i].reason != b->reasons_pub[i].reason)
+			fail_msg("round %d (%s): published reason %d: job %lld (%d) with the feed, "
+				 "%lld (%d) without", round, a->policy->name, i,
+				 (long long)a->reasons_pub[i].id, a->reasons_pub[i].reason,
+				 (long long)b->reasons_pub[i].id, b->reasons_pub[i].reason);
 	for (int i = 0; i < a->n_jobs; i++) {
 		const struct sjob *x = a->jobs[i];
 		const struct sjob *y = sched_job_find(b, x->core.id);
@@ -264,15 +290,21 @@ static void same_jobs(struct rkd_sched *a, struct rkd_sched *b, int round)
 		}
 		if (x->core.state != y->core.state || !rk_alloc_equal(&x->core.alloc, &y->core.alloc) ||
 		    x->core.restarts != y->core.restarts || x->live_run != y->live_run ||
-		    strcmp(x->row.gpu_ids, y->row.gpu_ids) || x->core.iters_done != y->core.iters_done)
+		    strcmp(x->row.gpu_ids, y->row.gpu_ids) || x->core.iters_done != y->core.iters_done ||
+		    strcmp(x->row.hold, y->row.hold))
 			fail_msg("round %d (%s): job %lld differs: state %d/%d restarts %d/%d", round,
 				 a->policy->name, (long long)x->core.id, (int)x->core.state,
 				 (int)y->core.state, x->core.restarts, y->core.restarts);
+		/* Reasons too: a feed round that skips recomputing must not leave one stale. */
+		if (strcmp(x->row.pending_reason, y->row.pending_reason))
+			fail_msg("round %d (%s): job %lld waits for %s with the feed, %s without",
+				 round, a->policy->name, (long long)x->core.id,
+				 x->row.pending_reason, y->row.pending_reason);
 	}
 }
 
 struct counts {
-	uint64_t feed, launches, exits, preemptions, reconfigs, errors;
+	uint64_t feed, launches, exits, preemptions, reconfigs, errors, held;
 	int restarts;
 };
 
@@ -343,6 +375,19 @@ static void run_sequence(const char *policy, const char *switch_to, uint64_t see
 				snprintf(m.policy.name, sizeof(m.policy.name), "%s", to);
 				assert_int_equal(deliver(s[k], &m), 200);
 			}
+		} else if (op >= 91 && op < 99) {
+			/* hold a pending job, release a held one, requeue (and hold) a running one */
+			enum rkd_msg_kind kind = op < 94 ? RKD_MSG_HOLD : op < 97 ? RKD_MSG_RELEASE
+								    : RKD_MSG_REQUEUE;
+			j = pick(s[0], kind == RKD_MSG_HOLD      ? is_holdable
+				       : kind == RKD_MSG_RELEASE ? is_held
+								 : is_requeueable);
+			int hold = (int)(lcg() % 2);
+			for (int k = 0; j && k < 2; k++) {
+				struct rkd_msg m = {.kind = kind, .who = &admin, .job_id = j->core.id,
+						    .hold_after = kind == RKD_MSG_REQUEUE && hold};
+				assert_int_equal(deliver(s[k], &m), 200);
+			}
 		} else if (op < 90 && lcg() % 4 == 0) {
 			/* a daemon restart: recovery from the store, runs adopted */
 			for (int k = 0; k < 2; k++) {
@@ -363,6 +408,8 @@ static void run_sequence(const char *policy, const char *switch_to, uint64_t see
 			for (int k = 0; k < 2; k++)
 				rkd_sched_engine_now(s[k]);
 			same_jobs(s[0], s[1], rounds);
+			for (int i = 0; i < s[0]->n_jobs; i++)
+				tot[0].held += (uint64_t)sched_job_held(s[0]->jobs[i]);
 			rounds++;
 		}
 	}
@@ -387,6 +434,7 @@ static void run_sequence(const char *policy, const char *switch_to, uint64_t see
 	assert_int_equal(tot[1].feed, 0);
 	assert_true(tot[0].feed > (uint64_t)rounds / 2);
 	assert_true(tot[0].exits > 0 && tot[0].launches > 0);
+	assert_true(tot[0].held > 0); /* held jobs were there, out of rounds, in some rounds */
 	for (int k = 0; k < 2; k++)
 		rkd_sched_destroy(s[k]);
 	char cmd[64];

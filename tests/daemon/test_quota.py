@@ -128,6 +128,7 @@ def main():
         # and none of the later steps' tables
         db.execute("ALTER TABLE tenants DROP COLUMN guaranteed_gpu_quota")
         db.execute("DROP TABLE IF EXISTS job_fits")
+        db.execute("ALTER TABLE jobs DROP COLUMN hold")  # schema 5
         db.execute("PRAGMA user_version=1")
         db.commit()
         db.close()

@@ -77,6 +77,7 @@ def main():
         d.stop()
         db = sqlite3.connect(os.path.join(d.dir, "state.db"))
         db.execute("DROP TABLE job_fits")
+        db.execute("ALTER TABLE jobs DROP COLUMN hold")  # and schema 5's column
         db.execute("PRAGMA user_version=2")
         db.commit()
         db.close()

@@ -281,6 +281,7 @@ def migration(users):
     con = sqlite3.connect(db)
     old = "0123456789abcdef0123456789abcdef"
     con.execute("UPDATE jobs SET job_token=? WHERE id=?", (old, j["id"]))
+    con.execute("ALTER TABLE jobs DROP COLUMN hold")  # schema 5's column
     con.execute("PRAGMA user_version=3")
     con.commit()
     con.close()

@@ -143,6 +143,46 @@ static void roundtrip_and_reopen(void **state)
 	rkd_store_close(s);
 }
 
+/* Schema 5: a job's hold, stored with the row (its pending reason is not). */
+static void hold_stored(void **state)
+{
+	(void)state;
+	char p5[300];
+	snprintf(p5, sizeof(p5), "%s.hold.db", path);
+	struct rkd_store *s;
+	struct rk_error e;
+	assert_int_equal(rkd_store_open(&s, p5, RKD_SYNC_FULL, &e), 0);
+	assert_true(rkd_store_schema_version(s) >= 5);
+	assert_int_equal(rkd_store_begin(s, &e), 0);
+	struct rkd_job_row a = row(1, "a", "pending"), b = row(2, "b", "pending");
+	snprintf(a.hold, sizeof(a.hold), "admin");
+	snprintf(a.pending_reason, sizeof(a.pending_reason), "Held");
+	assert_int_equal(rkd_store_job_insert(s, &a, &e), 0);
+	assert_int_equal(rkd_store_job_insert(s, &b, &e), 0);
+	snprintf(b.hold, sizeof(b.hold), "user"); /* a whole-row update writes it */
+	assert_int_equal(rkd_store_job_update(s, &b, &e), 0);
+	assert_int_equal(rkd_store_commit(s, &e), 0);
+	rkd_store_close(s);
+	assert_int_equal(rkd_store_open(&s, p5, RKD_SYNC_FULL, &e), 0);
+	struct rkd_job_row *rows;
+	int n;
+	assert_int_equal(rkd_store_job_list_active(s, &rows, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].hold, "admin");
+	assert_string_equal(rows[0].pending_reason, ""); /* the rounds' business */
+	assert_string_equal(rows[1].hold, "user");
+	rkd_job_rows_free(rows, n);
+	assert_int_equal(rkd_store_begin(s, &e), 0);
+	b.hold[0] = '\0';
+	assert_int_equal(rkd_store_job_update(s, &b, &e), 0);
+	assert_int_equal(rkd_store_commit(s, &e), 0);
+	struct rkd_job_row got;
+	assert_int_equal(rkd_store_job_get(s, 2, &got, &e), 0);
+	assert_string_equal(got.hold, "");
+	rkd_job_row_fini(&got);
+	rkd_store_close(s);
+}
+
 static void open_errors(void **state)
 {
 	(void)state;
@@ -165,6 +205,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roundtrip_and_reopen),
+		cmocka_unit_test(hold_stored),
 		cmocka_unit_test(open_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
