@@ -38,31 +38,6 @@ static const char *type_of(const struct rk_job *j)
 	return j->job_type[0] ? j->job_type : j->model->name;
 }
 
-/*
- * CPUs and memory of a job on `node`: its per-GPU request for every GPU it
- * holds alone (required: 0 = the node lacks them), and for shared GPUs up to
- * half of that from what the node has left (the partner already holds the
- * GPU's share; the GPU, not the host, is what the pair contends for).
- */
-static int node_need(const struct rk_place_req *req, const struct rk_node *nd, int whole,
-		     int shared, int free_cpus, int64_t free_mem, int *cpus, int64_t *mem)
-{
-	int c = req->cpus_per_gpu == RK_SHARE_PROPORTIONAL ? nd->cpus / (nd->gpus ? nd->gpus : 1)
-							    : req->cpus_per_gpu;
-	int64_t m = req->mem_mb_per_gpu == RK_SHARE_PROPORTIONAL
-			    ? nd->mem_mb / (nd->gpus ? nd->gpus : 1)
-			    : req->mem_mb_per_gpu;
-	*cpus = c * whole;
-	*mem = m * whole;
-	if (*cpus > free_cpus || *mem > free_mem)
-		return 0;
-	int sc = (c * shared + 1) / 2;
-	int64_t sm = (m * shared + 1) / 2;
-	*cpus += sc < free_cpus - *cpus ? sc : free_cpus - *cpus;
-	*mem += sm < free_mem - *mem ? sm : free_mem - *mem;
-	return 1;
-}
-
 /* GPU g of node is usable by a job needing `mem_mb` alone: nobody holds it. */
 static int gpu_free(const struct round *r, int node, int g)
 {
@@ -213,7 +188,7 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 			continue;
 		int cpus;
 		int64_t mem;
-		if (!node_need(&req, &c->nodes[n], want[n], sh, r->free_cpus[n], r->free_mem[n],
+		if (!rk_share_node_need(&req, &c->nodes[n], want[n], sh, r->free_cpus[n], r->free_mem[n],
 			       &cpus, &mem))
 			return 0;
 		uint64_t mask = shared_mask[n];
