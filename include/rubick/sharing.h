@@ -95,6 +95,33 @@ int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct
 			double partner_mb, int64_t gpu_mem_mb, const struct rk_perf_env *env,
 			struct rk_subbatch *out, int max, struct rk_error *err);
 
+/*
+ * The settings of rk_subbatch_options with no partner (partner_mb = 0, no
+ * memory limit), remembered per (model, global batch, base plan, env) so a
+ * policy asking every round prices each job's accumulation once; callers
+ * filter by memory against each partner. Zero-initialise; entries are
+ * replaced round-robin (src/policy/coloc_place.c). A model whose settings
+ * cannot be computed gets n = 0.
+ */
+#define RK_SUBBATCH_MAX 32
+#define RK_SUBBATCH_CACHE 64
+struct rk_subbatch_set {
+	const struct rk_model *model;
+	const struct rk_perf_env *env;
+	int batch;
+	struct rk_plan plan;
+	int n;
+	struct rk_subbatch opt[RK_SUBBATCH_MAX];
+};
+struct rk_subbatch_cache {
+	struct rk_subbatch_set set[RK_SUBBATCH_CACHE];
+	int next;
+};
+const struct rk_subbatch_set *rk_subbatch_cache_get(struct rk_subbatch_cache *c,
+						    const struct rk_model *m, int global_batch,
+						    const struct rk_plan *base,
+						    const struct rk_perf_env *env);
+
 /* ---- interference table (algorithms.md §3.2, §6) ------------------------------ */
 
 #define RK_XI_TYPE_MAX 64

@@ -7,6 +7,32 @@
 #include "rubick/placement.h"
 #include "rubick/sharing.h"
 
+#include <stdint.h>
+
+const struct rk_subbatch_set *rk_subbatch_cache_get(struct rk_subbatch_cache *c,
+                                                    const struct rk_model *m, int global_batch,
+                                                    const struct rk_plan *base,
+                                                    const struct rk_perf_env *env)
+{
+	for (int i = 0; i < RK_SUBBATCH_CACHE; i++) {
+		const struct rk_subbatch_set *e = &c->set[i];
+		if (e->model == m && e->env == env && e->batch == global_batch &&
+		    rk_plan_equal(&e->plan, base))
+			return e;
+	}
+	struct rk_subbatch_set *e = &c->set[c->next];
+	c->next = (c->next + 1) % RK_SUBBATCH_CACHE;
+	e->model = m;
+	e->env = env;
+	e->batch = global_batch;
+	e->plan = *base;
+	e->n = rk_subbatch_options(m, global_batch, base, 0, INT64_MAX / 4, env, e->opt,
+	                           RK_SUBBATCH_MAX, NULL);
+	if (e->n < 0)
+		e->n = 0;
+	return e;
+}
+
 void rk_nodes_sort_by(int *v, int n, const int *key, int desc)
 {
 	for (int i = 1; i < n; i++) { /* insertion sort: a handful of nodes */

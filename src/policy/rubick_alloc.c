@@ -82,6 +82,7 @@ void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
 	r->plan = plan_for(r, g);
 	r->node = r->now.n == 1 ? r->now.shares[0].node : -1;
 	r->changed = 1;
+	R->n_assign++;
 	rubick_index_update(R, r, 1);
 }
 

@@ -74,6 +74,7 @@ struct round {
 	int cost_w;
 	struct node_price *price; /* per node: the last pricing, reused while it holds */
 	struct rubick_share_round *sh; /* sharing=on with a driver that allows it, else NULL */
+	int n_assign; /* allocations changed so far this round (rubick_assign): cache key */
 };
 
 /*

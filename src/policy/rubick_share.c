@@ -38,11 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SHARE_OPTS     32 /* sub-batch settings considered */
 #define SHARE_PARTNERS 64 /* rk_group_evaluate's limit */
 
 struct rubick_share_state {
-	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
+	struct rk_xi_pairs pairs;     /* interference answers by interned job sides */
+	struct rk_subbatch_cache sbc; /* each job's accumulation settings, priced once */
 };
 
 int rubick_share_state_create(struct rubick_share_state **out)
@@ -69,10 +69,43 @@ struct rubick_share_round {
 	double *mem;   /* per job: per-GPU MiB of its plan, NAN = not yet known */
 	int *in_occ;   /* per job: started sharing this round (occ holds it as it is now) */
 	int *behind;   /* per job position: pending jobs after it in the round's order */
-	double *gtime; /* scratch: seconds until each GPU has no holder */
-	int n_gtime;
+	double *gtime; /* seconds until each GPU has no holder, sorted */
+	int n_gtime;   /* GPUs of the cluster */
+	int gtime_n, gtime_skip;
+	int gtime_key; /* 1 + R->n_assign when gtime was sorted, 0 = never */
 	int tries, started;
+	int max_room; /* most GPUs one node could offer a newcomer: an upper bound for the round */
 };
+
+static int holders(const struct rubick_share_round *sh, int node, int g, int *h);
+static int may_partner(const struct rj *b);
+
+/*
+ * GPUs node n could give a newcomer: those nobody holds (at most the
+ * capacity's free count) plus those one job that may be a partner holds
+ * alone. Starts and pairs only lower it within a round: jobs the round
+ * changed stay in the occupancy as they were and are no partners.
+ */
+static int node_room(const struct round *R, int n)
+{
+	const struct rk_node *nd = &R->in->cluster->nodes[n];
+	int free = 0, single = 0;
+	for (int q = 0; nd->up && q < nd->gpus; q++) {
+		int h[2], cnt = holders(R->sh, n, q, h);
+		free += cnt == 0;
+		single += cnt == 1 && may_partner(&R->j[h[0]]);
+	}
+	return (free < R->cap.free_gpus[n] ? free : R->cap.free_gpus[n]) + single;
+}
+
+static void room_update(struct round *R)
+{
+	R->sh->max_room = 0;
+	for (int n = 0; n < R->in->cluster->n_nodes; n++) {
+		int room = node_room(R, n);
+		R->sh->max_room = room > R->sh->max_room ? room : R->sh->max_room;
+	}
+}
 
 static const char *type_of(const struct rk_job *j)
 {
@@ -190,6 +223,7 @@ int rubick_share_round_init(struct round *R, struct rk_error *err)
 		sh->behind[k] = behind;
 		behind += !R->j[k].was_placed;
 	}
+	room_update(R);
 	return RK_OK;
 }
 
@@ -261,6 +295,10 @@ static double time_to_free(const struct round *R, int g)
 {
 	struct rubick_share_round *sh = R->sh;
 	const struct rk_cluster *c = R->in->cluster;
+	if (sh->gtime_key == R->n_assign + 1) /* nothing moved since the last sort */
+		return g >= 1 && sh->gtime_skip + g <= sh->gtime_n
+		           ? sh->gtime[sh->gtime_skip + g - 1]
+		           : INFINITY;
 	int m = 0, zeros = 0, added = 0;
 	for (int n = 0; n < c->n_nodes; n++)
 		for (int q = 0; c->nodes[n].up && q < c->nodes[n].gpus; q++) {
@@ -283,8 +321,10 @@ static double time_to_free(const struct round *R, int g)
 			sh->gtime[m++] = t;
 	}
 	qsort(sh->gtime, (size_t)m, sizeof(*sh->gtime), by_double);
-	int skip = added < zeros ? added : zeros; /* the GPUs those jobs took were free */
-	return g >= 1 && skip + g <= m ? sh->gtime[skip + g - 1] : INFINITY;
+	sh->gtime_skip = added < zeros ? added : zeros; /* the GPUs those jobs took were free */
+	sh->gtime_n = m;
+	sh->gtime_key = R->n_assign + 1;
+	return time_to_free(R, g);
 }
 
 /*
@@ -503,30 +543,36 @@ static int commit(struct round *R, struct rj *r, int g, const struct choice *c)
 		R->sh->xnow[c->partners[i]] = NAN; /* slowed by r from now */
 	}
 	R->sh->started++;
+	room_update(R);
 	return RK_OK;
 }
 
 int rubick_share_start(struct round *R, struct rj *r, int g, int *rc)
 {
 	struct rubick_share_round *sh = R->sh;
-	if (!sh || r->guaranteed || g < 1 || g > R->node_gpus || sh->tries >= R->st->share_window)
+	if (!sh || r->guaranteed || g < 1 || g > R->node_gpus || g > sh->max_room ||
+	    sh->tries >= R->st->share_window)
 		return 0;
 	struct rk_plan plan = plan_for(r, g);
 	double e_a = remaining_s(r, g);
 	if (plan.tp != 1 || plan.pp != 1 || use_gpus(r, g) != g || !isfinite(e_a))
 		return 0;
-	sh->tries++; /* bounds the per-round cost of the tests */
-	struct rk_subbatch opt[SHARE_OPTS];
-	int no = rk_subbatch_options(r->job->model, r->job->global_batch, &plan, 0, INT64_MAX / 4,
-	                             R->in->env, opt, SHARE_OPTS, NULL);
-	if (no <= 0)
-		return 0;
 	const struct rk_cluster *cl = R->in->cluster;
+	int room = 0;
+	for (int n = 0; n < cl->n_nodes && !room; n++)
+		room = cl->nodes[n].gpus >= g && node_room(R, n) >= g;
+	if (!room)
+		return 0;
+	sh->tries++; /* bounds the per-round cost of the tests */
+	const struct rk_subbatch_set *sb = rk_subbatch_cache_get(
+	    &R->st->share_st->sbc, r->job->model, r->job->global_batch, &plan, R->in->env);
+	if (sb->n <= 0)
+		return 0;
 	sh->n_gtime = 0;
 	for (int n = 0; n < cl->n_nodes; n++)
 		sh->n_gtime += cl->nodes[n].gpus;
 	int k = (int)(r - R->j);
-	struct try t = {.r = r, .g = g, .e_a = e_a, .opt = opt, .n_opt = no};
+	struct try t = {.r = r, .g = g, .e_a = e_a, .opt = sb->opt, .n_opt = sb->n};
 	t.t_free = time_to_free(R, g);
 	t.queue_w = R->total_gpus > 0 ? (double)sh->behind[k] / R->total_gpus : 0;
 	t.fewer_s = fewer_alone_s(R, r, g);

@@ -9,30 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings of `a` from the cache (computed once per model, batch and plan). */
-static const struct sb_entry *sb_get(struct bsbf_state *st, const struct rk_job *a,
-				     const struct rk_perf_env *env)
-{
-	for (int i = 0; i < SB_CACHE; i++) {
-		struct sb_entry *e = &st->sb[i];
-		if (e->model == a->model && e->env == env && e->batch == a->global_batch &&
-		    rk_plan_equal(&e->plan, &a->req_plan))
-			return e;
-	}
-	struct sb_entry *e = &st->sb[st->sb_next];
-	st->sb_next = (st->sb_next + 1) % SB_CACHE;
-	struct rk_error err;
-	e->model = a->model;
-	e->env = env;
-	e->batch = a->global_batch;
-	e->plan = a->req_plan;
-	e->n = rk_subbatch_options(a->model, a->global_batch, &a->req_plan, 0, INT64_MAX / 4, env,
-				   e->opt, MAX_SUBBATCH, &err);
-	if (e->n < 0)
-		e->n = 0;
-	return e;
-}
-
 static const char *type_of(const struct rk_job *j)
 {
 	return j->job_type[0] ? j->job_type : j->model->name;
@@ -321,7 +297,8 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 	/* Partners in node and GPU order (first fit), each once: bsbf_scan()'s list. */
 	memcpy(cands, r->part, (size_t)nc * sizeof(*cands));
 	/* The test (or, for FFS, the first setting that fits) per partner. */
-	const struct sb_entry *sb = sb_get(st, a, in->env);
+	const struct rk_subbatch_set *sb =
+	    rk_subbatch_cache_get(&st->sb, a->model, a->global_batch, &a->req_plan, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	const char *side_gt = NULL; /* a's interned side is per GPU type */
 	/* Jobs queued behind a, per GPU of the cluster: rk_group_evaluate's weight
