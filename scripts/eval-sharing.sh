@@ -18,10 +18,14 @@
 # with placement=contention is measured by scripts/eval-contention.sh (both
 # physics at once).
 # Prints one markdown table per case (docs/eval-sharing.md keeps the figures).
-#   usage: scripts/eval-sharing.sh [BUILD_DIR]   (default build)
+#   usage: scripts/eval-sharing.sh [BUILD_DIR [JOBS]]   (default build, 1)
+# JOBS cases run at once (rubick's runs on the Gavel VCs take the longest);
+# the tables come out in the same order whatever JOBS is.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
+jobs=${2:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "eval-sharing: JOBS=$jobs: must be a positive integer" >&2; exit 2; }
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}
 [ -x "$rubick" ] || { echo "eval-sharing: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }
@@ -53,13 +57,25 @@ run_case() { # label trace cluster
 				(a[i]-ref)/ref*100, v[i] }'
 }
 
-run_case "Gavel Philly VC 6214e9 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/6214e9.trace" "8x8:v100"
-run_case "Gavel Philly VC 0e4a51 (1,181 jobs)" "$shared/traces/gavel/msr/seed0/0e4a51.trace" "8x8:v100"
-run_case "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv" "8x8:v100"
-run_case "Muri trace3 (992 jobs), A800 80 GiB" "$shared/traces/muri/trace-data/trace3.csv" "4x8"
+# Each case into its own file, at most $jobs at once, printed in order.
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+n_case=0
+case_bg() { # as run_case
+	n_case=$((n_case + 1))
+	run_case "$@" >"$out/$(printf %03d $n_case)" &
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+}
+
+case_bg "Gavel Philly VC 6214e9 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/6214e9.trace" "8x8:v100"
+case_bg "Gavel Philly VC 0e4a51 (1,181 jobs)" "$shared/traces/gavel/msr/seed0/0e4a51.trace" "8x8:v100"
+case_bg "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv" "8x8:v100"
+case_bg "Muri trace3 (992 jobs), A800 80 GiB" "$shared/traces/muri/trace-data/trace3.csv" "4x8"
 for c in 8x8:v100 4x8; do
-	run_case "Held out: Muri trace1 (1,494 jobs)" "$shared/traces/muri/trace-data/trace1.csv" "$c"
-	run_case "Held out: Muri trace4 (2,638 jobs)" "$shared/traces/muri/trace-data/trace4.csv" "$c"
-	run_case "Held out: Gavel Philly VC 103959 (986 jobs)" "$shared/traces/gavel/msr/seed0/103959.trace" "$c"
-	run_case "Held out: Gavel Philly VC 11cb48 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/11cb48.trace" "$c"
+	case_bg "Held out: Muri trace1 (1,494 jobs)" "$shared/traces/muri/trace-data/trace1.csv" "$c"
+	case_bg "Held out: Muri trace4 (2,638 jobs)" "$shared/traces/muri/trace-data/trace4.csv" "$c"
+	case_bg "Held out: Gavel Philly VC 103959 (986 jobs)" "$shared/traces/gavel/msr/seed0/103959.trace" "$c"
+	case_bg "Held out: Gavel Philly VC 11cb48 (2,000 jobs)" "$shared/traces/gavel/msr/seed0/11cb48.trace" "$c"
 done
+for p in $(jobs -rp); do wait "$p"; done # a failed case fails the script (set -e)
+cat "$out"/*
