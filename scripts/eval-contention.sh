@@ -48,14 +48,14 @@ run_case "Muri testbed trace (400 jobs, 1-32 GPUs)" "$shared/traces/muri/testbed
 run_case "Muri testbed trace on nodes of 6 GPUs" "$shared/traces/muri/testbed/cluster_trace.csv" 11x6
 run_case "Muri trace3 on nodes of 6 GPUs" "$shared/traces/muri/trace-data/trace3.csv" 11x6
 
-both_case() { # label trace
-	local label=$1 trace=$2
+both_case() { # label trace cluster
+	local label=$1 trace=$2 cluster=$3
 	echo
-	echo "### $label — \`--cluster 8x8,net=3.125 --sharing on --contention on --oracle model\`"
+	echo "### $label — \`--cluster $cluster --sharing on --contention on --oracle model\`"
 	echo
 	echo "| policy | avg JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | avg JCT vs sjf-bco | guarantees missed |"
 	echo "|---|---|---|---|---|---|"
-	"$rubick" sim --trace "$trace" --cluster "8x8,net=3.125" --oracle model --sharing on --contention on \
+	"$rubick" sim --trace "$trace" --cluster "$cluster" --oracle model --sharing on --contention on \
 		--policy 'sjf-bsbf,sjf-bco,sjf,rubick,rubick:sharing=on,rubick:placement=contention,rubick[sharing=on,placement=contention]' \
 		--no-timing --skip-bad 2>/dev/null |
 		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-bco|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; k[n]=$5; v[n]=$12;
@@ -68,5 +68,9 @@ both_case() { # label trace
 
 echo
 echo "## Both physics: GPU sharing and NIC contention at 25 Gb/s"
-both_case "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv"
-both_case "Muri testbed trace (400 jobs, 1-32 GPUs)" "$shared/traces/muri/testbed/cluster_trace.csv"
+# 8x8 A800 (light: jobs run faster than their V100 trace lengths) and nodes
+# of 6 V100s (loaded, and multi-node jobs split: both options have choices).
+for c in 8x8,net=3.125 11x6:v100,net=3.125; do
+	both_case "Muri trace3 (992 jobs)" "$shared/traces/muri/trace-data/trace3.csv" "$c"
+	both_case "Muri testbed trace (400 jobs, 1-32 GPUs)" "$shared/traces/muri/testbed/cluster_trace.csv" "$c"
+done

@@ -42,11 +42,11 @@ run_case() { # label trace cluster
 	{
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
 			--sharing on --no-timing --skip-bad 2>/dev/null
-		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$rubicks" --oracle model \
-			--sharing on --no-timing --skip-bad 2>/dev/null
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy sjf --oracle model \
 			--policy-options placement=spread --sharing on --no-timing --skip-bad 2>/dev/null |
 			awk '$1 == "sjf" { $1 = "sjf_placement=spread" } { print }'
+		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$rubicks" --oracle model \
+			--sharing on --no-timing --skip-bad 2>/dev/null
 	} |
 		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf|sjf_placement=spread|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5; v[n]=$12;
 			if (p[n] == "sjf_placement=spread") p[n] = "sjf placement=spread";
