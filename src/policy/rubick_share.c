@@ -390,8 +390,7 @@ struct choice {
 };
 
 /* Everything one try shares across nodes. */
-struct
-try {
+struct share_try {
 	const struct rj *r;
 	int g;
 	double e_a, t_free, queue_w, fewer_s;
@@ -401,7 +400,7 @@ try {
 };
 
 /* The candidate partners on node n, each screened by the pair test. */
-static int node_cands(const struct round *R, const struct try *t, int n, struct cand *cs)
+static int node_cands(const struct round *R, const struct share_try *t, int n, struct cand *cs)
 {
 	const struct rk_node *nd = &R->in->cluster->nodes[n];
 	int m = 0;
@@ -455,7 +454,7 @@ static int node_cands(const struct round *R, const struct try *t, int n, struct 
 }
 
 /* Sharing on node n: free GPUs first, then partners by benefit; the group test. */
-static void try_node(const struct round *R, const struct try *t, int n, struct choice *best)
+static void try_node(const struct round *R, const struct share_try *t, int n, struct choice *best)
 {
 	const struct rk_node *nd = &R->in->cluster->nodes[n];
 	if (!nd->up || nd->gpus < t->g || nd->gpus > 64)
@@ -572,7 +571,7 @@ int rubick_share_start(struct round *R, struct rj *r, int g, int *rc)
 	for (int n = 0; n < cl->n_nodes; n++)
 		sh->n_gtime += cl->nodes[n].gpus;
 	int k = (int)(r - R->j);
-	struct try t = {.r = r, .g = g, .e_a = e_a, .opt = sb->opt, .n_opt = sb->n};
+	struct share_try t = {.r = r, .g = g, .e_a = e_a, .opt = sb->opt, .n_opt = sb->n};
 	t.t_free = time_to_free(R, g);
 	t.queue_w = R->total_gpus > 0 ? (double)sh->behind[k] / R->total_gpus : 0;
 	t.fewer_s = fewer_alone_s(R, r, g);
