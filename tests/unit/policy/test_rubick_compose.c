@@ -195,6 +195,49 @@ static void pair_is_kept_next_round(void **state)
 }
 
 /*
+ * A round that starts a pair names the GPUs of every job it starts: a short
+ * job c started first on the node's free GPUs (without names), then a
+ * shares the rest and the partner's GPUs. c must get GPUs neither a nor
+ * the partner holds (the engine would otherwise give it the lowest GPUs
+ * nobody held before the round: those a names). Models unfitted, so every
+ * job runs exactly its request.
+ */
+static void starts_beside_a_pair_get_their_own_gpus(void **state)
+{
+	(void)state;
+	struct rk_xi_table xi;
+	xi_table(&xi, 1.1);
+	struct fixture f;
+	fx_init(&f, 1);
+	f.nodes[0].gpu_mem_mb = 80 * 1024;
+	f.model.perf = (struct rk_perf_params){0};
+	struct rk_job *b = fx_job(&f, 1, 0, 4, 0);
+	b->iters_total = 1e6;
+	b->restarts = 5;
+	fx_run_on(b, 0, 0);
+	b->alloc.shares[0].gpu_mask = 0x0f;
+	struct rk_job *a = fx_job(&f, 2, 1, 6, 0);
+	a->global_batch = 48;
+	a->req_plan = fx_dp_plan(48, 6, 0);
+	fx_job(&f, 3, 2, 2, 0)->iters_total = 10; /* c: shortest, first in SRTF order */
+	struct rk_decisions d;
+	struct rk_error err;
+	assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+	const struct rk_decision *da = fx_decision(&d, 2), *dc = fx_decision(&d, 3);
+	assert_non_null(da);
+	assert_non_null(dc);
+	uint64_t ma = da->alloc.shares[0].gpu_mask, mc = dc->alloc.shares[0].gpu_mask;
+	assert_int_equal(__builtin_popcountll(ma), 6);
+	assert_int_equal(__builtin_popcountll(mc), 2);
+	assert_int_equal(ma & 0x0f, 0x0f); /* a shares all of the partner's GPUs */
+	assert_int_equal(mc & (ma | 0x0f), 0);
+	share_rules_hold(&f, &d);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+	rk_xi_table_fini(&xi);
+}
+
+/*
  * SJF-BCO's node choice: best fit on one node; else the fewest nodes at the
  * lowest contention level, most free GPUs first; a cap u excludes nodes with
  * u or more cross-node jobs.
@@ -299,6 +342,7 @@ int main(void)
 	    cmocka_unit_test(shares_when_it_pays),
 	    cmocka_unit_test(declines_otherwise),
 	    cmocka_unit_test(pair_is_kept_next_round),
+	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
 	    cmocka_unit_test(contention_choose_cases),
 	    cmocka_unit_test(placement_avoids_contended_nodes),
 	    cmocka_unit_test(options_are_checked),
