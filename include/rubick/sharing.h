@@ -95,6 +95,33 @@ int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct
 			double partner_mb, int64_t gpu_mem_mb, const struct rk_perf_env *env,
 			struct rk_subbatch *out, int max, struct rk_error *err);
 
+/*
+ * The settings of rk_subbatch_options with no partner (partner_mb = 0, no
+ * memory limit), remembered per (model, global batch, base plan, env) so a
+ * policy asking every round prices each job's accumulation once; callers
+ * filter by memory against each partner. Zero-initialise; entries are
+ * replaced round-robin (src/policy/coloc_place.c). A model whose settings
+ * cannot be computed gets n = 0.
+ */
+#define RK_SUBBATCH_MAX 32
+#define RK_SUBBATCH_CACHE 64
+struct rk_subbatch_set {
+	const struct rk_model *model;
+	const struct rk_perf_env *env;
+	int batch;
+	struct rk_plan plan;
+	int n;
+	struct rk_subbatch opt[RK_SUBBATCH_MAX];
+};
+struct rk_subbatch_cache {
+	struct rk_subbatch_set set[RK_SUBBATCH_CACHE];
+	int next;
+};
+const struct rk_subbatch_set *rk_subbatch_cache_get(struct rk_subbatch_cache *c,
+						    const struct rk_model *m, int global_batch,
+						    const struct rk_plan *base,
+						    const struct rk_perf_env *env);
+
 /* ---- interference table (algorithms.md §3.2, §6) ------------------------------ */
 
 #define RK_XI_TYPE_MAX 64
@@ -320,5 +347,34 @@ struct rk_rar_job {
  */
 int rk_rar_iter_s(const struct rk_rar_job *j, int p, double b_in_gbps, double b_ex_gbps,
 		  double overhead_s, double *iter_s, struct rk_error *err);
+
+/*
+ * SJF-BCO's node choice (algorithms.md §4.3 line 6, reconstructed;
+ * src/policy/coloc_place.c), shared by sjf-bco and rubick's option
+ * placement=contention: `g` GPUs out of `cap_g[n]` usable GPUs on each of
+ * `nn` nodes, where `k[n]` cross-node jobs already hold GPUs. One node when
+ * one has room (best fit: the fewest usable GPUs); otherwise the fewest nodes
+ * among those with k_s <= kk, for the lowest contention level kk < u that
+ * allows that many, taking the nodes with most usable GPUs first (balanced
+ * contention). `scratch`: nn ints. OUT: nodes[], per[] (GPUs on each, at
+ * most RK_PLACEMENT_MAX_NODES entries), *n_nodes. 1 = placed, 0 = no fit.
+ */
+int rk_contention_choose(const int *cap_g, const int *k, int nn, int g, int u, int *scratch,
+			 int *nodes, int *per, int *n_nodes);
+/* Sort node ids v[0..n) by key[v[i]], ascending or (desc) descending; stable. */
+void rk_nodes_sort_by(int *v, int n, const int *key, int desc);
+
+/*
+ * CPUs and host memory of a job on node `nd` that holds `whole` GPUs alone
+ * and `shared` GPUs together with a running job (sjf-bsbf, sjf-ffs, rubick
+ * sharing=on): its per-GPU request (req->cpus_per_gpu / mem_mb_per_gpu, the
+ * node's proportional share for RK_SHARE_PROPORTIONAL) for each whole GPU,
+ * required; for shared GPUs up to half of that from what is left (the
+ * partner holds the GPU's host share; the GPU is what the pair contends
+ * for). OUT: *cpus, *mem. 1 = fits in free_cpus / free_mem, 0 = not.
+ */
+struct rk_place_req;
+int rk_share_node_need(const struct rk_place_req *req, const struct rk_node *nd, int whole,
+		       int shared, int free_cpus, int64_t free_mem, int *cpus, int64_t *mem);
 
 #endif

@@ -19,14 +19,10 @@ static void usage(FILE *out)
 		"                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
-		"                     [--key IDEMPOTENCY_KEY] [--hold]
-"
-		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;
-"
-		"  --min-gpus/--max-gpus let the policy resize it within them
-"
-		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)
-"
+		"                     [--key IDEMPOTENCY_KEY] [--hold]\n"
+		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
+		"  --min-gpus/--max-gpus let the policy resize it within them\n"
+		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
 }
 

@@ -146,8 +146,11 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 			return 1;
 		}
 	}
-	return rubick_shrink_for(R, r, gmin, q >= 0 && gmin <= q - quota_used(R, r->job->tenant) ? gmin : gmax,
-			  want, rc);
+	if (rubick_shrink_for(R, r, gmin, q >= 0 && gmin <= q - quota_used(R, r->job->tenant) ? gmin : gmax,
+			      want, rc))
+		return 1;
+	/* sharing=on: no exclusive room, a best-effort job may share (rubick_share.c) */
+	return !*rc && R->sh && !r->guaranteed ? rubick_share_start(R, r, gmax, rc) : 0;
 }
 
 /* Step 4: leftover GPUs of each node to its steepest single-node job. */
@@ -161,7 +164,7 @@ static int expand(struct round *R)
 			for (int li = 0; li < R->n_on[n] && free > 0; li++) {
 				int i = list[li];
 				struct rj *r = &R->j[i];
-				if (r->node != n || r->g < 1 || !r->view)
+				if (r->node != n || r->g < 1 || !r->view || r->shared)
 					continue;
 				int running = r->was_placed && !r->fresh;
 				/* The restart limit protects a job from being shrunk
@@ -417,7 +420,10 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		free(want);
 		return rk_error_set(err, RK_ENOMEM, "rubick: out of memory for %d jobs", R.n);
 	}
-	rc = rk_capacity_from_jobs(&R.cap, in->cluster, in->jobs, in->n_jobs, err);
+	/* sharing=on: rubick_share_round_init counts a GPU two jobs hold once */
+	rc = st->share && in->gpu_sharing
+		 ? 0
+		 : rk_capacity_from_jobs(&R.cap, in->cluster, in->jobs, in->n_jobs, err);
 	if (rc)
 		goto out;
 	for (int i = 0; i < R.n && !rc; i++)
@@ -425,9 +431,14 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	if (rc)
 		goto fail;
 	qsort(R.j, (size_t)R.n, sizeof(*R.j), cmp_order);
+	rc = rubick_share_round_init(&R, err);
+	if (rc)
+		goto fail;
 	for (int k = 0; k < in->cluster->n_nodes; k++)
 		if (in->cluster->nodes[k].gpus > R.slots)
 			R.slots = in->cluster->nodes[k].gpus;
+	if (R.sh)
+		R.slots *= 2; /* a shared GPU has two holders */
 	R.on = malloc(((size_t)in->cluster->n_nodes * R.slots + 1) * sizeof(*R.on));
 	R.n_on = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.n_on));
 	if (!R.on || !R.n_on) {
@@ -470,12 +481,15 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		rc = expand(&R);
 	if (!rc)
 		replan_guaranteed(&R);
+	if (!rc && R.sh)
+		rc = rubick_share_name_gpus(&R);
 	if (!rc)
 		rc = emit(&R, out);
 fail:
 	if (rc && (!err || err->code == RK_OK))
 		rk_error_set(err, rc, "rubick: round failed (%s)", rk_strerror(rc));
 out:
+	rubick_share_round_fini(&R);
 	for (int i = 0; i < R.n; i++)
 		rk_alloc_fini(&R.j[i].now);
 	rk_capacity_fini(&R.cap);

@@ -33,7 +33,9 @@ int rubick_try_place(const struct round *R, const struct rj *r, int g,
 	struct rk_plan p = plan_for(r, g);
 	struct rk_place_req req = {.gpus = g, .cpus_per_gpu = cpus_for(r, g),
 				   .mem_mb_per_gpu = mem_per_gpu(r), .gpus_multiple = p.tp};
-	if (rk_place_gang(cap, &req, a))
+	/* placement=contention: SJF-BCO's node choice (rubick_place.c) */
+	if (R->st->place_contention ? rubick_place_contention(R, cap, &req, a)
+				    : rk_place_gang(cap, &req, a))
 		return -1;
 	if (a->n > (g + R->node_gpus - 1) / R->node_gpus) {
 		rk_alloc_fini(a);
@@ -80,6 +82,7 @@ void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
 	r->plan = plan_for(r, g);
 	r->node = r->now.n == 1 ? r->now.shares[0].node : -1;
 	r->changed = 1;
+	R->n_assign++;
 	rubick_index_update(R, r, 1);
 }
 

@@ -51,7 +51,21 @@ struct rubick_state {
 	struct rk_tenant_quota *quota; /* option quota= (owned), overriding the driver's */
 	int n_quota;
 	struct rubick_cache *cache;
+	/* Composition with the co-location policies (issue 15, rubick_share.c and
+	 * rubick_place.c): option sharing=on (a pending best-effort job may share
+	 * GPUs with a running one when the driver allows it), share_window=N
+	 * (pending jobs per round that may try), placement=contention (SJF-BCO's
+	 * node choice for jobs on several nodes). */
+	int share;
+	int share_window;
+	int place_contention;
+	struct rubick_share_state *share_st; /* owned, NULL unless share */
 };
+
+struct rubick_share_state;
+/* The state sharing=on keeps across rounds (rubick_share.c). OUT: *out. RK_ENOMEM. */
+int rubick_share_state_create(struct rubick_share_state **out);
+void rubick_share_state_destroy(struct rubick_share_state *s);
 
 /* Parse `options` and allocate the state of a `mode` policy. OUT: *state. */
 int rubick_state_create(void **state, const char *options, struct rk_error *err,

@@ -3,7 +3,10 @@
  * "restart_s=SECONDS" (the restart delay the policy plans with),
  * "order=srtf|fifo" (queue order inside a class),
  * "guaranteed=keep|reconfigure" (may guaranteed jobs leave their request?) and
- * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant).
+ * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant),
+ * "sharing=on|off", "share_window=N" and "placement=spread|contention"
+ * (composition with GPU sharing and contention-aware placement, issue 15;
+ * rubick_share.c, rubick_place.c).
  */
 #include "policy/rubick_internal.h"
 
@@ -63,10 +66,30 @@ static int parse_options(struct rubick_state *st, const char *options, struct rk
 							err);
 			if (rc)
 				return rc;
+		} else if (!strcmp(k, "sharing")) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return rk_error_set(err, RK_EINVAL,
+						    "rubick: sharing=%s: must be 'on' or 'off'", v);
+			st->share = !strcmp(v, "on");
+		} else if (!strcmp(k, "share_window")) {
+			char *end;
+			errno = 0;
+			long w = strtol(v, &end, 10);
+			if (errno || end == v || *end || w < 1 || w > 1000000)
+				return rk_error_set(err, RK_ERANGE,
+						    "rubick: share_window=%s: must be an integer "
+						    "1..1000000", v);
+			st->share_window = (int)w;
+		} else if (!strcmp(k, "placement")) {
+			if (strcmp(v, "spread") && strcmp(v, "contention"))
+				return rk_error_set(err, RK_EINVAL,
+						    "rubick: placement=%s: must be 'spread' or "
+						    "'contention'", v);
+			st->place_contention = !strcmp(v, "contention");
 		} else {
 			return rk_error_set(err, RK_EINVAL,
-					    "rubick: unknown option '%s' "
-					    "(known: restart_s, order, guaranteed, quota)",
+					    "rubick: unknown option '%s' (known: restart_s, order, "
+					    "guaranteed, quota, sharing, share_window, placement)",
 					    k);
 		}
 	}
@@ -83,10 +106,14 @@ int rubick_state_create(void **state, const char *options, struct rk_error *err,
 	st->mode = mode;
 	st->restart_s = RUBICK_RESTART_S_DEFAULT;
 	st->order_srtf = 1;
+	st->share_window = 32; /* as sjf-bsbf's window: the shortest jobs get the chance */
 	int rc = parse_options(st, options, err);
 	if (!rc && rubick_cache_create(&st->cache))
 		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
+	if (!rc && st->share && rubick_share_state_create(&st->share_st))
+		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
 	if (rc) {
+		rubick_cache_destroy(st->cache);
 		free(st->quota);
 		free(st);
 		return rc;
@@ -101,6 +128,7 @@ void rubick_state_destroy(void *state)
 	if (!st)
 		return;
 	rubick_cache_destroy(st->cache);
+	rubick_share_state_destroy(st->share_st);
 	free(st->quota);
 	free(st);
 }

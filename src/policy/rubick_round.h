@@ -47,6 +47,7 @@ struct rj {
 	int g;            /* GPUs held after this round's changes */
 	int node;         /* the node of a single-node job, -1 otherwise */
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
+	int shared;       /* holds a GPU with another job (sharing=on): never resized */
 	double key_s;     /* predicted run time left at the request: queue order */
 	struct rk_alloc now;
 	struct rk_plan plan;
@@ -73,6 +74,8 @@ struct round {
 	double *cost_of;  /* scratch of choose_nodes: cost per node for amount cost_w, -1 = unknown */
 	int cost_w;
 	struct node_price *price; /* per node: the last pricing, reused while it holds */
+	struct rubick_share_round *sh; /* sharing=on with a driver that allows it, else NULL */
+	int n_assign; /* allocations changed so far this round (rubick_assign): cache key */
 };
 
 /*
@@ -103,6 +106,27 @@ int rubick_resize(struct round *R, struct rj *r, int g);
 void rubick_node_max_rem(struct round *R, int node);
 /* Shrink phase for pending `r` (sizes gmin..gmax); 1 when it was started. */
 int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc);
+
+/* ---- composition with GPU sharing (rubick_share.c) and placement (rubick_place.c) ---- */
+
+/*
+ * Round set-up of sharing=on when the driver allows sharing: the GPU
+ * occupancy of the snapshot, the capacity (a GPU two jobs hold counted
+ * once) and rj.shared of every job holding a shared GPU. Leaves R->sh NULL
+ * (and does nothing) otherwise; the caller then builds the capacity.
+ */
+int rubick_share_round_init(struct round *R, struct rk_error *err);
+void rubick_share_round_fini(struct round *R);
+/* Start best-effort pending `r` at g GPUs on one node, sharing GPUs with
+ * running jobs, when the benefit test says it pays. 1 = started. */
+int rubick_share_start(struct round *R, struct rj *r, int g, int *rc);
+/* Name the GPUs of every allocation this round changed (sharing=on), so
+ * that jobs started beside a new pair take GPUs nobody holds. */
+int rubick_share_name_gpus(struct round *R);
+/* placement=contention: g GPUs of `req` on several nodes by SJF-BCO's node
+ * choice, one node as rk_place_gang does. OUT: *a. 0, or -1 when no fit. */
+int rubick_place_contention(const struct round *R, const struct rk_capacity *cap,
+			    const struct rk_place_req *req, struct rk_alloc *a);
 
 /* ---- the job's curve ------------------------------------------------------- */
 

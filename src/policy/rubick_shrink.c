@@ -18,7 +18,7 @@ static int shrinkable(const struct round *R, const struct rj *v)
 {
 	return v->was_placed && !v->fresh && v->g > 0 && v->job->state == RK_JOB_RUNNING &&
 	       v->job->restarts < RUBICK_RESTART_LIMIT && !v->starving &&
-	       remaining_s(v, v->g) >= R->st->restart_s;
+	       remaining_s(v, v->g) >= R->st->restart_s && !v->shared;
 }
 
 static int gpus_on(const struct rk_alloc *a, int node)

@@ -28,6 +28,7 @@
 
 #include "rubick/perf.h"
 #include "rubick/placement.h"
+#include "rubick/sharing.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -162,19 +163,6 @@ static double tau_s(const struct ctx *c, const struct pjob *j, int n, int u)
 	       (n - 1) * c->st->overhead_ms / 1000.0;
 }
 
-/* Node order helpers (insertion sorts: a handful of nodes). */
-static void sort_nodes(int *v, int n, const int *key, int desc)
-{
-	for (int i = 1; i < n; i++) {
-		int x = v[i], j = i - 1;
-		while (j >= 0 && (desc ? key[v[j]] < key[x] : key[v[j]] > key[x])) {
-			v[j + 1] = v[j];
-			j--;
-		}
-		v[j + 1] = x;
-	}
-}
-
 /*
  * Where `j` goes on the free GPUs `cap_g` (per node) under the policy's rule;
  * `u` = contention cap (SJF-BCO). Fills j->nodes/per; 0 = does not fit.
@@ -182,13 +170,16 @@ static void sort_nodes(int *v, int n, const int *key, int desc)
 static int place(struct ctx *c, struct pjob *j, const int *cap_g, int u, uint64_t seed)
 {
 	int nn = c->nn, g = j->gpus, total = 0, m = 0;
+	if (c->st->kind == K_BCO) /* §4.3 line 6: src/policy/coloc_place.c */
+		return rk_contention_choose(cap_g, c->k, nn, g, u, c->perm, j->nodes, j->per,
+					    &j->n_nodes);
 	for (int n = 0; n < nn; n++)
 		total += cap_g[n];
 	if (total < g)
 		return 0;
 	j->n_nodes = 0;
 	int best = -1;
-	if (c->st->kind != K_FF && c->st->kind != K_RANDOM)
+	if (c->st->kind == K_BF)
 		for (int n = 0; n < nn; n++)
 			if (cap_g[n] >= g && (best < 0 || cap_g[n] < cap_g[best]))
 				best = n;
@@ -203,7 +194,7 @@ static int place(struct ctx *c, struct pjob *j, const int *cap_g, int u, uint64_
 		if (cap_g[n] > 0)
 			v[m++] = n;
 	if (c->st->kind == K_BF) {
-		sort_nodes(v, m, cap_g, 0); /* fullest nodes first */
+		rk_nodes_sort_by(v, m, cap_g, 0); /* fullest nodes first */
 	} else if (c->st->kind == K_RANDOM) {
 		uint64_t z = seed;
 		for (int i = m - 1; i > 0; i--) { /* Fisher-Yates with splitmix64 */
@@ -216,36 +207,6 @@ static int place(struct ctx *c, struct pjob *j, const int *cap_g, int u, uint64_
 			v[i] = v[r];
 			v[r] = t;
 		}
-	} else if (c->st->kind == K_BCO) {
-		/*
-		 * Fewest nodes first (least ξ overhead), then the lowest contention
-		 * level kk < u that allows that many: nodes with k_s <= kk, most free
-		 * GPUs first (§4.3 line 6).
-		 */
-		int best_cnt = 0, best_kk = -1;
-		for (int kk = 0; kk < u; kk++) {
-			int e = 0, sum = 0, cnt = 0;
-			for (int nd = 0; nd < nn; nd++)
-				if (cap_g[nd] > 0 && c->k[nd] <= kk)
-					v[e++] = nd;
-			sort_nodes(v, e, cap_g, 1);
-			while (cnt < e && sum < g)
-				sum += cap_g[v[cnt++]];
-			if (sum >= g && (best_kk < 0 || cnt < best_cnt)) {
-				best_cnt = cnt;
-				best_kk = kk;
-			}
-			if (e == m)
-				break; /* every node already eligible: a higher kk changes nothing */
-		}
-		if (best_kk < 0)
-			return 0;
-		int e = 0;
-		for (int nd = 0; nd < nn; nd++)
-			if (cap_g[nd] > 0 && c->k[nd] <= best_kk)
-				v[e++] = nd;
-		sort_nodes(v, e, cap_g, 1);
-		m = best_cnt;
 	}
 	for (int i = 0, left = g; i < m && left > 0; i++) {
 		int take = cap_g[v[i]] < left ? cap_g[v[i]] : left;

@@ -15,18 +15,8 @@
 
 #include <stdint.h>
 
-#define MAX_SUBBATCH 32
-
-/* Sub-batch settings of one (model, batch, plan) with no partner: memory then filters. */
+#define MAX_SUBBATCH RK_SUBBATCH_MAX
 #define SB_CACHE 64
-struct sb_entry {
-	const struct rk_model *model;
-	const struct rk_perf_env *env;
-	int batch;
-	struct rk_plan plan;
-	int n;
-	struct rk_subbatch opt[MAX_SUBBATCH];
-};
 
 /* The round's arrays, kept across rounds: scratch_grow(). */
 struct scratch {
@@ -52,8 +42,7 @@ struct bsbf_state {
 	struct rk_xi_pairs pairs; /* interference answers by interned job sides */
 	struct rk_sjfq queue;     /* waiting jobs, kept across rounds */
 	struct scratch w;
-	struct sb_entry sb[SB_CACHE];
-	int sb_next;    /* round-robin replacement */
+	struct rk_subbatch_cache sb; /* sub-batch settings per (model, batch, plan) */
 	struct mem_entry {
 		const struct rk_model *model;
 		struct rk_plan plan;

@@ -9,58 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The settings of `a` from the cache (computed once per model, batch and plan). */
-static const struct sb_entry *sb_get(struct bsbf_state *st, const struct rk_job *a,
-				     const struct rk_perf_env *env)
-{
-	for (int i = 0; i < SB_CACHE; i++) {
-		struct sb_entry *e = &st->sb[i];
-		if (e->model == a->model && e->env == env && e->batch == a->global_batch &&
-		    rk_plan_equal(&e->plan, &a->req_plan))
-			return e;
-	}
-	struct sb_entry *e = &st->sb[st->sb_next];
-	st->sb_next = (st->sb_next + 1) % SB_CACHE;
-	struct rk_error err;
-	e->model = a->model;
-	e->env = env;
-	e->batch = a->global_batch;
-	e->plan = a->req_plan;
-	e->n = rk_subbatch_options(a->model, a->global_batch, &a->req_plan, 0, INT64_MAX / 4, env,
-				   e->opt, MAX_SUBBATCH, &err);
-	if (e->n < 0)
-		e->n = 0;
-	return e;
-}
-
 static const char *type_of(const struct rk_job *j)
 {
 	return j->job_type[0] ? j->job_type : j->model->name;
-}
-
-/*
- * CPUs and memory of a job on `node`: its per-GPU request for every GPU it
- * holds alone (required: 0 = the node lacks them), and for shared GPUs up to
- * half of that from what the node has left (the partner already holds the
- * GPU's share; the GPU, not the host, is what the pair contends for).
- */
-static int node_need(const struct rk_place_req *req, const struct rk_node *nd, int whole,
-		     int shared, int free_cpus, int64_t free_mem, int *cpus, int64_t *mem)
-{
-	int c = req->cpus_per_gpu == RK_SHARE_PROPORTIONAL ? nd->cpus / (nd->gpus ? nd->gpus : 1)
-							    : req->cpus_per_gpu;
-	int64_t m = req->mem_mb_per_gpu == RK_SHARE_PROPORTIONAL
-			    ? nd->mem_mb / (nd->gpus ? nd->gpus : 1)
-			    : req->mem_mb_per_gpu;
-	*cpus = c * whole;
-	*mem = m * whole;
-	if (*cpus > free_cpus || *mem > free_mem)
-		return 0;
-	int sc = (c * shared + 1) / 2;
-	int64_t sm = (m * shared + 1) / 2;
-	*cpus += sc < free_cpus - *cpus ? sc : free_cpus - *cpus;
-	*mem += sm < free_mem - *mem ? sm : free_mem - *mem;
-	return 1;
 }
 
 /* GPU g of node is usable by a job needing `mem_mb` alone: nobody holds it. */
@@ -213,7 +164,7 @@ static int commit(struct round *r, int ai, const int *want, const uint64_t *shar
 			continue;
 		int cpus;
 		int64_t mem;
-		if (!node_need(&req, &c->nodes[n], want[n], sh, r->free_cpus[n], r->free_mem[n],
+		if (!rk_share_node_need(&req, &c->nodes[n], want[n], sh, r->free_cpus[n], r->free_mem[n],
 			       &cpus, &mem))
 			return 0;
 		uint64_t mask = shared_mask[n];
@@ -346,7 +297,8 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 	/* Partners in node and GPU order (first fit), each once: bsbf_scan()'s list. */
 	memcpy(cands, r->part, (size_t)nc * sizeof(*cands));
 	/* The test (or, for FFS, the first setting that fits) per partner. */
-	const struct sb_entry *sb = sb_get(st, a, in->env);
+	const struct rk_subbatch_set *sb =
+	    rk_subbatch_cache_get(&st->sb, a->model, a->global_batch, &a->req_plan, in->env);
 	struct rk_subbatch opts[MAX_SUBBATCH];
 	const char *side_gt = NULL; /* a's interned side is per GPU type */
 	const char *meas_gt = NULL; /* the GPU type `meas` answers for */

@@ -1,0 +1,351 @@
+/*
+ * Rubick composed with the co-location policies (issue 15): options
+ * sharing=on (rubick_share.c) and placement=contention (rubick_place.c), and
+ * the node choice they share with sjf-bco (rk_contention_choose).
+ */
+#include "baseline_fixture.h"
+
+#include "rubick/sharing.h"
+
+#include <limits.h>
+
+extern const struct rk_policy_ops rk_policy_rubick;
+
+/* One round of `rubick:opts` on the fixture, `sharing` = the driver's switch. */
+static int round_of(struct fixture *f, const char *opts, int sharing, const struct rk_xi_table *xi,
+                    struct rk_decisions *d, struct rk_error *err)
+{
+	void *st = NULL;
+	if (rk_policy_rubick.create(&st, opts, err) != RK_OK)
+		fail_msg("%s", err->msg);
+	struct rk_sched_input in = fx_input(f, 1000 * 1000);
+	in.gpu_sharing = sharing;
+	in.xi = xi;
+	rk_decisions_init(d);
+	int rc = rk_policy_rubick.schedule(st, &in, d, err);
+	rk_policy_rubick.destroy(st);
+	return rc;
+}
+
+/* An interference table where BERT next to BERT on an A800 runs xi times slower. */
+static void xi_table(struct rk_xi_table *t, double xi)
+{
+	rk_xi_table_init(t);
+	struct rk_xi_entry e = {.sf_a = 8, .sf_b = 8, .xi_a = xi};
+	snprintf(e.gpu_type, sizeof(e.gpu_type), "a800");
+	snprintf(e.a, sizeof(e.a), "bert");
+	snprintf(e.b, sizeof(e.b), "bert");
+	assert_int_equal(rk_xi_table_add(t, &e, NULL), RK_OK);
+	assert_int_equal(rk_xi_table_finish(t), RK_OK);
+}
+
+/*
+ * One node of 8 GPUs held by a long best-effort job that may not be shrunk
+ * (at the restart limit); a short best-effort job arrives. Returns it.
+ */
+static struct rk_job *busy_node(struct fixture *f)
+{
+	fx_init(f, 1);
+	f->nodes[0].gpu_mem_mb = 80 * 1024; /* A800 80 GiB: the pair's memory is checked */
+	struct rk_job *b = fx_job(f, 1, 0, 8, 0);
+	b->iters_total = 1e6;
+	b->restarts = 5; /* RUBICK_RESTART_LIMIT: never shrunk */
+	fx_run_on(b, 0, 0);
+	return fx_job(f, 2, 1, 8, 0);
+}
+
+static void share_case(double factor);
+
+/* The decisions pass the engine's GPU-level sharing rules. */
+static void share_rules_hold(struct fixture *f, struct rk_decisions *d)
+{
+	struct rk_sched_input in = fx_input(f, 0);
+	in.gpu_sharing = 1;
+	struct rk_error err;
+	if (rk_gpu_share_resolve(&in, d, "rubick", &err) != RK_OK)
+		fail_msg("%s", err.msg);
+}
+
+/*
+ * The short job shares the long one's GPUs at once: with little
+ * interference (xi = 1.1), and even with xi = 3 both ways when nobody queues
+ * behind (the short job overtakes, §3.3), the group test's shared sum beats
+ * waiting ~1e6 iterations. It runs a data-parallel plan of the same global
+ * batch on GPUs the partner holds, and the partner is not touched.
+ */
+static void shares_when_it_pays(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 2; c++)
+		share_case(c ? 3.0 : 1.1);
+}
+
+static void share_case(double factor)
+{
+	struct fixture f;
+	struct rk_xi_table xi;
+	xi_table(&xi, factor);
+	busy_node(&f);
+	struct rk_decisions d;
+	struct rk_error err;
+	assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+	assert_int_equal(d.n, 1);
+	const struct rk_decision *a = fx_decision(&d, 2);
+	assert_non_null(a);
+	assert_int_equal(a->alloc.n, 1);
+	assert_int_equal(a->alloc.shares[0].node, 0);
+	assert_true(a->alloc.shares[0].gpu_mask != 0);
+	assert_int_equal(__builtin_popcountll(a->alloc.shares[0].gpu_mask), fx_gpus(&a->alloc));
+	assert_int_equal(a->plan.tp, 1);
+	assert_int_equal(a->plan.pp, 1);
+	assert_int_equal(a->plan.dp * a->plan.mb * a->plan.ga, 32);
+	share_rules_hold(&f, &d);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+	rk_xi_table_fini(&xi);
+}
+
+/*
+ * Every case that must not share: the option off, the driver not allowing
+ * it, a guaranteed newcomer, a guaranteed partner, and with interference
+ * worse than time slicing (xi = 3 both ways): a partner about to end
+ * (waiting for it is better) or a queue behind that would pay for the lost
+ * GPU-seconds (shares_when_it_pays: without either, the short job shares).
+ */
+static void declines_otherwise(void **state)
+{
+	(void)state;
+	struct rk_xi_table low, high;
+	xi_table(&low, 1.1);
+	xi_table(&high, 3.0);
+	for (int c = 0; c < 7; c++) { /* 6: case 5 without the queue, which shares */
+		struct fixture f;
+		struct rk_job *a = busy_node(&f);
+		const char *opts = c == 0 ? NULL : "sharing=on";
+		const struct rk_xi_table *xi = c >= 4 ? &high : &low;
+		if (c == 2)
+			a->guaranteed = 1;
+		if (c == 3)
+			f.jobs[0].guaranteed = 1;
+		if (c == 4)
+			f.jobs[0].iters_done = f.jobs[0].iters_total - 1;
+		if (c >= 5) /* 10x the newcomer: overtaking gains less than the queue pays */
+			f.jobs[0].iters_total = 1e4;
+		for (int q = 0; c == 5 && q < 10; q++)
+			fx_job(&f, 10 + q, 2, 8, 0)->iters_total = 5e5;
+		struct rk_decisions d;
+		struct rk_error err;
+		assert_int_equal(round_of(&f, opts, c != 1, xi, &d, &err), RK_OK);
+		if (c == 6) {
+			assert_non_null(fx_decision(&d, 2));
+			share_rules_hold(&f, &d);
+		} else if (fx_decision(&d, 2)) {
+			fail_msg("case %d: the newcomer shared", c);
+		} else {
+			assert_int_equal(d.n, 0);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+	rk_xi_table_fini(&low);
+	rk_xi_table_fini(&high);
+}
+
+/*
+ * The round after: two jobs hold the same GPUs. The capacity counts each
+ * GPU once (plain rk_capacity_from_jobs would call it over-committed), the
+ * pair is left alone (not grown onto the node's free GPUs, not shrunk), and
+ * a new job starts on free GPUs beside it. Control: the same jobs on GPUs
+ * of their own, where rubick does grow the first onto free GPUs.
+ */
+static void pair_is_kept_next_round(void **state)
+{
+	(void)state;
+	struct rk_xi_table xi;
+	xi_table(&xi, 1.1);
+	for (int shared = 0; shared < 2; shared++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		f.nodes[0].gpu_mem_mb = f.nodes[1].gpu_mem_mb = 80 * 1024;
+		for (int id = 1; id <= 2; id++) {
+			struct rk_job *j = fx_job(&f, id, 0, 4, 0);
+			j->iters_total = 1e6;
+			fx_run_on(j, shared || id == 1 ? 0 : 1, 0);
+			j->alloc.shares[0].gpu_mask = 0x0f;
+		}
+		struct rk_decisions d;
+		struct rk_error err;
+		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+		if (shared) {
+			assert_null(fx_decision(&d, 1));
+			assert_null(fx_decision(&d, 2));
+		} else {
+			assert_non_null(fx_decision(&d, 1)); /* grown on node 0 */
+		}
+		share_rules_hold(&f, &d);
+		rk_decisions_fini(&d);
+		fx_job(&f, 3, 5, 4, 0);
+		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+		assert_non_null(fx_decision(&d, 3));
+		share_rules_hold(&f, &d);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+	rk_xi_table_fini(&xi);
+}
+
+/*
+ * A round that starts a pair names the GPUs of every job it starts: a short
+ * job c started first on the node's free GPUs (without names), then a
+ * shares the rest and the partner's GPUs. c must get GPUs neither a nor
+ * the partner holds (the engine would otherwise give it the lowest GPUs
+ * nobody held before the round: those a names). Models unfitted, so every
+ * job runs exactly its request.
+ */
+static void starts_beside_a_pair_get_their_own_gpus(void **state)
+{
+	(void)state;
+	struct rk_xi_table xi;
+	xi_table(&xi, 1.1);
+	struct fixture f;
+	fx_init(&f, 1);
+	f.nodes[0].gpu_mem_mb = 80 * 1024;
+	f.model.perf = (struct rk_perf_params){0};
+	struct rk_job *b = fx_job(&f, 1, 0, 4, 0);
+	b->iters_total = 1e6;
+	b->restarts = 5;
+	fx_run_on(b, 0, 0);
+	b->alloc.shares[0].gpu_mask = 0x0f;
+	struct rk_job *a = fx_job(&f, 2, 1, 6, 0);
+	a->global_batch = 48;
+	a->req_plan = fx_dp_plan(48, 6, 0);
+	fx_job(&f, 3, 2, 2, 0)->iters_total = 10; /* c: shortest, first in SRTF order */
+	struct rk_decisions d;
+	struct rk_error err;
+	assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+	const struct rk_decision *da = fx_decision(&d, 2), *dc = fx_decision(&d, 3);
+	assert_non_null(da);
+	assert_non_null(dc);
+	uint64_t ma = da->alloc.shares[0].gpu_mask, mc = dc->alloc.shares[0].gpu_mask;
+	assert_int_equal(__builtin_popcountll(ma), 6);
+	assert_int_equal(__builtin_popcountll(mc), 2);
+	assert_int_equal(ma & 0x0f, 0x0f); /* a shares all of the partner's GPUs */
+	assert_int_equal(mc & (ma | 0x0f), 0);
+	share_rules_hold(&f, &d);
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+	rk_xi_table_fini(&xi);
+}
+
+/*
+ * SJF-BCO's node choice: best fit on one node; else the fewest nodes at the
+ * lowest contention level, most free GPUs first; a cap u excludes nodes with
+ * u or more cross-node jobs.
+ */
+static void contention_choose_cases(void **state)
+{
+	(void)state;
+	int nodes[8], per[8], m, scratch[8];
+	const int cap1[3] = {8, 3, 5}, k1[3] = {0, 0, 0};
+	assert_int_equal(rk_contention_choose(cap1, k1, 3, 4, INT_MAX, scratch, nodes, per, &m), 1);
+	assert_int_equal(m, 1);
+	assert_int_equal(nodes[0], 2);
+	const int cap2[4] = {4, 4, 6, 8}, k2[4] = {1, 1, 0, 0};
+	assert_int_equal(rk_contention_choose(cap2, k2, 4, 12, INT_MAX, scratch, nodes, per, &m),
+	                 1);
+	assert_int_equal(m, 2);
+	assert_int_equal(nodes[0], 3);
+	assert_int_equal(per[0], 8);
+	assert_int_equal(nodes[1], 2);
+	assert_int_equal(per[1], 4);
+	const int k3[4] = {1, 1, 1, 0};
+	assert_int_equal(rk_contention_choose(cap2, k3, 4, 12, 1, scratch, nodes, per, &m), 0);
+	assert_int_equal(rk_contention_choose(cap2, k3, 4, 12, 2, scratch, nodes, per, &m), 1);
+	assert_int_equal(nodes[0], 3);
+	assert_int_equal(nodes[1], 2);
+	assert_int_equal(rk_contention_choose(cap2, k2, 4, 23, INT_MAX, scratch, nodes, per, &m),
+	                 0);
+}
+
+/*
+ * placement=contention on four nodes: a cross-node job on nodes 0 and 1 (4
+ * GPUs each), a 2-GPU job on node 2; a 12-GPU job (as requested: its model
+ * is unfitted) goes by default to node 3 plus the best fit for 4 GPUs (node
+ * 0, beside the cross-node job), and with the option to nodes 3 and 2,
+ * where no ring crosses the NIC yet.
+ */
+static void placement_avoids_contended_nodes(void **state)
+{
+	(void)state;
+	for (int opt = 0; opt < 2; opt++) {
+		struct fixture f;
+		fx_init(&f, 4);
+		f.model.perf = (struct rk_perf_params){0};
+		struct rk_job *x = fx_job(&f, 1, 0, 8, 0);
+		fx_run_on(x, 0, 0);
+		free(x->alloc.shares);
+		x->alloc.n = 2;
+		x->alloc.shares = calloc(2, sizeof(*x->alloc.shares));
+		assert_non_null(x->alloc.shares);
+		for (int s = 0; s < 2; s++)
+			x->alloc.shares[s] = (struct rk_share){
+			    .node = s, .gpus = 4, .cpus = 32, .mem_mb = 400 * 1024};
+		fx_run_on(fx_job(&f, 2, 0, 2, 0), 2, 0);
+		struct rk_job *z = fx_job(&f, 3, 1, 12, 0);
+		z->global_batch = 48;
+		z->req_plan = fx_dp_plan(48, 12, 0);
+		struct rk_decisions d;
+		struct rk_error err;
+		assert_int_equal(
+		    round_of(&f, opt ? "placement=contention" : NULL, 0, NULL, &d, &err), RK_OK);
+		fx_check(&f, &d, "rubick");
+		const struct rk_decision *dz = fx_decision(&d, 3);
+		assert_non_null(dz);
+		assert_int_equal(dz->alloc.n, 2);
+		int on[4] = {0};
+		for (int s = 0; s < 2; s++)
+			on[dz->alloc.shares[s].node] = dz->alloc.shares[s].gpus;
+		assert_int_equal(on[3], 8);
+		if (opt)
+			assert_int_equal(on[2], 4);
+		else
+			assert_int_equal(on[0] + on[1], 4);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+static void options_are_checked(void **state)
+{
+	(void)state;
+	void *st = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_policy_rubick.create(&st, "sharing=maybe", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "sharing=maybe: must be 'on' or 'off'"));
+	assert_int_equal(rk_policy_rubick.create(&st, "placement=ring", &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "placement=ring"));
+	assert_int_equal(rk_policy_rubick.create(&st, "share_window=0", &err), RK_ERANGE);
+	assert_non_null(strstr(err.msg, "share_window=0"));
+	assert_int_equal(rk_policy_rubick.create(&st, "share_window=x", &err), RK_ERANGE);
+	assert_int_equal(rk_policy_rubick.create(&st, "placement", &err), RK_EINVAL);
+	assert_int_equal(
+	    rk_policy_rubick.create(&st, "sharing=on,placement=contention,share_window=4", &err),
+	    RK_OK);
+	rk_policy_rubick.destroy(st);
+	assert_int_equal(rk_policy_rubick.create(&st, "sharing=off,placement=spread", &err), RK_OK);
+	rk_policy_rubick.destroy(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(shares_when_it_pays),
+	    cmocka_unit_test(declines_otherwise),
+	    cmocka_unit_test(pair_is_kept_next_round),
+	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
+	    cmocka_unit_test(contention_choose_cases),
+	    cmocka_unit_test(placement_avoids_contended_nodes),
+	    cmocka_unit_test(options_are_checked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
