@@ -124,6 +124,25 @@ static double xi_of(const struct round *R, const char *gt, const struct rk_job *
 	return rk_xi_lookup(R->in->xi, gt, type_of(x), gx, type_of(y), gy, NULL);
 }
 
+/*
+ * Did the table measure x and y on one GPU of type `gt` (rk_xi_corun: 1 ran
+ * together, -1 could not, 0 not measured)? A measurement decides whether the
+ * pair fits, before the memory model of the stand-in models does, as the
+ * driver checks it (rk_gpu_share_resolve) and sjf-bsbf places.
+ */
+static int corun_of(const struct round *R, const char *gt, const struct rk_job *x, int gx,
+                    const struct rk_job *y, int gy)
+{
+	if (!rk_xi_table_measures(R->in->xi, gt))
+		return 0;
+	struct rk_xi_pairs *p = &R->st->share_st->pairs;
+	int sx = rk_xi_pairs_side(p, gt, type_of(x), gx);
+	int sy = rk_xi_pairs_side(p, gt, type_of(y), gy);
+	if (sx >= 0 && sy >= 0)
+		return rk_xi_pairs_corun(p, R->in->xi, sx, sy);
+	return rk_xi_corun(R->in->xi, gt, type_of(x), gx, type_of(y), gy);
+}
+
 /* Does every share of `a` name its GPUs? */
 static int named(const struct rk_alloc *a)
 {
@@ -421,9 +440,12 @@ static int node_cands(const struct round *R, const struct share_try *t, int n, s
 	for (int i = 0; i < m; i++) {
 		const struct rj *b = &R->j[cs[i].who];
 		double mem_b = mem_of(R, cs[i].who);
+		int run = corun_of(R, nd->gpu_type, t->r->job, t->g, b->job, b->g);
+		if (run < 0)
+			continue; /* measured unable to run together */
 		int best = -1;
 		for (int k = 0; k < t->n_opt; k++) /* the least-slow setting that fits */
-			if (t->opt[k].mem_mb + mem_b <= (double)nd->gpu_mem_mb &&
+			if ((run > 0 || t->opt[k].mem_mb + mem_b <= (double)nd->gpu_mem_mb) &&
 			    (best < 0 || t->opt[k].slow < t->opt[best].slow))
 				best = k;
 		double r_b = real_left_s(R, cs[i].who);
