@@ -48,8 +48,10 @@
  *     where that is cheapest, as long as the new job's gain exceeds the total
  *     loss (guaranteed and starving newcomers take their minimum whatever the
  *     loss). Victims: not the job itself, fewer than RUBICK_RESTART_LIMIT
- *     restarts, not starving, not finishing within one restart delay, longer
- *     than the newcomer (SRTF order); a guaranteed victim only while its
+ *     restarts (not asked of best-effort victims of a guaranteed newcomer
+ *     shorter than them: AntMan's rule, §5.3), not starving, not finishing
+ *     within one restart delay, longer than the newcomer (SRTF order); a
+ *     guaranteed victim only while its
  *     throughput stays at its baseline; only best-effort victims may be
  *     preempted to zero. A job on several nodes gives up a whole node and
  *     keeps running on the others. No victim is left below

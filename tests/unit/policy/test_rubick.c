@@ -156,6 +156,38 @@ static void protected_victims(void **state)
 }
 
 /*
+ * The restart limit protects a best-effort job from other best-effort jobs,
+ * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
+ * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
+ * long as they have more than its run time plus a restart left; a guaranteed
+ * newcomer longer than them waits.
+ */
+static void guaranteed_passes_restart_limit(void **state)
+{
+	(void)state;
+	for (int longer = 0; longer < 2; longer++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->restarts = b->restarts = 5;
+		long_job(&f, 3, 4, 1)->iters_total = longer ? 1e7 : 2000;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 3);
+		if (longer) {
+			assert_int_equal(d.n, 0);
+		} else {
+			assert_non_null(x);
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The driver's run time at the request calibrates the model's remaining-time
  * predictions (rubick.c init_job, time_scale): of two pending 8-GPU jobs of
  * one model on one node, the one the model prices longer (twice the
@@ -430,6 +462,7 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(guaranteed_passes_restart_limit),
 		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),
 		cmocka_unit_test(multi_node_victim_keeps_nodes),
