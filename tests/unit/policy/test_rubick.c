@@ -156,6 +156,42 @@ static void protected_victims(void **state)
 }
 
 /*
+ * Grow back (rubick.c grow_to_request): a 16-GPU job started on one node of
+ * 8 for lack of free GPUs, never restarted since, moves to its request over
+ * both nodes once the other is free and nobody waits; one that was
+ * reconfigured since (a victim: restarts > 0) stays.
+ */
+static void partial_start_grows_back(void **state)
+{
+	(void)state;
+	for (int why = 0; why < 2; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 16, 0);
+		a->req_plan = fx_dp_plan(32, 16, 0);
+		fx_run_on(a, 0, 0);
+		a->plan = fx_dp_plan(32, 8, 0);
+		a->alloc.shares[0].gpus = 8;
+		a->alloc.shares[0].cpus = 64;
+		a->alloc.shares[0].mem_mb = (int64_t)8 * 100 * 1024;
+		if (why == 1)
+			a->restarts = 1;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		if (why == 0) {
+			assert_non_null(x);
+			assert_int_equal(fx_gpus(&x->alloc), 16);
+			assert_int_equal(x->alloc.n, 2);
+		} else {
+			assert_true(!x || fx_gpus(&x->alloc) <= 8);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
  * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
@@ -462,6 +498,7 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(partial_start_grows_back),
 		cmocka_unit_test(guaranteed_passes_restart_limit),
 		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),
