@@ -49,6 +49,7 @@ struct rj {
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
 	int shared;       /* holds a GPU with another job (sharing=on): never resized */
 	double key_s;     /* predicted run time left at the request: queue order */
+	double time_scale; /* the driver's run time at the request over the model's */
 	struct rk_alloc now;
 	struct rk_plan plan;
 };
@@ -176,7 +177,7 @@ static inline double remaining_s(const struct rj *r, int g)
 	double left = r->job->iters_total - r->job->iters_done;
 	if (!(r->job->iters_total > 0))
 		return r->job->est_duration_s > 0 ? r->job->est_duration_s : INFINITY;
-	return (left > 0 ? left : 0) * r->job->global_batch / t;
+	return (left > 0 ? left : 0) * r->job->global_batch / t * r->time_scale;
 }
 
 /* The largest useful GPU count below g (0 = nothing useful: preemption). */

@@ -21,6 +21,19 @@ static int shrinkable(const struct round *R, const struct rj *v)
 	       remaining_s(v, v->g) >= R->st->restart_s && !v->shared;
 }
 
+/* May `v` lose GPUs to `self`? A guaranteed newcomer takes GPUs from
+ * best-effort jobs whatever their restarts (AntMan preempts opportunistic
+ * jobs for guaranteed ones, algorithms.md §5.3): the restart limit protects a
+ * best-effort job from other best-effort jobs, not from a guarantee. */
+static int shrinkable_for(const struct round *R, const struct rj *self, const struct rj *v)
+{
+	if (self->guaranteed && !v->guaranteed && v->was_placed && !v->fresh && v->g > 0 &&
+	    v->job->state == RK_JOB_RUNNING && !v->starving &&
+	    remaining_s(v, v->g) >= self->key_s + R->st->restart_s)
+		return 1;
+	return shrinkable(R, v);
+}
+
 static int gpus_on(const struct rk_alloc *a, int node)
 {
 	for (int s = 0; s < a->n; s++)
@@ -154,7 +167,7 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 	for (int li = 0; li < R->n_on[node] && nv < RUBICK_NODE_VICTIMS; li++) {
 		int i = list[li];
 		const struct rj *v = &R->j[i];
-		if (v == self || !shrinkable(R, v) || !gpus_on(&v->now, node))
+		if (v == self || !shrinkable_for(R, self, v) || !gpus_on(&v->now, node))
 			continue;
 		/* Longer jobs yield to shorter ones, never the reverse (the exchange
 		 * argument behind SRTF): a victim must have more than the newcomer's
@@ -270,7 +283,8 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 			double best_c = INFINITY;
 			for (int n = 0; n < n_nodes; n++) {
 				const struct rk_node *nd = &R->in->cluster->nodes[n];
-				if (want[n] || !nd->up || nd->gpus < w || R->max_free[n] < w)
+				if (want[n] || !nd->up || nd->gpus < w ||
+				    (R->max_free[n] < w && !self->guaranteed))
 					continue;
 				if (R->cap.free_gpus[n] < w && !node_may_yield(R, self, n))
 					continue;

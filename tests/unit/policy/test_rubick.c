@@ -41,11 +41,13 @@ static double curve_tput(const struct rk_curve *c, int g)
 	return rk_curve_at(c, g, c->opts.n_cpus - 1, c->opts.n_bw - 1)->min_tput_sps;
 }
 
-/* Long-running: thousands of seconds left at any size, so victims are fair game. */
+/* Long-running: thousands of seconds left at any size, so victims are fair game.
+ * No run time from the driver: the model alone prices what is left. */
 static struct rk_job *long_job(struct fixture *f, int64_t id, int g, int guaranteed)
 {
 	struct rk_job *j = fx_job(f, id, id, g, guaranteed);
 	j->iters_total = 1e6;
+	j->est_duration_s = 0;
 	return j;
 }
 
@@ -148,6 +150,101 @@ static void protected_victims(void **state)
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, why == 1 ? "order=fifo" : NULL, &d);
 		assert_int_equal(d.n, 0);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * Grow back (rubick.c grow_to_request): a 16-GPU job started on one node of
+ * 8 for lack of free GPUs, never restarted since, moves to its request over
+ * both nodes once the other is free and nobody waits; one that was
+ * reconfigured since (a victim: restarts > 0) stays.
+ */
+static void partial_start_grows_back(void **state)
+{
+	(void)state;
+	for (int why = 0; why < 2; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 16, 0);
+		a->req_plan = fx_dp_plan(32, 16, 0);
+		fx_run_on(a, 0, 0);
+		a->plan = fx_dp_plan(32, 8, 0);
+		a->alloc.shares[0].gpus = 8;
+		a->alloc.shares[0].cpus = 64;
+		a->alloc.shares[0].mem_mb = (int64_t)8 * 100 * 1024;
+		if (why == 1)
+			a->restarts = 1;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		if (why == 0) {
+			assert_non_null(x);
+			assert_int_equal(fx_gpus(&x->alloc), 16);
+			assert_int_equal(x->alloc.n, 2);
+		} else {
+			assert_true(!x || fx_gpus(&x->alloc) <= 8);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * The restart limit protects a best-effort job from other best-effort jobs,
+ * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
+ * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
+ * long as they have more than its run time plus a restart left; a guaranteed
+ * newcomer longer than them waits.
+ */
+static void guaranteed_passes_restart_limit(void **state)
+{
+	(void)state;
+	for (int longer = 0; longer < 2; longer++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->restarts = b->restarts = 5;
+		long_job(&f, 3, 4, 1)->iters_total = longer ? 1e7 : 2000;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 3);
+		if (longer) {
+			assert_int_equal(d.n, 0);
+		} else {
+			assert_non_null(x);
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * The driver's run time at the request calibrates the model's remaining-time
+ * predictions (rubick.c init_job, time_scale): of two pending 8-GPU jobs of
+ * one model on one node, the one the model prices longer (twice the
+ * iterations) but the driver says is shorter starts first; without the
+ * driver's run times, the model's order (fewer iterations first) holds.
+ */
+static void driver_run_time_orders_queue(void **state)
+{
+	(void)state;
+	for (int driver = 0; driver < 2; driver++) {
+		struct fixture f;
+		fx_init(&f, 1);
+		struct rk_job *a = fx_job(&f, 1, 0, 8, 0), *b = fx_job(&f, 2, 1, 8, 0);
+		a->iters_total = 1000;
+		b->iters_total = 2000;
+		a->est_duration_s = driver ? 5000 : 0;
+		b->est_duration_s = driver ? 100 : 0;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		assert_int_equal(d.n, 1);
+		assert_int_equal(d.v[0].job_id, driver ? 2 : 1);
 		rk_decisions_fini(&d);
 		fx_fini(&f);
 	}
@@ -401,6 +498,9 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(partial_start_grows_back),
+		cmocka_unit_test(guaranteed_passes_restart_limit),
+		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),
 		cmocka_unit_test(multi_node_victim_keeps_nodes),
 		cmocka_unit_test(guaranteed_baseline_kept),
