@@ -243,7 +243,7 @@ static int grow_to_request(struct round *R)
 		return RK_OK;
 	for (int i = 0; i < R->n; i++) {
 		struct rj *r = &R->j[i];
-		if (r->g < 1 || !r->view || r->guaranteed || !r->was_placed || r->fresh ||
+		if (r->g < 1 || !r->view || r->guaranteed || !r->was_placed || r->fresh || r->shared ||
 		    r->job->state != RK_JOB_RUNNING || r->job->restarts > 0 ||
 		    r->g >= r->job->req_gpus)
 			continue;

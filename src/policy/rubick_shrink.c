@@ -28,7 +28,7 @@ static int shrinkable(const struct round *R, const struct rj *v)
 static int shrinkable_for(const struct round *R, const struct rj *self, const struct rj *v)
 {
 	if (self->guaranteed && !v->guaranteed && v->was_placed && !v->fresh && v->g > 0 &&
-	    v->job->state == RK_JOB_RUNNING && !v->starving &&
+	    v->job->state == RK_JOB_RUNNING && !v->starving && !v->shared &&
 	    remaining_s(v, v->g) >= self->key_s + R->st->restart_s)
 		return 1;
 	return shrinkable(R, v);
