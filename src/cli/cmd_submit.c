@@ -19,7 +19,8 @@ static void usage(FILE *out)
 		"                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
-		"                     [--key IDEMPOTENCY_KEY]\n"
+		"                     [--key IDEMPOTENCY_KEY] [--partition P] [--account A]\n"
+		"                     [--qos Q] [--time-limit MINUTES]   (--engine slurm)\n"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
 }
 
@@ -29,13 +30,14 @@ static const struct {
 } int_flags[] = {
 	{"--gpus", "gpus"},         {"--iterations", "iterations"}, {"--batch", "global_batch"},
 	{"--cpus", "cpus"},         {"--mem-mb", "mem_mb"},         {"--min-gpus", "min_gpus"},
-	{"--max-gpus", "max_gpus"},
+	{"--max-gpus", "max_gpus"}, {"--time-limit", "slurm_time_limit"},
 };
 static const struct {
 	const char *flag, *field;
 } str_flags[] = {
 	{"--model", "model"}, {"--launch", "launch"}, {"--command", "command"}, {"--name", "name"},
 	{"--plan", "plan"},   {"--tenant", "tenant"}, {"--key", "idempotency_key"},
+	{"--partition", "slurm_partition"}, {"--account", "slurm_account"}, {"--qos", "slurm_qos"},
 };
 
 static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec)
