@@ -159,8 +159,9 @@ KillWait=5
 Waittime=0
 NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((port + 100))-$((port + 99 + nodes))] CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000 Gres=gpu:$gpus State=UNKNOWN
 PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
-# A second partition on the same nodes (a job's own slurm_partition, tests/slurm/test_faults.py)
-PartitionName=long Nodes=n[1-$nodes] Default=NO MaxTime=INFINITE State=UP OverSubscribe=NO PriorityTier=1
+# A second partition on the same nodes, scheduled first (a job's own slurm_partition; an
+# outside job that must win a node in tests/slurm/test_faults.py)
+PartitionName=long Nodes=n[1-$nodes] Default=NO MaxTime=INFINITE State=UP OverSubscribe=NO PriorityTier=2
 CONF
 export SLURM_CONF=$lab/etc/slurm.conf
 if [ "$dbd" = 1 ]; then

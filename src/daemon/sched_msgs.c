@@ -164,8 +164,6 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (sched_submit_fits(s, m))
 		return;
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
-	if (sched_slurm_opts_check(tc, tenant, sp, m))
-		return;
 	if (tc && tc->gpu_quota >= 0) {
 		int used = 0;
 		for (int i = 0; i < s->n_jobs; i++)
