@@ -37,30 +37,30 @@ static int in_list(const char *list, const char *name)
 }
 
 int sched_slurm_opts_check(const struct rkd_tenant_cfg *tc, const char *tenant,
-			   const struct rkd_spec *sp, struct rkd_msg *m)
+                           const struct rkd_spec *sp, struct rkd_msg *m)
 {
 	if (!tc)
 		return 0; /* no [tenant] section: nothing to restrict */
 	const char *given[] = {sp->slurm_partition, sp->slurm_account, sp->slurm_qos};
 	const char *dflt[] = {tc->slurm_partition, tc->slurm_account, tc->slurm_qos};
 	const char *allowed[] = {tc->slurm_allowed_partitions, tc->slurm_allowed_accounts,
-				 tc->slurm_allowed_qos};
+	                         tc->slurm_allowed_qos};
 	static const char *const field[] = {"slurm_partition", "slurm_account", "slurm_qos"};
 	char msg[512];
 	for (int i = 0; i < 3; i++) {
 		if (!given[i][0] || !allowed[i][0] || !strcmp(given[i], dflt[i]) ||
 		    in_list(allowed[i], given[i]))
 			continue;
-		snprintf(msg, sizeof(msg), "%s: tenant '%s' may not use '%s' (allowed: %s)", field[i],
-			 tenant, given[i], allowed[i]);
+		snprintf(msg, sizeof(msg), "%s: tenant '%s' may not use '%s' (allowed: %s)",
+		         field[i], tenant, given[i], allowed[i]);
 		sched_set_err(m, RK_EPERM, field[i], msg);
 		return RK_EPERM;
 	}
 	if (sp->slurm_time_limit && tc->slurm_time_limit &&
 	    sp->slurm_time_limit > tc->slurm_time_limit) {
 		snprintf(msg, sizeof(msg),
-			 "slurm_time_limit: %d minutes exceeds tenant '%s' limit of %d minutes",
-			 sp->slurm_time_limit, tenant, tc->slurm_time_limit);
+		         "slurm_time_limit: %d minutes exceeds tenant '%s' limit of %d minutes",
+		         sp->slurm_time_limit, tenant, tc->slurm_time_limit);
 		sched_set_err(m, RK_EPERM, "slurm_time_limit", msg);
 		return RK_EPERM;
 	}

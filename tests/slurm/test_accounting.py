@@ -10,7 +10,8 @@ where mariadb-server or slurmdbd is not installed):
   --batch, the job exits 75) stays FAILED 75 in Slurm and is cancelled in rubick;
 - a job cancelled with scancel reads CANCELLED in sacct and in rubick;
 - a job cancelled by rubick (DELETE) reads CANCELLED too, with AdminComment
-  "rubick: cancelled by rubick".
+  "rubick: cancelled by rubick";
+- a submission's own slurm_account and slurm_qos are the job's Account and QOS in sacct.
 The figures printed are the sacct lines (the table in docs/slurm.md)."""
 import os
 import subprocess
@@ -23,7 +24,7 @@ from rkd import Daemon  # noqa: E402
 from test_engine import check, job_dir, slurm_id, squeue, wait_lines  # noqa: E402
 
 JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
-FIELDS = "JobID,State,ExitCode,Start,End,AllocTRES%40,Comment%40,AdminComment%60"
+FIELDS = "JobID,State,ExitCode,Start,End,Account,QOS,AllocTRES%40,Comment%40,AdminComment%60"
 
 
 def sacct(sid, want_rows=1, timeout=30):
@@ -41,9 +42,10 @@ def sacct(sid, want_rows=1, timeout=30):
         time.sleep(0.5)
 
 
-def submit(d, name, gpus, iters=100000):
-    st, j = d.call("POST", "/v1/jobs", {"name": name, "model": "bert", "iterations": iters, "gpus": gpus,
-                                       "command": "sh " + JOB_SH})
+def submit(d, name, gpus, iters=100000, **extra):
+    body = {"name": name, "model": "bert", "iterations": iters, "gpus": gpus, "command": "sh " + JOB_SH}
+    body.update(extra)
+    st, j = d.call("POST", "/v1/jobs", body)
     check(st == 201, j)
     return j["id"]
 
@@ -117,6 +119,20 @@ def cancels(d):
           "DELETE: %s" % rb)
 
 
+def options(d):
+    """A submission's own account and QOS reach Slurm's accounting (an account that the
+    database knows: with slurmdbd Slurm replaces an unknown one by the user's default)."""
+    for cmd in (["add", "account", "physics"], ["add", "user", "root", "account=physics"]):
+        r = subprocess.run(["sacctmgr", "-i"] + cmd, capture_output=True, text=True, timeout=20)
+        check(r.returncode == 0, "sacctmgr %s: %s %s" % (cmd, r.stdout, r.stderr))
+    jid = submit(d, "acct-opts", 1, iters=20, slurm_account="physics", slurm_qos="normal")
+    j = d.wait_state(jid, ["done", "failed", "cancelled"], timeout=60)
+    check(j["state"] == "done", j)
+    rows = sacct(slurm_id(d, jid, j["run"]))
+    print("sacct %s" % rows)
+    check(rows and rows[-1]["Account"] == "physics" and rows[-1]["QOS"] == "normal", rows)
+
+
 def main():
     r = subprocess.run(["sacct", "-n", "-X", "-j", "1"], capture_output=True, text=True, timeout=15)
     if r.returncode != 0:
@@ -132,6 +148,8 @@ def main():
         print("an unasked checkpoint stays FAILED 75 ok")
         cancels(d)
         print("scancel and rubick's cancel ok")
+        options(d)
+        print("a submission's account and QOS in sacct ok")
         print("measured accounting test: %.1f s" % (time.time() - t0))
         return 0
     finally:
