@@ -339,8 +339,12 @@ def main():
             phase(d)
             lat["%s phase (s)" % name] = time.time() - t0
             print("%s ok" % name)
-        min_max(d, lat)
-        print("min/max kept by %s ok" % ", ".join(p if not o else "%s (%s)" % (p, o) for p, o in POLICIES))
+        if os.environ.get("RK_SLURM_NO_TORCH"):
+            # the sanitizer build: policies' ranges are the plain build's check (CI time)
+            print("min/max phase left to the plain build (RK_SLURM_NO_TORCH)")
+        else:
+            min_max(d, lat)
+            print("min/max kept by %s ok" % ", ".join(p if not o else "%s (%s)" % (p, o) for p, o in POLICIES))
         for k, v in lat.items():
             print("measured %s: %.1f" % (k, v))
         return 0
