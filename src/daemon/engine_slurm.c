@@ -444,11 +444,8 @@ static int master_port(const struct seng *e, int64_t job, int run)
 }
 
 /* Set nodes, sizes, GPUs, plan and begin time in one update (gotcha 1). */
-static int place(uint32_t sid, const struct place *p, const char *plan, int64_t job, int run,
-		 struct rk_error *err)
+static int place(uint32_t sid, const struct place *p, const char *plan, struct rk_error *err)
 {
-	char note[96];
-	snprintf(note, sizeof(note), "rubick: job %lld run %d", (long long)job, run);
 	char tres_node[64] = "", tres_job[64] = "";
 	/*
 	 * Even shares: GPUs per node. Uneven: GPUs per job, which cons_tres
@@ -469,8 +466,7 @@ static int place(uint32_t sid, const struct place *p, const char *plan, int64_t 
 	u.min_cpus = p->n_nodes * p->cpus_per_node;
 	u.tres_per_node = tres_node;
 	u.tres_per_job = tres_job;
-	u.comment = (char *)plan;
-	u.admin_comment = note; /* replaces the last run's stop note (stop_mark) */
+	u.comment = (char *)plan; /* replaces the last run's stop note (stop_mark) */
 	u.begin_time = time(NULL); /* a requeue sets a ~121 s BeginTime (gotcha 2) */
 	if (slurm_update_job(&u))
 		return rk_error_set(err, RK_EIO, "slurm: placing job %u on %s: %s", sid, p->nodes,
@@ -546,7 +542,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	rkd_write_atomic(path, buf);
 	rkd_path_fmt(path, sizeof(path), "%s/gpus", run_dir);
 	rkd_write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "");
-	if ((ret = place(sid, &p, ln->plan_text, ln->job_id, ln->run, err)))
+	if ((ret = place(sid, &p, ln->plan_text, err)))
 		return ret;
 	/*
 	 * slurmd revokes the credentials of a requeued job issued up to the
@@ -615,16 +611,19 @@ void rkd_sl_run_signal(struct srun *r, enum phase ph)
 }
 
 /*
- * Say in Slurm's own record why rubick stops a run (AdminComment: sacct,
- * scontrol show job), and for a checkpoint name the run in ckpt_request
- * (rubickd's file, mode 0644, RUBICK_CKPT_REQ in the batch script) before
- * the signal: only then does the script end the Slurm job COMPLETED rather
- * than FAILED 75 (engine_slurm_files.c). Best effort: a failed update only
- * leaves Slurm's record less clear.
+ * Say in Slurm's own record why rubick stops a run (the job's Comment, after
+ * its plan: squeue %k, sacct, scontrol show job; place() sets it back to the
+ * plan), and for a checkpoint name the run in ckpt_request (rubickd's file,
+ * mode 0644, RUBICK_CKPT_REQ in the batch script) before the signal: only
+ * then does the script end the Slurm job COMPLETED rather than FAILED 75
+ * (engine_slurm_files.c). Not the AdminComment: libslurm 22.05's
+ * slurm_free_job_info_msg does not free it, so every poll would leak it
+ * (ASan, measured). Best effort: a failed update only leaves Slurm's record
+ * less clear.
  */
-static void stop_mark(const struct seng *e, const struct srun *r, int checkpoint)
+static void stop_mark(struct seng *e, const struct srun *r, int checkpoint)
 {
-	char path[4200], buf[32], note[128];
+	char path[4200], buf[32], note[512];
 	if (checkpoint &&
 	    !rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request", e->state_dir,
 			  (long long)r->job_id)) {
@@ -632,13 +631,19 @@ static void stop_mark(const struct seng *e, const struct srun *r, int checkpoint
 		if (rkd_write_atomic(path, buf) == 0)
 			chmod(path, 0644);
 	}
-	snprintf(note, sizeof(note), "rubick: %s (job %lld run %d)",
+	const slurm_job_info_t *j = rkd_sl_job_info(e, r->sid);
+	const char *plan = j && j->comment ? j->comment : "";
+	size_t n = strcspn(plan, ";"); /* the plan without an earlier note */
+	while (n > 0 && plan[n - 1] == ' ')
+		n--;
+	snprintf(note, sizeof(note), "%.*s%srubick: %s (job %lld run %d)", (int)(n < 256 ? n : 256),
+		 plan, n ? "; " : "",
 		 checkpoint ? "checkpoint for reconfiguration" : "cancelled by rubick",
 		 (long long)r->job_id, r->run);
 	job_desc_msg_t u;
 	slurm_init_job_desc_msg(&u);
 	u.job_id = r->sid;
-	u.admin_comment = note;
+	u.comment = note;
 	slurm_update_job(&u);
 }
 

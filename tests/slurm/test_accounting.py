@@ -3,14 +3,13 @@ cluster with slurmdbd on a private MariaDB (run.sh with RK_SLURM_DBD=1; skipped,
 where mariadb-server or slurmdbd is not installed):
 - a job reconfigured by rubick (PUT: checkpoint, requeue, re-place) and then completed:
   `sacct -D` shows the checkpointed run REQUEUED 0:0 (not 75:0; jobcomp COMPLETED, not
-  FAILED) with AdminComment
-  "rubick: checkpoint for reconfiguration", the plan in its Comment, and the last run
-  COMPLETED on its new GPUs; rubick says done;
+  FAILED) with "rubick: checkpoint for reconfiguration" after the plan in its Comment,
+  and the last run COMPLETED on its new GPUs with its plan; rubick says done;
 - a job checkpointed by a signal nobody in rubick asked for (scancel --signal=USR1
   --batch, the job exits 75) stays FAILED 75 in Slurm and is cancelled in rubick;
 - a job cancelled with scancel reads CANCELLED in sacct and in rubick;
-- a job cancelled by rubick (DELETE) reads CANCELLED too, with AdminComment
-  "rubick: cancelled by rubick";
+- a job cancelled by rubick (DELETE) reads CANCELLED too, with "rubick: cancelled by
+  rubick" in its Comment;
 - a submission's own slurm_account and slurm_qos are the job's account and QOS in Slurm
   (squeue; the account in sacct too).
 The figures printed are the sacct lines (the table in docs/slurm.md)."""
@@ -25,7 +24,7 @@ from rkd import Daemon  # noqa: E402
 from test_engine import check, job_dir, slurm_id, squeue, wait_lines  # noqa: E402
 
 JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
-FIELDS = "JobID,State,ExitCode,Start,End,Account,QOS,AllocTRES%40,Comment%40,AdminComment%60"
+FIELDS = "JobID,State,ExitCode,Start,End,Account,QOS,AllocTRES%40,Comment%120"
 
 
 def sacct(sid, want_rows=1, timeout=30):
@@ -69,11 +68,12 @@ def reconfigured_then_done(d):
     # Slurm's word for a run it requeued; before issue 13 its exit read 75:0 (FAILED in jobcomp)
     check(first["State"] == "REQUEUED" and first["ExitCode"] == "0:0",
           "the checkpoint for a reconfiguration reads %s %s" % (first["State"], first["ExitCode"]))
-    check("rubick: checkpoint for reconfiguration" in first["AdminComment"], first)
-    check("dp=2" in first["Comment"], "plan of run 1: %s" % first)
+    check("dp=2" in first["Comment"] and "rubick: checkpoint for reconfiguration (job %d run %d)" % (jid, run1)
+          in first["Comment"], "plan and stop note of run 1: %s" % first)
     check(last["State"] == "COMPLETED" and last["ExitCode"] == "0:0" and "gres/gpu=4" in last["AllocTRES"],
           "the last run: %s" % last)
-    check("rubick: job %d run %d" % (jid, j["run"]) in last["AdminComment"], last)
+    check(last["Comment"].startswith("dp=4,") and "rubick:" not in last["Comment"],
+          "the last run's Comment is its plan: %s" % last)
     comp = [l for l in open(os.path.join(os.environ["RK_SLURM_LAB"], "log", "jobcomp.txt"))
             if l.startswith("JobId=%d " % sid)]
     states = [l.split("JobState=")[1].split()[0] for l in comp]
@@ -116,7 +116,7 @@ def cancels(d):
     ra, rb = sacct(sa), sacct(sb)
     print("sacct %s\nsacct %s" % (ra, rb))
     check(ra[-1]["State"].startswith("CANCELLED"), "scancel: %s" % ra)
-    check(rb[-1]["State"].startswith("CANCELLED") and "rubick: cancelled by rubick" in rb[-1]["AdminComment"],
+    check(rb[-1]["State"].startswith("CANCELLED") and "rubick: cancelled by rubick" in rb[-1]["Comment"],
           "DELETE: %s" % rb)
 
 
