@@ -41,11 +41,6 @@ static int finished_status(const slurm_job_info_t *j)
 }
 
 /*
- * Whether run r has ended, from its job record (NULL = gone from Slurm).
- * Fills *status. A released job that Slurm cannot start (BadConstraints,
- * a node down in its list) has failed for Slurm's reason.
- */
-/*
  * Whether run r ended by checkpointing on rubick's request: the batch script
  * then exits 0 (Slurm: COMPLETED) and keeps the job's 75 in
  * ckpt/.exit-run-N, which it writes only when ckpt_request names this run
@@ -66,6 +61,11 @@ static int ckpt_exit(const struct seng *e, const struct srun *r)
 	return atoi_ok(buf) == RKD_EXIT_CHECKPOINTED;
 }
 
+/*
+ * Whether run r has ended, from its job record (NULL = gone from Slurm).
+ * Fills *status. A released job that Slurm cannot start (BadConstraints,
+ * a node down in its list) has failed for Slurm's reason.
+ */
 static int run_ended(const struct seng *e, struct srun *r, const slurm_job_info_t *j,
 		     int *status, int *cancelled, int *not_started, char *why, size_t cap)
 {
