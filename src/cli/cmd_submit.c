@@ -19,9 +19,9 @@ static void usage(FILE *out)
 		"                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
-		"                     [--key IDEMPOTENCY_KEY] [--partition P] [--account A]\n"
-		"                     [--qos Q] [--time-limit MINUTES]   (--engine slurm)\n"
-		"common: [--url URL] [--token-file FILE] [--json]\n");
+		"                     [--key IDEMPOTENCY_KEY]\n"
+		"common: [--url URL] [--token-file FILE] [--json]\n"
+		"rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
 }
 
 /* Flags that become integer fields of the spec. */

@@ -209,9 +209,9 @@ void rkd_spec_fini(struct rkd_spec *s)
 
 static const char *const spec_fields[] = {
 	"name",    "tenant",     "model", "model_spec", "launch",     "command",
+	"slurm_partition", "slurm_account", "slurm_qos", "slurm_time_limit",
 	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan",
-	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env",
-	"slurm_partition", "slurm_account", "slurm_qos", "slurm_time_limit", NULL,
+	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", NULL,
 };
 
 /* The Slurm names of a submission: like job names (letters, digits, '-', '_', '.'). */
