@@ -20,8 +20,8 @@ static void usage(FILE *out)
 		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
 		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
 		"                     [--key IDEMPOTENCY_KEY]\n"
-		"common: [--url URL] [--token-file FILE] [--json]\n"
-		"rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
+		"common: [--url URL] [--token-file FILE] [--json]\n");
+	fprintf(out, "rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
 }
 
 /* Flags that become integer fields of the spec. */
