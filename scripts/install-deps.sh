@@ -7,6 +7,8 @@ packages=(
 	clang libclang-rt-14-dev curl
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch
+	# sacct in the accounting test (tests/slurm/test_accounting.py): slurmdbd on a private MariaDB
+	mariadb-server slurmdbd
 )
 missing=()
 for p in "${packages[@]}"; do

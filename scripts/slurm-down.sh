@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stop the emulated cluster started by scripts/slurm-up.sh LAB, by PID only
 # (../shared/research/slurm.md §7): cancel jobs, `scontrol shutdown`, then the
-# recorded PIDs, leftover slurmstepd trees of this LAB, and munged.
+# recorded PIDs, leftover slurmstepd trees of this LAB, slurmdbd and MariaDB
+# (RK_SLURM_DBD=1), and munged.
 #   usage: scripts/slurm-down.sh [LAB]
 set -uo pipefail
 lab=${1:-${RK_SLURM_LAB:-/tmp/rubick-slurm}}
@@ -45,9 +46,15 @@ for d in /proc/[0-9]*; do
 	{ tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$lab/etc/slurm.conf" || continue
 	kill -KILL "$p" $(descendants "$p") 2>/dev/null
 done
+# slurmdbd and its MariaDB (RK_SLURM_DBD=1): after slurmctld, which reports to them.
+for f in "$lab/run/slurmdbd.pid" "$lab/db/run/mariadbd.pid"; do
+	[ -f "$f" ] || continue
+	p=$(cat "$f")
+	alive "$p" && kill -TERM "$p" 2>/dev/null && wait_gone "$p"
+done
 if [ -f "$lab/munge/munged.pid" ]; then
 	m=$(cat "$lab/munge/munged.pid")
 	alive "$m" && kill -TERM "$m" 2>/dev/null && wait_gone "$m"
 fi
-rm -rf "$lab/state" "$lab/spool" "$lab/run" "$lab/dev"
+rm -rf "$lab/state" "$lab/spool" "$lab/run" "$lab/dev" "$lab/db"
 echo "slurm down: $lab"

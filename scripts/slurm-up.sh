@@ -5,6 +5,8 @@
 # ../shared/research/slurm.md §2. Needs root (munged, mknod, SlurmUser=root).
 #   usage: scripts/slurm-up.sh [LAB [NODES [GPUS]]]
 #   then:  export SLURM_CONF=LAB/etc/slurm.conf
+# With RK_SLURM_DBD=1 (and mariadb-server, slurmdbd installed) it also starts a
+# private MariaDB and slurmdbd, so that sacct works (docs/slurm.md, "accounting").
 # Stop it with scripts/slurm-down.sh LAB (by PID; never by process name).
 set -euo pipefail
 lab=${1:-${RK_SLURM_LAB:-/tmp/rubick-slurm}}
@@ -21,12 +23,18 @@ chmod 755 "$lab" # munged wants execute permission for all on every folder above
 lab=$(cd "$lab" && pwd)
 alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
 # Starting twice would reuse the old controller and orphan the old munged (§7).
-for f in "$lab"/run/*.pid "$lab"/munge/munged.pid; do
+for f in "$lab"/run/*.pid "$lab"/munge/munged.pid "$lab"/db/run/mariadbd.pid; do
 	[ -f "$f" ] || continue
 	p=$(cat "$f")
 	if alive "$p"; then echo "slurm-up.sh: $f: PID $p is alive; run slurm-down.sh $lab first" >&2; exit 1; fi
 done
-rm -rf "$lab/state" "$lab/spool" "$lab/run" "$lab/dev" "$lab/log" "$lab/etc" "$lab/munge"
+dbd=${RK_SLURM_DBD:-0}
+if [ "$dbd" = 1 ]; then
+	for b in mariadbd mariadb-install-db mariadb slurmdbd sacct; do
+		command -v "$b" >/dev/null || { echo "slurm-up.sh: RK_SLURM_DBD=1 but $b is not installed (scripts/install-deps.sh)" >&2; exit 3; }
+	done
+fi
+rm -rf "$lab/state" "$lab/spool" "$lab/run" "$lab/dev" "$lab/log" "$lab/etc" "$lab/munge" "$lab/db"
 mkdir -p "$lab"/{state,spool,run,log,etc,munge}
 chmod 755 "$lab/munge" # 700 fails: munged wants execute permission for all on the socket folder
 mungekey --create --keyfile="$lab/munge/munge.key" >/dev/null 2>&1
@@ -46,6 +54,56 @@ for n in $(seq 1 "$nodes"); do
 	echo "NodeName=n$n Name=gpu File=$lab/dev/n$n/nvidia[0-$last]" >>"$gres"
 done
 host=$(hostname -s)
+# Accounting: either slurmdbd on a private MariaDB (sacct, sacctmgr) or only a
+# text log of every job end (no database needed).
+acct="AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$lab/log/jobcomp.txt"
+if [ "$dbd" = 1 ]; then
+	mkdir -p "$lab/db/data" "$lab/db/run"
+	chown -R mysql:mysql "$lab/db"
+	mariadb-install-db --user=mysql --datadir="$lab/db/data" --auth-root-authentication-method=socket \
+		--skip-test-db >"$lab/log/mariadb-install.log" 2>&1
+	# Its own port and socket, small buffers: one private server per lab.
+	setsid mariadbd --user=mysql --datadir="$lab/db/data" --socket="$lab/db/run/mysqld.sock" \
+		--pid-file="$lab/db/run/mariadbd.pid" --bind-address=127.0.0.1 --port=$((port + 3)) \
+		--log-error="$lab/db/mariadbd.log" --innodb-buffer-pool-size=16M \
+		--innodb-log-file-size=8M >/dev/null 2>&1 </dev/null &
+	mdb=$!
+	for _ in $(seq 1 150); do
+		mariadb -S "$lab/db/run/mysqld.sock" -e "select 1" >/dev/null 2>&1 && break
+		alive "$mdb" || break
+		sleep 0.2
+	done
+	dbpass=$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')
+	mariadb -S "$lab/db/run/mysqld.sock" -e "create user 'slurm'@'127.0.0.1' identified by '$dbpass';
+		grant all on slurm_acct_db.* to 'slurm'@'127.0.0.1';" || { echo "slurm-up.sh: MariaDB did not start: $(tail -3 "$lab/db/mariadbd.log")" >&2; exit 1; }
+	(umask 077; cat >"$lab/etc/slurmdbd.conf" <<DBD
+AuthType=auth/munge
+AuthInfo=socket=$lab/munge/munge.socket.2
+DbdHost=$host
+DbdAddr=127.0.0.1
+DbdPort=$((port + 2))
+SlurmUser=root
+PidFile=$lab/run/slurmdbd.pid
+LogFile=$lab/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$((port + 3))
+StorageUser=slurm
+StoragePass=$dbpass
+StorageLoc=slurm_acct_db
+DBD
+	)
+	acct="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$((port + 2))
+AccountingStoragePass=$lab/munge/munge.socket.2
+AccountingStoreFlags=job_comment
+AccountingStorageTRES=gres/gpu
+JobCompType=jobcomp/filetxt
+JobCompLoc=$lab/log/jobcomp.txt"
+fi
 cat >"$lab/etc/job_submit.lua" <<'LUA'
 -- Every new job is held: rubickd places and releases it (slurm.md §4).
 function slurm_job_submit(job_desc, part_list, submit_uid) job_desc.priority = 0; return slurm.SUCCESS end
@@ -83,10 +141,7 @@ MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-# No slurmdbd (it needs MySQL/MariaDB): every job end goes to a text log instead (issue 13)
-JobCompType=jobcomp/filetxt
-JobCompLoc=$lab/log/jobcomp.txt
+$acct
 MpiDefault=none
 SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0
@@ -104,8 +159,19 @@ KillWait=5
 Waittime=0
 NodeName=n[1-$nodes] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((port + 100))-$((port + 99 + nodes))] CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000 Gres=gpu:$gpus State=UNKNOWN
 PartitionName=gpu Nodes=n[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+# A second partition on the same nodes, scheduled first (a job's own slurm_partition; an
+# outside job that must win a node in tests/slurm/test_faults.py)
+PartitionName=long Nodes=n[1-$nodes] Default=NO MaxTime=INFINITE State=UP OverSubscribe=NO PriorityTier=2
 CONF
 export SLURM_CONF=$lab/etc/slurm.conf
+if [ "$dbd" = 1 ]; then
+	setsid slurmdbd -D >"$lab/log/slurmdbd.out" 2>&1 </dev/null &
+	for _ in $(seq 1 50); do
+		timeout 3 sacctmgr -n list cluster >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	timeout 10 sacctmgr -i add cluster rubick >/dev/null 2>&1 || true
+fi
 setsid slurmctld -D -i >"$lab/log/slurmctld.out" 2>&1 </dev/null &
 ctld=$!
 for n in $(seq 1 "$nodes"); do

@@ -24,6 +24,7 @@ static void usage(FILE *out)
 		"  --min-gpus/--max-gpus let the policy resize it within them\n"
 		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
+	fprintf(out, "rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
 }
 
 /* Flags that become integer fields of the spec. */
@@ -32,13 +33,14 @@ static const struct {
 } int_flags[] = {
 	{"--gpus", "gpus"},         {"--iterations", "iterations"}, {"--batch", "global_batch"},
 	{"--cpus", "cpus"},         {"--mem-mb", "mem_mb"},         {"--min-gpus", "min_gpus"},
-	{"--max-gpus", "max_gpus"},
+	{"--max-gpus", "max_gpus"}, {"--time-limit", "slurm_time_limit"},
 };
 static const struct {
 	const char *flag, *field;
 } str_flags[] = {
 	{"--model", "model"}, {"--launch", "launch"}, {"--command", "command"}, {"--name", "name"},
 	{"--plan", "plan"},   {"--tenant", "tenant"}, {"--key", "idempotency_key"},
+	{"--partition", "slurm_partition"}, {"--account", "slurm_account"}, {"--qos", "slurm_qos"},
 };
 
 static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec)

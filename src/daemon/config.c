@@ -157,9 +157,21 @@ static int tenant_key(struct rkd_config *c, int t, const char *key, const char *
 			       where, err);
 	if (!strcmp(key, "slurm_time_limit"))
 		return set_int(&c->tenants[t].slurm_time_limit, value, 0, 1 << 30, key, where, err);
+	if (!strcmp(key, "slurm_partition"))
+		return set_str(c->tenants[t].slurm_partition, sizeof(c->tenants[t].slurm_partition),
+			       value, key, where, err);
+	struct rkd_tenant_cfg *tc = &c->tenants[t];
+	char *lists[] = {tc->slurm_allowed_partitions, tc->slurm_allowed_accounts,
+			 tc->slurm_allowed_qos};
+	static const char *const list_keys[] = {"slurm_allowed_partitions", "slurm_allowed_accounts",
+						"slurm_allowed_qos"};
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(key, list_keys[i]))
+			return set_str(lists[i], sizeof(tc->slurm_allowed_qos), value, key, where, err);
 	return rk_error_set(err, RK_EINVAL, "%s: unknown tenant key '%s' (token_file, gpu_quota, "
 			    "guaranteed_gpu_quota, user, group, allow_root, slurm_account, slurm_qos, "
-			    "slurm_time_limit)", where, key);
+			    "slurm_partition, slurm_time_limit, slurm_allowed_partitions, "
+			    "slurm_allowed_accounts, slurm_allowed_qos)", where, key);
 }
 
 int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,

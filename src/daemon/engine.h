@@ -45,9 +45,11 @@ struct rkd_launch {
 	 * are the job user's, 0600/0700, so no other tenant can read them.
 	 */
 	const struct rkd_ident *ident;
-	const char *account;      /* slurm: the tenant's account, QOS (NULL/"" = default) */
+	/* slurm: the job's (else its tenant's) partition, account, QOS (NULL/"" = default) */
+	const char *partition;
+	const char *account;
 	const char *qos;
-	int time_limit_min;       /* slurm: the tenant's time limit in minutes (0 = partition's) */
+	int time_limit_min;       /* slurm: the job's or tenant's time limit, minutes (0 = partition's) */
 	char *const *env;         /* the submission's `env`, "K=V" (jobspec.h) */
 	int n_env;
 };

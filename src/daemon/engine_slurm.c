@@ -12,7 +12,7 @@
  *           begin_time=now (gotcha 2); a second update releases it.
  *   stop    checkpoint: SIGUSR1 to the batch shell, then after the grace
  *           period requeue-hold (SIGTERM, SIGKILL after KillWait); cancel:
- *           SIGTERM, then SIGKILL.
+ *           Slurm's cancel (SIGTERM, SIGKILL after KillWait; CANCELLED).
  *   poll    one slurm_load_jobs per call (SLURM_NO_CHANGE_IN_DATA when
  *           nothing moved); a run has ended when its job is no longer
  *           RUNNING/COMPLETING after having run, or is held again after a
@@ -312,7 +312,8 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	d.min_nodes = d.max_nodes = 1;
 	d.num_tasks = 1;
 	d.priority = 0; /* held until placed */
-	d.partition = (char *)e_partition;
+	/* another partition must hold the nodes rubick places on (docs/slurm.md) */
+	d.partition = (char *)(ln->partition && *ln->partition ? ln->partition : e_partition);
 	if (ln->account && *ln->account)
 		d.account = (char *)ln->account;
 	if (ln->qos && *ln->qos)
@@ -443,8 +444,7 @@ static int master_port(const struct seng *e, int64_t job, int run)
 }
 
 /* Set nodes, sizes, GPUs, plan and begin time in one update (gotcha 1). */
-static int place(uint32_t sid, const struct place *p, const char *plan,
-			 struct rk_error *err)
+static int place(uint32_t sid, const struct place *p, const char *plan, struct rk_error *err)
 {
 	char tres_node[64] = "", tres_job[64] = "";
 	/*
@@ -466,7 +466,7 @@ static int place(uint32_t sid, const struct place *p, const char *plan,
 	u.min_cpus = p->n_nodes * p->cpus_per_node;
 	u.tres_per_node = tres_node;
 	u.tres_per_job = tres_job;
-	u.comment = (char *)plan;
+	u.comment = (char *)plan; /* replaces the last run's stop note (stop_mark) */
 	u.begin_time = time(NULL); /* a requeue sets a ~121 s BeginTime (gotcha 2) */
 	if (slurm_update_job(&u))
 		return rk_error_set(err, RK_EIO, "slurm: placing job %u on %s: %s", sid, p->nodes,
@@ -596,8 +596,9 @@ void rkd_sl_run_signal(struct srun *r, enum phase ph)
 	case PH_TERM:
 		if (r->checkpoint)
 			slurm_requeue(r->sid, JOB_REQUEUE_HOLD); /* SIGTERM, then SIGKILL */
-		else
-			slurm_kill_job(r->sid, SIGTERM, KILL_JOB_BATCH);
+		else /* Slurm's own cancel (scancel): SIGTERM to every process of the
+		      * job, SIGKILL after KillWait, and CANCELLED in Slurm's record */
+			slurm_kill_job(r->sid, SIGKILL, 0);
 		break;
 	case PH_KILL:
 		if (!r->checkpoint)
@@ -607,6 +608,43 @@ void rkd_sl_run_signal(struct srun *r, enum phase ph)
 		break;
 	}
 	r->phase = ph;
+}
+
+/*
+ * Say in Slurm's own record why rubick stops a run (the job's Comment, after
+ * its plan: squeue %k, sacct, scontrol show job; place() sets it back to the
+ * plan), and for a checkpoint name the run in ckpt_request (rubickd's file,
+ * mode 0644, RUBICK_CKPT_REQ in the batch script) before the signal: only
+ * then does the script end the Slurm job COMPLETED rather than FAILED 75
+ * (engine_slurm_files.c). Not the AdminComment: libslurm 22.05's
+ * slurm_free_job_info_msg does not free it, so every poll would leak it
+ * (ASan, measured). Best effort: a failed update only leaves Slurm's record
+ * less clear.
+ */
+static void stop_mark(struct seng *e, const struct srun *r, int checkpoint)
+{
+	char path[4200], buf[32], note[512];
+	if (checkpoint &&
+	    !rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request", e->state_dir,
+			  (long long)r->job_id)) {
+		snprintf(buf, sizeof(buf), "%d\n", r->run);
+		if (rkd_write_atomic(path, buf) == 0)
+			chmod(path, 0644);
+	}
+	const slurm_job_info_t *j = rkd_sl_job_info(e, r->sid);
+	const char *plan = j && j->comment ? j->comment : "";
+	size_t n = strcspn(plan, ";"); /* the plan without an earlier note */
+	while (n > 0 && plan[n - 1] == ' ')
+		n--;
+	snprintf(note, sizeof(note), "%.*s%srubick: %s (job %lld run %d)", (int)(n < 256 ? n : 256),
+		 plan, n ? "; " : "",
+		 checkpoint ? "checkpoint for reconfiguration" : "cancelled by rubick",
+		 (long long)r->job_id, r->run);
+	job_desc_msg_t u;
+	slurm_init_job_desc_msg(&u);
+	u.job_id = r->sid;
+	u.comment = note;
+	slurm_update_job(&u);
 }
 
 static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64_t now_ms)
@@ -619,6 +657,7 @@ static int seng_stop(void *state, int64_t job_id, int run, int checkpoint, int64
 		return 0; /* already on its way out; a cancel hurries a checkpoint along */
 	rkd_sl_run_stamp(e, job_id, run, "stop_ms");
 	r->checkpoint = checkpoint;
+	stop_mark(e, r, checkpoint);
 	if (!r->was_running) {
 		/*
 		 * Not seen running yet: nothing to checkpoint. Hold it again (if

@@ -187,6 +187,19 @@ static const char trap_part[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
 	"done\n"
 static const char wait_inner[] = WAIT_LOOP("");
 static const char wait_part[] = WAIT_LOOP("  kill -KILL -$c 2>/dev/null\n");
+/*
+ * The batch shell's own wrapper also says in Slurm's record what a checkpoint
+ * exit was (issue 13): 75 after rubick asked this run for a checkpoint
+ * (rubickd's ckpt_request names the run: the job cannot forge it) ends the
+ * Slurm job COMPLETED with exit 0 instead of FAILED, and the job's status is
+ * kept in ckpt/.exit-run-N for the engine (engine_slurm_state.c). A 75 nobody
+ * in rubick asked for stays FAILED 75 (a cancel for rubick, issue 13).
+ */
+static const char wait_batch[] = WAIT_LOOP(
+	"  kill -KILL -$c 2>/dev/null\n"
+	"  if [ $s -eq 75 ] && [ \"$(cat \"$RUBICK_CKPT_REQ\" 2>/dev/null)\" = \"$RUBICK_RUN\" ]; then\n"
+	"    echo 75 >\"$RUBICK_CKPT_DIR/.exit-run-$RUBICK_RUN\" && s=0\n"
+	"  fi\n");
 
 /* The inner wrapper and command, kept verbatim by a quoted here-document. */
 static const char cmd_delim[] = "RUBICK_CMD_EOF";
@@ -211,17 +224,18 @@ static int cmd_ok(const char *command)
  */
 char *rkd_sl_make_script(const char *job_dir, const char *command)
 {
-	size_t cap = 3 * strlen(job_dir) + strlen(command) + 2 * sizeof(trap_part) +
-		     2 * sizeof(wait_part) + 768;
+	size_t cap = 4 * strlen(job_dir) + strlen(command) + 2 * sizeof(trap_part) +
+		     sizeof(wait_part) + sizeof(wait_batch) + 768;
 	char *s = cmd_ok(command) ? malloc(cap) : NULL;
 	if (s)
 		snprintf(s, cap,
-			 "#!/bin/sh\n. '%s/env.sh' || exit 70\n%s"
+			 "#!/bin/sh\n. '%s/env.sh' || exit 70\nRUBICK_CKPT_REQ='%s/ckpt_request'\n%s"
 			 "if [ \"${RUBICK_NNODES:-1}\" -gt 1 ]; then\n"
 			 "srun --nodes=\"$RUBICK_NNODES\" --ntasks=\"$RUBICK_NNODES\""
 			 " --ntasks-per-node=1 --nodelist=\"$RUBICK_SLURM_NODES\" --overlap"
 			 " --export=ALL /bin/sh '%s/node.sh' &\nelse\n" CMD_FMT CMD_RUN "fi\n%s",
-			 job_dir, trap_part, job_dir, trap_part, command, wait_inner, wait_part);
+			 job_dir, job_dir, trap_part, job_dir, trap_part, command, wait_inner,
+			 wait_batch);
 	return s;
 }
 

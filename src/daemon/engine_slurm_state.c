@@ -16,6 +16,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
+/* A small decimal number at the start of s ("12\n"); -1 if none. */
+static int atoi_ok(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	return end != s && v >= 0 && v < (1 << 30) ? (int)v : -1;
+}
+
 /* Exit status of a finished Slurm job in the rkd_exit encoding. */
 static int finished_status(const slurm_job_info_t *j)
 {
@@ -33,12 +41,33 @@ static int finished_status(const slurm_job_info_t *j)
 }
 
 /*
+ * Whether run r ended by checkpointing on rubick's request: the batch script
+ * then exits 0 (Slurm: COMPLETED) and keeps the job's 75 in
+ * ckpt/.exit-run-N, which it writes only when ckpt_request names this run
+ * (engine_slurm_files.c). Read from the files, so a restarted rubickd that
+ * adopts the run tells a checkpoint from a completion too.
+ */
+static int ckpt_exit(const struct seng *e, const struct srun *r)
+{
+	char path[4200], buf[32];
+	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request", e->state_dir,
+			 (long long)r->job_id) ||
+	    rkd_read_small(path, buf, sizeof(buf)) || atoi_ok(buf) != r->run)
+		return 0;
+	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt/.exit-run-%d", e->state_dir,
+			 (long long)r->job_id, r->run) ||
+	    rkd_read_small(path, buf, sizeof(buf)))
+		return 0;
+	return atoi_ok(buf) == RKD_EXIT_CHECKPOINTED;
+}
+
+/*
  * Whether run r has ended, from its job record (NULL = gone from Slurm).
  * Fills *status. A released job that Slurm cannot start (BadConstraints,
  * a node down in its list) has failed for Slurm's reason.
  */
-static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int *cancelled,
-		     int *not_started, char *why, size_t cap)
+static int run_ended(const struct seng *e, struct srun *r, const slurm_job_info_t *j,
+		     int *status, int *cancelled, int *not_started, char *why, size_t cap)
 {
 	why[0] = '\0';
 	*cancelled = *not_started = 0;
@@ -104,6 +133,10 @@ static int run_ended(struct srun *r, const slurm_job_info_t *j, int *status, int
 		return 1;
 	}
 	*status = finished_status(j);
+	if (st == JOB_COMPLETE && *status == 0 && ckpt_exit(e, r)) {
+		*status = RKD_EXIT_CHECKPOINTED; /* Slurm says COMPLETED: see ckpt_exit */
+		return 1;
+	}
 	if (r->phase < PH_USR1 && (st == JOB_CANCELLED || st == JOB_TIMEOUT ||
 				   st == JOB_DEADLINE || st == JOB_PREEMPTED)) {
 		/*
@@ -147,7 +180,7 @@ int rkd_sl_poll(void *state, int64_t now_ms, struct rkd_exit *out, int max)
 		int status, cancelled, not_started;
 		char why[256];
 		int was = r->was_running;
-		if (!run_ended(r, rkd_sl_job_info(e, r->sid), &status, &cancelled, &not_started, why,
+		if (!run_ended(e, r, rkd_sl_job_info(e, r->sid), &status, &cancelled, &not_started, why,
 			       sizeof(why))) {
 			if (r->was_running && !was)
 				rkd_sl_run_stamp(e, r->job_id, r->run, "running_ms");
@@ -204,7 +237,7 @@ int rkd_sl_adopt(void *state, int64_t job_id, int run, struct rkd_exit *ex,
 	r->pend_grace_ms = rkd_sl_pend_grace(e);
 	char why[256];
 	int status, cancelled, not_started;
-	if (run_ended(r, j, &status, &cancelled, &not_started, why, sizeof(why))) {
+	if (run_ended(e, r, j, &status, &cancelled, &not_started, why, sizeof(why))) {
 		e->n--;
 		if (status == RKD_EXIT_LOST)
 			rkd_sl_run_stamp(e, job_id, run, "lost_ms");
@@ -310,7 +343,15 @@ int rkd_sl_foreign(void *state, int *gpus, int *cpus, int n)
 		    !is_ours(e, j))
 			foreign_job(e, j, gpus, cpus, n);
 	}
-	/* An active reservation takes its nodes wholly: rubick's jobs are in none. */
+	/*
+	 * A reservation takes its nodes wholly: rubick's jobs are in none. Also one
+	 * that starts later: Slurm starts no job on its nodes whose time limit
+	 * reaches into it, and rubick's jobs mostly have none (INFINITE), so
+	 * placing there leaves the run pending ("ReqNodeNotAvail, May be reserved
+	 * for other job", measured on the emulated cluster) until put back. A job
+	 * with a short time limit could still fit before it: rubick does not use
+	 * that gap.
+	 */
 	reserve_info_msg_t *rm = NULL;
 	if (slurm_load_reservations(e->resv ? e->resv->last_update : 0, &rm) == 0 && rm) {
 		if (e->resv)
@@ -320,7 +361,7 @@ int rkd_sl_foreign(void *state, int *gpus, int *cpus, int n)
 	time_t now = time(NULL);
 	for (uint32_t r = 0; e->resv && r < e->resv->record_count; r++) {
 		const reserve_info_t *v = &e->resv->reservation_array[r];
-		if (v->start_time > now || (v->end_time && v->end_time <= now) || !v->node_list)
+		if ((v->end_time && v->end_time <= now) || !v->node_list)
 			continue;
 		if (!strcmp(v->node_list, "ALL")) {
 			for (int k = 0; k < n && k < e->n_nodes; k++) {

@@ -209,10 +209,31 @@ void rkd_spec_fini(struct rkd_spec *s)
 
 static const char *const spec_fields[] = {
 	"name",    "tenant",     "model", "model_spec", "launch",     "command",
+	"slurm_partition", "slurm_account", "slurm_qos", "slurm_time_limit",
 	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan",
 	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", "hold",
 	NULL,
 };
+
+/* The Slurm names of a submission: like job names (letters, digits, '-', '_', '.'). */
+static int spec_slurm(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
+{
+	static const char *const keys[] = {"slurm_partition", "slurm_account", "slurm_qos"};
+	char *dst[] = {s->slurm_partition, s->slurm_account, s->slurm_qos};
+	for (int i = 0; i < 3; i++) {
+		const char *val;
+		int ret = get_str(root, keys[i], RKD_SLURM_NAME_MAX - 1, &val, v);
+		if (!ret && val)
+			ret = check_ident(val, keys[i], v);
+		if (ret)
+			return ret;
+		snprintf(dst[i], RKD_SLURM_NAME_MAX, "%s", val ? val : "");
+	}
+	int64_t tl = 0;
+	int ret = get_int(root, "slurm_time_limit", 1, 1 << 30, &tl, NULL, v);
+	s->slurm_time_limit = (int)tl;
+	return ret;
+}
 
 static int spec_strings(json_t *root, struct rkd_spec *s, struct rkd_verr *v)
 {
@@ -313,6 +334,8 @@ int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rk
 		ret = spec_strings(root, &s, v);
 	if (!ret)
 		ret = get_env(root, &s, v);
+	if (!ret)
+		ret = spec_slurm(root, &s, v);
 	if (!ret &&
 	    ((ret = get_int(root, "global_batch", 1, MAX_BATCH, &gb, NULL, v)) ||
 	     (ret = get_num(root, "iterations", 1, MAX_ITERS, &s.iterations, &has_iters, v)) ||
@@ -431,6 +454,14 @@ char *rkd_spec_encode(const struct rkd_spec *s)
 		}
 		json_object_set_new(o, "env", env);
 	}
+	if (s->slurm_partition[0])
+		json_object_set_new(o, "slurm_partition", json_string(s->slurm_partition));
+	if (s->slurm_account[0])
+		json_object_set_new(o, "slurm_account", json_string(s->slurm_account));
+	if (s->slurm_qos[0])
+		json_object_set_new(o, "slurm_qos", json_string(s->slurm_qos));
+	if (s->slurm_time_limit)
+		json_object_set_new(o, "slurm_time_limit", json_integer(s->slurm_time_limit));
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return text;

@@ -24,6 +24,7 @@ struct rk_zoo;
 #define RKD_ENV_MAX 64          /* variables a submission's `env` may set */
 #define RKD_ENV_NAME_MAX 128
 #define RKD_ENV_VALUE_MAX 4096
+#define RKD_SLURM_NAME_MAX 64   /* a Slurm partition, account or QOS name, with its NUL */
 
 /* A validation failure: the RK_E* code, the message and the JSON field at fault. */
 struct rkd_verr {
@@ -64,6 +65,15 @@ struct rkd_spec {
 	 */
 	char **env;
 	int n_env;
+	/*
+	 * --engine slurm: the job's partition, account and QOS ("" = the tenant's,
+	 * else Slurm's default) and time limit in minutes (0 = the tenant's, else
+	 * the partition's); checked against the tenant's allow-lists at submission
+	 * (sched_slurm_opts.c, docs/slurm.md).
+	 */
+	char slurm_partition[RKD_SLURM_NAME_MAX], slurm_account[RKD_SLURM_NAME_MAX];
+	char slurm_qos[RKD_SLURM_NAME_MAX];
+	int slurm_time_limit;
 };
 
 void rkd_spec_fini(struct rkd_spec *s);

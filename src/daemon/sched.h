@@ -41,8 +41,14 @@ struct rkd_tenant_cfg {
 	int guaranteed_gpu_quota;
 	/* --engine slurm: the tenant's jobs' Slurm account, QOS ("" = Slurm's default) and
 	 * time limit in minutes (0 = the partition's) */
-	char slurm_account[64], slurm_qos[64];
+	char slurm_account[64], slurm_qos[64], slurm_partition[64];
 	int slurm_time_limit;
+	/*
+	 * What a submission may name instead (comma lists; "" = any name, left to
+	 * Slurm's own checks for the job's user); a submission's time limit may
+	 * not exceed slurm_time_limit (sched_slurm_opts.c, docs/slurm.md).
+	 */
+	char slurm_allowed_partitions[256], slurm_allowed_accounts[256], slurm_allowed_qos[256];
 };
 
 struct rkd_sched_config {

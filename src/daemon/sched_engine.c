@@ -151,9 +151,14 @@ static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 		.gpus = rk_alloc_total_gpus(&j->core.alloc),
 		.cpus = rk_alloc_total_cpus(&j->core.alloc),
 		.ident = ident,
-		.account = tc ? tc->slurm_account : NULL,
-		.qos = tc ? tc->slurm_qos : NULL,
-		.time_limit_min = tc ? tc->slurm_time_limit : 0,
+		/* the submission's own Slurm options, else the tenant's (sched_slurm_opts.c) */
+		.partition = j->spec.slurm_partition[0] ? j->spec.slurm_partition
+			     : tc ? tc->slurm_partition : NULL,
+		.account = j->spec.slurm_account[0] ? j->spec.slurm_account
+			   : tc ? tc->slurm_account : NULL,
+		.qos = j->spec.slurm_qos[0] ? j->spec.slurm_qos : tc ? tc->slurm_qos : NULL,
+		.time_limit_min = j->spec.slurm_time_limit ? j->spec.slurm_time_limit
+				  : tc ? tc->slurm_time_limit : 0,
 		.env = j->spec.env,
 		.n_env = j->spec.n_env,
 	};

@@ -308,6 +308,13 @@ void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
 /* 0 when m->spec's CPUs and memory fit the cluster; else RK_EINFEASIBLE in m, naming it. */
 int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m);
 void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
+/*
+ * sched_slurm_opts.c: a submission's Slurm partition, account, QOS and time
+ * limit against its tenant's allow-lists and limit; on failure the error is
+ * set on m (the field at fault named) and a negative RK_E* code returned.
+ */
+int sched_slurm_opts_check(const struct rkd_tenant_cfg *tc, const char *tenant,
+			   const struct rkd_spec *sp, struct rkd_msg *m);
 
 /* sched_msgs.c */
 void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,

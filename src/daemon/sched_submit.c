@@ -95,6 +95,8 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	}
 	if (sched_submit_fits(s, m))
 		return RK_EINFEASIBLE;
+	if (sched_slurm_opts_check(sched_tenant_find(s, tenant), tenant, sp, m))
+		return RK_EPERM; /* both submit paths come here */
 	int batch = sp->global_batch ? sp->global_batch : m->model->global_batch;
 	if (batch <= 0) {
 		sched_set_err(m, RK_EINVAL, "global_batch",

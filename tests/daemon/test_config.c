@@ -55,6 +55,31 @@ static void parse_good(void **state)
 	assert_int_equal(c.grace_ms, 7);
 }
 
+/* Issue 13: a tenant's Slurm defaults and what its submissions may name instead. */
+static void slurm_keys(void **state)
+{
+	(void)state;
+	struct rkd_config c;
+	struct rk_error e;
+	rkd_config_defaults(&c);
+	const char *text = "[tenant phys]\nslurm_partition = long\nslurm_account = physics\n"
+			   "slurm_qos = normal\nslurm_time_limit = 90\n"
+			   "slurm_allowed_partitions = gpu, long\nslurm_allowed_accounts = physics\n"
+			   "slurm_allowed_qos = normal,high\n";
+	assert_int_equal(rkd_config_parse(&c, text, "r.conf", &e), 0);
+	assert_string_equal(c.tenants[0].slurm_partition, "long");
+	assert_int_equal(c.tenants[0].slurm_time_limit, 90);
+	assert_string_equal(c.tenants[0].slurm_allowed_partitions, "gpu, long");
+	assert_string_equal(c.tenants[0].slurm_allowed_accounts, "physics");
+	assert_string_equal(c.tenants[0].slurm_allowed_qos, "normal,high");
+	rkd_config_defaults(&c);
+	assert_int_not_equal(rkd_config_parse(&c, "[tenant p]\nslurm_allowed_qos =\n", "r.conf", &e), 0);
+	assert_non_null(strstr(e.msg, "slurm_allowed_qos"));
+	rkd_config_defaults(&c);
+	assert_int_not_equal(rkd_config_parse(&c, "[tenant p]\nslurm_allowd_qos = a\n", "r.conf", &e), 0);
+	assert_non_null(strstr(e.msg, "slurm_allowed_qos")); /* the list of keys names it */
+}
+
 static void every_error(void **state)
 {
 	(void)state;
@@ -142,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parse_good),
 		cmocka_unit_test(every_error),
+		cmocka_unit_test(slurm_keys),
 		cmocka_unit_test(token_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,6 +104,55 @@ static void every_spec_error(void **state)
 	}
 }
 
+/* Issue 13: a submission's own Slurm options, through the stored encoding, and their errors. */
+static void slurm_options(void **state)
+{
+	(void)state;
+	const char *b = "{\"model\":\"bert\",\"tenant\":\"t\",\"iterations\":1,\"gpus\":1,\"command\":\"x\","
+			"\"slurm_partition\":\"long\",\"slurm_account\":\"phys-1\","
+			"\"slurm_qos\":\"high.q\",\"slurm_time_limit\":90}";
+	struct rkd_spec s, s2;
+	struct rkd_verr v;
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	char *enc = rkd_spec_encode(&s);
+	assert_int_equal(rkd_spec_parse(enc, strlen(enc), &s2, &v), 0);
+	assert_string_equal(s2.slurm_partition, "long");
+	assert_string_equal(s2.slurm_account, "phys-1");
+	assert_string_equal(s2.slurm_qos, "high.q");
+	assert_int_equal(s2.slurm_time_limit, 90);
+	free(enc);
+	rkd_spec_fini(&s);
+	rkd_spec_fini(&s2);
+	/* none given: none stored */
+	b = "{\"model\":\"bert\",\"iterations\":1,\"gpus\":1,\"command\":\"x\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	enc = rkd_spec_encode(&s);
+	assert_null(strstr(enc, "slurm_"));
+	assert_true(!s.slurm_partition[0] && !s.slurm_time_limit);
+	free(enc);
+	rkd_spec_fini(&s);
+	static const struct bad cases[] = {
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"slurm_qos\":\"a b\"}",
+		 RK_EINVAL, "slurm_qos"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"slurm_account\":7}",
+		 RK_EINVAL, "slurm_account"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"slurm_partition\":\"\"}",
+		 RK_ERANGE, "slurm_partition"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\",\"slurm_time_limit\":0}",
+		 RK_ERANGE, "slurm_time_limit"},
+		{"{\"model\":\"b\",\"iterations\":1,\"gpus\":1,\"command\":\"x\","
+		 "\"slurm_account\":\"a234567890123456789012345678901234567890123456789012345678901234\"}",
+		 RK_ERANGE, "slurm_account"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		int rc = rkd_spec_parse(cases[i].body, strlen(cases[i].body), &s, &v);
+		if (rc != cases[i].code || strcmp(v.field, cases[i].field))
+			fail_msg("case %zu (%s): got %d field '%s' (%s)", i, cases[i].body, rc, v.field,
+				 v.e.msg);
+	}
+}
+
 static void updates_reports_policy(void **state)
 {
 	(void)state;
@@ -138,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(good_spec),
 		cmocka_unit_test(every_spec_error),
+		cmocka_unit_test(slurm_options),
 		cmocka_unit_test(updates_reports_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,12 @@
 # folder (scripts/slurm-up.sh), run one Slurm test against it, tear it down by
 # PID whatever happens. Skips (77) only where Slurm cannot run at all: no
 # slurmctld/munged installed, not root, or rubickd built without libslurm.
-#   usage: run.sh TEST.py
+#   usage: run.sh [--dbd] TEST.py     (--dbd: with slurmdbd, for sacct)
 set -uo pipefail
+if [ "${1:-}" = --dbd ]; then
+	export RK_SLURM_DBD=1
+	shift
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${RK_BUILD_DIR:-$root/build}
@@ -12,6 +16,11 @@ for b in slurmctld slurmd munged; do
 	command -v "$b" >/dev/null || { echo "SKIP: $b not installed (scripts/install-deps.sh)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: the emulated Slurm cluster needs root"; exit 77; }
+if [ "${RK_SLURM_DBD:-0}" = 1 ]; then # accounting through slurmdbd (scripts/slurm-up.sh)
+	for b in mariadbd mariadb-install-db slurmdbd sacct; do
+		command -v "$b" >/dev/null || { echo "SKIP: $b not installed (scripts/install-deps.sh)"; exit 77; }
+	done
+fi
 # A fresh folder per run: two test runs sharing a build folder must not share a cluster.
 lab=$(mktemp -d "$build/slurm-lab-XXXXXX")
 # A port per lab so that the Slurm tests of several builds may overlap; below the
