@@ -17,9 +17,7 @@ one rubickd for all phases:
   others with a 403 naming the field; a bad name is a 400;
 - min/max GPUs kept by every policy in POLICIES: a fixed job and an elastic one (min 1, max 4)
   run within their ranges, in rubick and in Slurm, and a forced PUT to 4 GPUs is honoured
-  (sia with range=job: its default range=plan ignores them).
-  The `rubick` policy is left out until its min/max fix (branch pol-range) is merged: add it
-  to POLICIES then."""
+  (rubick and sia keep every job's range: docs/policies.md "GPU ranges")."""
 import os
 import subprocess
 import sys
@@ -33,10 +31,9 @@ from test_engine import check, job_dir, node_names, slurm_id, squeue, wait_lines
 JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
 TRAIN = os.path.abspath(os.path.join(HERE, "..", "..", "examples", "train.py"))
 DAVE = "dave-token-0123456789abcdefgh"
-# Policies (and options) whose min/max GPUs the test checks; add ("rubick", None) once
-# pol-range is merged. Sia's default, range=plan (the paper's: every job scales freely),
-# ignores them (a fixed 2-GPU job ran on 16 GPUs here); range=job keeps them.
-POLICIES = [("fifo", None), ("sjf", None), ("tiresias", None), ("sia", "range=job")]
+# Policies (and options) whose min/max GPUs the test checks. Before every policy kept the
+# range, sia's range=plan and rubick ignored it (a fixed 2-GPU job ran on 16 GPUs here).
+POLICIES = [("fifo", None), ("sjf", None), ("tiresias", None), ("sia", None), ("rubick", None)]
 
 
 def submit(d, name, gpus, iters=100000, command=None, token=None, **extra):
