@@ -250,18 +250,58 @@ static void replan_guaranteed(struct round *R)
 
 /* ---- the round ------------------------------------------------------------------ */
 
+/* A job's place in the round's order (step 1), copied out of its rj and job
+ * so that sorting compares 40-byte records instead of chasing job pointers
+ * and moving rj's; idx (its position in the input) breaks what is left. */
+struct order_key {
+	int guaranteed, starving;
+	double key_s;
+	int64_t submit_ms, id;
+	int idx;
+};
+
 static int cmp_order(const void *pa, const void *pb)
 {
-	const struct rj *a = pa, *b = pb;
+	const struct order_key *a = pa, *b = pb;
 	if (a->guaranteed != b->guaranteed)
 		return a->guaranteed ? -1 : 1;
 	if (a->starving != b->starving)
 		return a->starving ? -1 : 1;
 	if (a->key_s != b->key_s)
 		return a->key_s < b->key_s ? -1 : 1;
-	if (a->job->submit_ms != b->job->submit_ms)
-		return a->job->submit_ms < b->job->submit_ms ? -1 : 1;
-	return (a->job->id > b->job->id) - (a->job->id < b->job->id);
+	if (a->submit_ms != b->submit_ms)
+		return a->submit_ms < b->submit_ms ? -1 : 1;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Sort R->j by cmp_order. 0, or RK_ENOMEM with R->j unchanged. */
+static int sort_jobs(struct round *R)
+{
+	struct order_key *k = malloc((size_t)R->n * sizeof(*k));
+	struct rj *sorted = malloc((size_t)R->n * sizeof(*sorted));
+	if (!k || !sorted) {
+		free(k);
+		free(sorted);
+		return RK_ENOMEM;
+	}
+	for (int i = 0; i < R->n; i++) {
+		const struct rj *r = &R->j[i];
+		k[i] = (struct order_key){.guaranteed = r->guaranteed,
+		                          .starving = r->starving,
+		                          .key_s = r->key_s,
+		                          .submit_ms = r->job->submit_ms,
+		                          .id = r->job->id,
+		                          .idx = i};
+	}
+	qsort(k, (size_t)R->n, sizeof(*k), cmp_order);
+	for (int i = 0; i < R->n; i++)
+		sorted[i] = R->j[k[i].idx];
+	free(R->j);
+	R->j = sorted;
+	free(k);
+	return RK_OK;
 }
 
 /* Cluster shape the curves assume: the largest up node. */
@@ -330,9 +370,9 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 	r->guaranteed = job->guaranteed != 0;
 	r->node = -1;
 	if (r->was_placed) {
-		int rc = rk_alloc_copy(&r->now, &job->alloc);
-		if (rc)
-			return rc;
+		/* Borrowed until the round changes it (rubick_assign): most jobs keep
+		 * theirs, and a copy per job per round was a tenth of the round. */
+		r->now = job->alloc;
 		r->g = rk_alloc_total_gpus(&job->alloc);
 		r->plan = job->plan;
 		r->node = job->alloc.n == 1 ? job->alloc.shares[0].node : -1;
@@ -346,12 +386,13 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 	int gq = rk_tenant_gpu_quota(R->in, job->tenant);
 	if (gq >= 0 && max_g > gq)
 		max_g = gq > job->req_gpus ? gq : job->req_gpus;
-	if (R->in->env && max_g >= 1)
-		rubick_view_get(R->st->cache, R->st->mode, job, R->in->env, R->node_gpus,
-				R->gpu_mem_mb, R->host_mem_mb, max_g, &r->view, NULL);
-	/* Normalisation and baseline: the requested plan on the requested GPUs (§1.7). */
+	/* The view, and the normalisation and baseline: the requested plan on
+	 * the requested GPUs (§1.7). */
 	int q = job->req_gpus > 0 ? job->req_gpus : 1;
-	double t = R->in->env ? rubick_view_baseline(R->st->cache, job, R->in->env, R->node_gpus) : 0;
+	double t = R->in->env
+	               ? rubick_view_job(R->st->cache, R->st->mode, job, R->in->env, R->node_gpus,
+	                                 R->gpu_mem_mb, R->host_mem_mb, max_g, &r->view)
+	               : 0;
 	if (!(t > 0) && r->view)
 		t = r->view->tput_sps[q < r->view->max_gpus ? q : r->view->max_gpus];
 	r->orig_sps = t > 0 ? t : 1.0;
@@ -398,6 +439,7 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	int rc = RK_OK;
 	int *want = NULL;
 	rubick_cache_trim(st->cache);
+	rubick_cache_reserve_jobs(st->cache, in->n_jobs);
 	cluster_shape(&R);
 	if (R.total_gpus == 0 || R.n == 0)
 		return RK_OK;
@@ -415,7 +457,9 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		rc = init_job(&R, &R.j[i], in->jobs[i]);
 	if (rc)
 		goto fail;
-	qsort(R.j, (size_t)R.n, sizeof(*R.j), cmp_order);
+	rc = sort_jobs(&R);
+	if (rc)
+		goto fail;
 	for (int k = 0; k < in->cluster->n_nodes; k++)
 		if (in->cluster->nodes[k].gpus > R.slots)
 			R.slots = in->cluster->nodes[k].gpus;
@@ -467,7 +511,8 @@ fail:
 		rk_error_set(err, rc, "rubick: round failed (%s)", rk_strerror(rc));
 out:
 	for (int i = 0; i < R.n; i++)
-		rk_alloc_fini(&R.j[i].now);
+		if (R.j[i].own_now)
+			rk_alloc_fini(&R.j[i].now);
 	rk_capacity_fini(&R.cap);
 	free(R.j);
 	free(R.on);

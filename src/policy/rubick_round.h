@@ -48,6 +48,7 @@ struct rj {
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
 	double key_s;     /* predicted run time left at the request: queue order */
 	struct rk_alloc now;
+	int own_now; /* 0: `now` is the job's own alloc, borrowed; 1: the round's, freed with it */
 	struct rk_plan plan;
 };
 

@@ -53,6 +53,32 @@ struct rubick_cache {
 	int n_base;       /* of the n, request baselines (KEY_BASELINE) */
 	int *slot;        /* n_slot (a power of two) indexes into v, -1 = empty */
 	int n_slot;
+	unsigned gen; /* bumped whenever views are freed (memo entries of older ones are stale) */
+	struct job_memo *memo; /* n_memo (a power of two, or 0) slots by job id */
+	int n_memo;
+};
+
+/*
+ * Everything a job's view and request baseline depend on (the union of their
+ * keys' inputs), as rubick_view_job compares it.
+ */
+struct job_sig {
+	int mode;
+	char model[RK_MODEL_NAME_MAX];
+	struct rk_perf_params perf;
+	struct rk_plan req_plan;
+	int global_batch, req_gpus, req_cpus, node_gpus, max_gpus;
+	int64_t gpu_mem_mb, host_mem_mb;
+};
+
+/* A job's last rubick_view_job answer. */
+struct job_memo {
+	int used;
+	unsigned gen; /* the cache's gen when filled */
+	int64_t id;
+	struct job_sig sig;
+	const struct rubick_view *view; /* NULL: none (max_gpus < 1, or the build failed) */
+	double base_sps;
 };
 
 static int slot_find(const struct rubick_cache *c, uint64_t h, const struct view_key *k);
@@ -84,6 +110,8 @@ static void cache_clear(struct rubick_cache *c, int baselines_only)
 		view_fini(&c->v[i]->view);
 		free(c->v[i]);
 	}
+	if (!baselines_only)
+		c->gen++; /* views freed: memo entries pointing at them are stale */
 	c->n = m;
 	c->n_base = 0;
 	for (int i = 0; i < c->n_slot; i++)
@@ -107,6 +135,7 @@ void rubick_cache_destroy(struct rubick_cache *c)
 	cache_clear(c, 0);
 	free(c->v);
 	free(c->slot);
+	free(c->memo);
 	free(c);
 }
 
@@ -380,4 +409,63 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 		return rk_error_set(err, rc, "model '%s' cannot be planned", job->model->name);
 	*out = &e->view;
 	return RK_OK;
+}
+
+void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs)
+{
+	/* 4 slots per active job: simulator and daemon ids are consecutive, so
+	 * the active jobs (a window of ids) rarely share a slot. */
+	int want = 64;
+	while (want < 4 * n_jobs && want < (1 << 24))
+		want *= 2;
+	if (want <= c->n_memo)
+		return;
+	struct job_memo *m = calloc((size_t)want, sizeof(*m));
+	if (!m)
+		return; /* keep the smaller table (or none): the memo only saves time */
+	free(c->memo);
+	c->memo = m;
+	c->n_memo = want;
+}
+
+double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
+                       const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
+                       int64_t host_mem_mb, int max_gpus, const struct rubick_view **view)
+{
+	struct job_sig s;
+	memset(&s, 0, sizeof(s)); /* padding too: compared bytewise */
+	s.mode = mode;
+	memcpy(s.model, job->model->name, sizeof(s.model));
+	s.perf = job->model->perf;
+	s.req_plan = job->req_plan;
+	s.global_batch = job->global_batch;
+	s.req_gpus = job->req_gpus;
+	s.req_cpus = job->req_cpus;
+	s.node_gpus = node_gpus;
+	s.max_gpus = max_gpus;
+	s.gpu_mem_mb = gpu_mem_mb;
+	s.host_mem_mb = host_mem_mb;
+	struct job_memo *m =
+	    c->n_memo ? &c->memo[(uint64_t)job->id & (uint64_t)(c->n_memo - 1)] : NULL;
+	if (m && m->used && m->id == job->id && m->gen == c->gen &&
+	    !memcmp(&m->sig, &s, sizeof(s))) {
+		*view = m->view;
+		return m->base_sps;
+	}
+	/* The two lookups in the order a round made them before the memo. */
+	*view = NULL;
+	int rc = 0;
+	if (max_gpus >= 1)
+		rc = rubick_view_get(c, mode, job, env, node_gpus, gpu_mem_mb, host_mem_mb,
+		                     max_gpus, view, NULL);
+	double t = rubick_view_baseline(c, job, env, node_gpus);
+	/* Out of memory is not an answer to remember (the next round tries again). */
+	if (m && rc != RK_ENOMEM)
+		*m = (struct job_memo){.used = 1,
+		                       .gen = c->gen,
+		                       .id = job->id,
+		                       .sig = s,
+		                       .view = *view,
+		                       .base_sps = t};
+	return t;
 }
