@@ -104,5 +104,10 @@ double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const stru
                        int64_t host_mem_mb, int max_gpus, const struct rubick_view **view);
 /* Room in rubick_view_job's memo for n_jobs active jobs; call between rounds. */
 void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs);
+/* The place of job `id` in the last round's order as set below, or -1 when
+ * the memo does not know it (a hint for sorting: never a decision input). */
+int rubick_cache_rank(const struct rubick_cache *c, int64_t id);
+/* Remember it (for a job rubick_view_job saw; others are ignored). */
+void rubick_cache_set_rank(struct rubick_cache *c, int64_t id, int rank);
 
 #endif

@@ -60,7 +60,7 @@ struct rubick_cache {
 
 /*
  * Everything a job's view and request baseline depend on (the union of their
- * keys' inputs), as rubick_view_job compares it.
+ * keys' inputs), as rubick_view_job compares it (sig_matches).
  */
 struct job_sig {
 	int mode;
@@ -79,6 +79,7 @@ struct job_memo {
 	struct job_sig sig;
 	const struct rubick_view *view; /* NULL: none (max_gpus < 1, or the build failed) */
 	double base_sps;
+	int rank; /* the job's place in the last round's order (rubick_cache_rank), -1 unknown */
 };
 
 static int slot_find(const struct rubick_cache *c, uint64_t h, const struct view_key *k);
@@ -428,27 +429,30 @@ void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs)
 	c->n_memo = want;
 }
 
+/* Does memo `m` hold job's answer for these inputs? Field by field, the
+ * cheap ones first: most rounds, every job of a loaded cluster hits. */
+static int sig_matches(const struct job_memo *m, const struct rubick_cache *c,
+                       enum rubick_mode mode, const struct rk_job *job, int node_gpus,
+                       int64_t gpu_mem_mb, int64_t host_mem_mb, int max_gpus)
+{
+	const struct job_sig *s = &m->sig;
+	return m->used && m->id == job->id && m->gen == c->gen && s->max_gpus == max_gpus &&
+	       s->req_gpus == job->req_gpus && s->req_cpus == job->req_cpus &&
+	       s->global_batch == job->global_batch && s->node_gpus == node_gpus &&
+	       s->mode == (int)mode && s->gpu_mem_mb == gpu_mem_mb &&
+	       s->host_mem_mb == host_mem_mb &&
+	       !memcmp(&s->req_plan, &job->req_plan, sizeof(s->req_plan)) &&
+	       !memcmp(&s->perf, &job->model->perf, sizeof(s->perf)) &&
+	       !memcmp(s->model, job->model->name, sizeof(s->model));
+}
+
 double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
                        const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
                        int64_t host_mem_mb, int max_gpus, const struct rubick_view **view)
 {
-	struct job_sig s;
-	memset(&s, 0, sizeof(s)); /* padding too: compared bytewise */
-	s.mode = mode;
-	memcpy(s.model, job->model->name, sizeof(s.model));
-	s.perf = job->model->perf;
-	s.req_plan = job->req_plan;
-	s.global_batch = job->global_batch;
-	s.req_gpus = job->req_gpus;
-	s.req_cpus = job->req_cpus;
-	s.node_gpus = node_gpus;
-	s.max_gpus = max_gpus;
-	s.gpu_mem_mb = gpu_mem_mb;
-	s.host_mem_mb = host_mem_mb;
 	struct job_memo *m =
 	    c->n_memo ? &c->memo[(uint64_t)job->id & (uint64_t)(c->n_memo - 1)] : NULL;
-	if (m && m->used && m->id == job->id && m->gen == c->gen &&
-	    !memcmp(&m->sig, &s, sizeof(s))) {
+	if (m && sig_matches(m, c, mode, job, node_gpus, gpu_mem_mb, host_mem_mb, max_gpus)) {
 		*view = m->view;
 		return m->base_sps;
 	}
@@ -460,12 +464,48 @@ double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const stru
 		                     max_gpus, view, NULL);
 	double t = rubick_view_baseline(c, job, env, node_gpus);
 	/* Out of memory is not an answer to remember (the next round tries again). */
-	if (m && rc != RK_ENOMEM)
+	if (m && rc != RK_ENOMEM) {
+		int rank = m->used && m->id == job->id ? m->rank : -1;
 		*m = (struct job_memo){.used = 1,
 		                       .gen = c->gen,
 		                       .id = job->id,
-		                       .sig = s,
 		                       .view = *view,
-		                       .base_sps = t};
+		                       .base_sps = t,
+		                       .rank = rank};
+		struct job_sig *s = &m->sig;
+		s->mode = mode;
+		memcpy(s->model, job->model->name, sizeof(s->model));
+		s->perf = job->model->perf;
+		s->req_plan = job->req_plan;
+		s->global_batch = job->global_batch;
+		s->req_gpus = job->req_gpus;
+		s->req_cpus = job->req_cpus;
+		s->node_gpus = node_gpus;
+		s->max_gpus = max_gpus;
+		s->gpu_mem_mb = gpu_mem_mb;
+		s->host_mem_mb = host_mem_mb;
+	}
 	return t;
+}
+
+/* The memo slot of job `id`, or NULL when the slot holds another job or none. */
+static struct job_memo *memo_of(const struct rubick_cache *c, int64_t id)
+{
+	if (!c->n_memo)
+		return NULL;
+	struct job_memo *m = &c->memo[(uint64_t)id & (uint64_t)(c->n_memo - 1)];
+	return m->used && m->id == id ? m : NULL;
+}
+
+int rubick_cache_rank(const struct rubick_cache *c, int64_t id)
+{
+	const struct job_memo *m = memo_of(c, id);
+	return m ? m->rank : -1;
+}
+
+void rubick_cache_set_rank(struct rubick_cache *c, int64_t id, int rank)
+{
+	struct job_memo *m = memo_of(c, id);
+	if (m)
+		m->rank = rank;
 }
