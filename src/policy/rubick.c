@@ -337,11 +337,13 @@ nomem:
 	return RK_ENOMEM;
 }
 
-/* Cluster shape the curves assume: the largest up node. */
+/* Cluster shape the curves assume: the largest up node; and the widest node. */
 static void cluster_shape(struct round *R)
 {
 	for (int n = 0; n < R->in->cluster->n_nodes; n++) {
 		const struct rk_node *nd = &R->in->cluster->nodes[n];
+		if (nd->gpus > R->slots)
+			R->slots = nd->gpus; /* up or not: the per-node index's width */
 		if (!nd->up || nd->gpus < 1)
 			continue;
 		R->total_gpus += nd->gpus;
@@ -493,9 +495,6 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	rc = sort_jobs(&R);
 	if (rc)
 		goto fail;
-	for (int k = 0; k < in->cluster->n_nodes; k++)
-		if (in->cluster->nodes[k].gpus > R.slots)
-			R.slots = in->cluster->nodes[k].gpus;
 	R.on = malloc(((size_t)in->cluster->n_nodes * R.slots + 1) * sizeof(*R.on));
 	R.n_on = calloc((size_t)in->cluster->n_nodes + 1, sizeof(*R.n_on));
 	if (!R.on || !R.n_on) {

@@ -414,10 +414,11 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 
 void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs)
 {
-	/* 4 slots per active job: simulator and daemon ids are consecutive, so
-	 * the active jobs (a window of ids) rarely share a slot. */
+	/* 2-4 slots per active job (~200 bytes each, a fifth of a job record):
+	 * simulator and daemon ids are consecutive, so the active jobs (a window
+	 * of ids) rarely share a slot; one that does only misses. */
 	int want = 64;
-	while (want < 4 * n_jobs && want < (1 << 24))
+	while (want < 2 * n_jobs && want < (1 << 22))
 		want *= 2;
 	if (want <= c->n_memo)
 		return;
