@@ -186,6 +186,18 @@ static int place_least_free(const struct rk_place_req *r, struct cand *scratch, 
 	return choose(out, scratch, k, leftover);
 }
 
+/* GPUs of the largest up node of `type` (NULL: any). */
+static int max_installed(const struct rk_capacity *cap, const char *type)
+{
+	int m = 0;
+	for (int i = 0; i < cap->n_nodes; i++) {
+		const struct rk_node *nd = &cap->cluster->nodes[i];
+		if ((!type || !strcmp(nd->gpu_type, type)) && nd->up && nd->gpus > m)
+			m = nd->gpus;
+	}
+	return m;
+}
+
 /*
  * Best placement on nodes whose type matches `type` (NULL = all). `scratch`
  * holds n_nodes candidates; `picks` receives the choice. Returns 0 or
@@ -194,14 +206,16 @@ static int place_least_free(const struct rk_place_req *r, struct cand *scratch, 
 static int place_on_type(const struct rk_capacity *cap, const struct rk_place_req *r,
 			 const char *type, struct cand *scratch, struct choice *out)
 {
-	int n = 0, total = 0, max_installed = 0;
+	int n = 0, total = 0;
 	int best_single = -1, best_single_usable = 0;
 	for (int i = 0; i < cap->n_nodes; i++) {
+		/* A node without free GPUs has none usable: skipped before its
+		 * rk_node is read (most nodes of a loaded cluster). */
+		if (cap->free_gpus[i] <= 0)
+			continue;
 		const struct rk_node *nd = &cap->cluster->nodes[i];
 		if (type && strcmp(nd->gpu_type, type))
 			continue;
-		if (nd->up && nd->gpus > max_installed)
-			max_installed = nd->gpus;
 		int u = usable_gpus(cap, r, i);
 		if (u <= 0)
 			continue;
@@ -222,7 +236,7 @@ static int place_on_type(const struct rk_capacity *cap, const struct rk_place_re
 	switch (r->mode) {
 	case RK_PLACE_CONSOLIDATED:
 		/* A job one node could hold waits for one node (yarn). */
-		if (r->gpus <= max_installed)
+		if (r->gpus <= max_installed(cap, type))
 			return RK_EINFEASIBLE;
 		return place_whole_nodes(cap, r, scratch, n, out);
 	case RK_PLACE_LEAST_FREE:

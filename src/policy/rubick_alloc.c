@@ -75,7 +75,9 @@ void rubick_index_update(struct round *R, const struct rj *r, int add)
 void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
 {
 	rubick_index_update(R, r, 0);
-	rk_alloc_fini(&r->now);
+	if (r->own_now)
+		rk_alloc_fini(&r->now);
+	r->own_now = 1;
 	r->now = *a;
 	rk_alloc_init(a);
 	r->g = g;

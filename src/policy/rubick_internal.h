@@ -105,4 +105,23 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 double rubick_view_baseline(struct rubick_cache *c, const struct rk_job *job,
 			    const struct rk_perf_env *env, int node_gpus);
 
+/*
+ * Both lookups a round makes for every active job: rubick_view_get (when
+ * max_gpus >= 1; OUT: *view, NULL when there is none) and the request's
+ * baseline, which it returns. The answer is remembered per job id with
+ * everything both depend on, so a job whose inputs did not change since the
+ * last round skips hashing and probing the cache's 168-byte keys (a quarter of
+ * a rubick simulation's time on philly.csv): the same answers, cheaper.
+ */
+double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
+                       const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
+                       int64_t host_mem_mb, int max_gpus, const struct rubick_view **view);
+/* Room in rubick_view_job's memo for n_jobs active jobs; call between rounds. */
+void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs);
+/* The place of job `id` in the last round's order as set below, or -1 when
+ * the memo does not know it (a hint for sorting: never a decision input). */
+int rubick_cache_rank(const struct rubick_cache *c, int64_t id);
+/* Remember it (for a job rubick_view_job saw; others are ignored). */
+void rubick_cache_set_rank(struct rubick_cache *c, int64_t id, int rank);
+
 #endif

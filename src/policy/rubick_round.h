@@ -51,6 +51,7 @@ struct rj {
 	double key_s;     /* predicted run time left at the request: queue order */
 	double time_scale; /* the driver's run time at the request over the model's */
 	struct rk_alloc now;
+	int own_now; /* 0: `now` is the job's own alloc, borrowed; 1: the round's, freed with it */
 	struct rk_plan plan;
 };
 

@@ -54,6 +54,34 @@ struct rubick_cache {
 	int n_base;       /* of the n, request baselines (KEY_BASELINE) */
 	int *slot;        /* n_slot (a power of two) indexes into v, -1 = empty */
 	int n_slot;
+	unsigned gen; /* bumped whenever views are freed (memo entries of older ones are stale) */
+	struct job_memo *memo; /* n_memo (a power of two, or 0) slots by job id */
+	int n_memo;
+};
+
+/*
+ * Everything a job's view and request baseline depend on (the union of their
+ * keys' inputs), as rubick_view_job compares it (sig_matches).
+ */
+struct job_sig {
+	int mode;
+	char model[RK_MODEL_NAME_MAX];
+	struct rk_perf_params perf;
+	struct rk_plan req_plan;
+	int global_batch, req_gpus, req_cpus, node_gpus, max_gpus;
+	int min_gpus; /* the view's floor (the job's range, floor_view) */
+	int64_t gpu_mem_mb, host_mem_mb;
+};
+
+/* A job's last rubick_view_job answer. */
+struct job_memo {
+	int used;
+	unsigned gen; /* the cache's gen when filled */
+	int64_t id;
+	struct job_sig sig;
+	const struct rubick_view *view; /* NULL: none (max_gpus < 1, or the build failed) */
+	double base_sps;
+	int rank; /* the job's place in the last round's order (rubick_cache_rank), -1 unknown */
 };
 
 static int slot_find(const struct rubick_cache *c, uint64_t h, const struct view_key *k);
@@ -85,6 +113,8 @@ static void cache_clear(struct rubick_cache *c, int baselines_only)
 		view_fini(&c->v[i]->view);
 		free(c->v[i]);
 	}
+	if (!baselines_only)
+		c->gen++; /* views freed: memo entries pointing at them are stale */
 	c->n = m;
 	c->n_base = 0;
 	for (int i = 0; i < c->n_slot; i++)
@@ -108,6 +138,7 @@ void rubick_cache_destroy(struct rubick_cache *c)
 	cache_clear(c, 0);
 	free(c->v);
 	free(c->slot);
+	free(c->memo);
 	free(c);
 }
 
@@ -431,4 +462,105 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 		return rk_error_set(err, rc, "model '%s' cannot be planned", job->model->name);
 	*out = &e->view;
 	return RK_OK;
+}
+
+void rubick_cache_reserve_jobs(struct rubick_cache *c, int n_jobs)
+{
+	/* 2-4 slots per active job (~200 bytes each, a fifth of a job record):
+	 * simulator and daemon ids are consecutive, so the active jobs (a window
+	 * of ids) rarely share a slot; one that does only misses. */
+	int want = 64;
+	while (want < 2 * n_jobs && want < (1 << 22))
+		want *= 2;
+	if (want <= c->n_memo)
+		return;
+	struct job_memo *m = calloc((size_t)want, sizeof(*m));
+	if (!m)
+		return; /* keep the smaller table (or none): the memo only saves time */
+	free(c->memo);
+	c->memo = m;
+	c->n_memo = want;
+}
+
+/* Does memo `m` hold job's answer for these inputs? Field by field, the
+ * cheap ones first: most rounds, every job of a loaded cluster hits. */
+static int sig_matches(const struct job_memo *m, const struct rubick_cache *c,
+                       enum rubick_mode mode, const struct rk_job *job, int node_gpus,
+                       int64_t gpu_mem_mb, int64_t host_mem_mb, int max_gpus)
+{
+	const struct job_sig *s = &m->sig;
+	return m->used && m->id == job->id && m->gen == c->gen && s->max_gpus == max_gpus &&
+	       s->req_gpus == job->req_gpus && s->req_cpus == job->req_cpus &&
+	       s->min_gpus == job->min_gpus &&
+	       s->global_batch == job->global_batch && s->node_gpus == node_gpus &&
+	       s->mode == (int)mode && s->gpu_mem_mb == gpu_mem_mb &&
+	       s->host_mem_mb == host_mem_mb &&
+	       !memcmp(&s->req_plan, &job->req_plan, sizeof(s->req_plan)) &&
+	       !memcmp(&s->perf, &job->model->perf, sizeof(s->perf)) &&
+	       !memcmp(s->model, job->model->name, sizeof(s->model));
+}
+
+double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,
+                       const struct rk_perf_env *env, int node_gpus, int64_t gpu_mem_mb,
+                       int64_t host_mem_mb, int max_gpus, const struct rubick_view **view)
+{
+	struct job_memo *m =
+	    c->n_memo ? &c->memo[(uint64_t)job->id & (uint64_t)(c->n_memo - 1)] : NULL;
+	if (m && sig_matches(m, c, mode, job, node_gpus, gpu_mem_mb, host_mem_mb, max_gpus)) {
+		*view = m->view;
+		return m->base_sps;
+	}
+	/* The two lookups in the order a round made them before the memo. */
+	*view = NULL;
+	int rc = 0;
+	if (max_gpus >= 1)
+		rc = rubick_view_get(c, mode, job, env, node_gpus, gpu_mem_mb, host_mem_mb,
+		                     max_gpus, view, NULL);
+	double t = rubick_view_baseline(c, job, env, node_gpus);
+	/* Out of memory is not an answer to remember (the next round tries again). */
+	if (m && rc != RK_ENOMEM) {
+		int rank = m->used && m->id == job->id ? m->rank : -1;
+		*m = (struct job_memo){.used = 1,
+		                       .gen = c->gen,
+		                       .id = job->id,
+		                       .view = *view,
+		                       .base_sps = t,
+		                       .rank = rank};
+		struct job_sig *s = &m->sig;
+		s->mode = mode;
+		memcpy(s->model, job->model->name, sizeof(s->model));
+		s->perf = job->model->perf;
+		s->req_plan = job->req_plan;
+		s->global_batch = job->global_batch;
+		s->req_gpus = job->req_gpus;
+		s->min_gpus = job->min_gpus;
+		s->req_cpus = job->req_cpus;
+		s->node_gpus = node_gpus;
+		s->max_gpus = max_gpus;
+		s->gpu_mem_mb = gpu_mem_mb;
+		s->host_mem_mb = host_mem_mb;
+	}
+	return t;
+}
+
+/* The memo slot of job `id`, or NULL when the slot holds another job or none. */
+static struct job_memo *memo_of(const struct rubick_cache *c, int64_t id)
+{
+	if (!c->n_memo)
+		return NULL;
+	struct job_memo *m = &c->memo[(uint64_t)id & (uint64_t)(c->n_memo - 1)];
+	return m->used && m->id == id ? m : NULL;
+}
+
+int rubick_cache_rank(const struct rubick_cache *c, int64_t id)
+{
+	const struct job_memo *m = memo_of(c, id);
+	return m ? m->rank : -1;
+}
+
+void rubick_cache_set_rank(struct rubick_cache *c, int64_t id, int rank)
+{
+	struct job_memo *m = memo_of(c, id);
+	if (m)
+		m->rank = rank;
 }

@@ -205,6 +205,90 @@ static void floor_keeps_sizes_in_range(void **state)
 	}
 }
 
+static double memo_get(struct rubick_cache *c, struct fixture *f, int job, int max_gpus,
+                       const struct rubick_view **v)
+{
+	return rubick_view_job(c, RUBICK_RES_ONLY, &f->jobs[job], &f->env, 8, 81920,
+	                       f->nodes[0].mem_mb, max_gpus, v);
+}
+
+/*
+ * rubick_view_job answers what rubick_view_get and rubick_view_baseline
+ * answer, from its per-job memo while the job's inputs stay the same, and
+ * notices every change: a refit, another request, another cap, another job
+ * in the same memo slot, and views freed by a trim.
+ */
+static void job_memo_answers_what_the_cache_answers(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 1, 0);
+	fx_job(&f, 1 + 64, 0, 2, 0); /* the memo has 64 slots for 1 job: same slot as job 1 */
+	for (int i = 0; i < 2; i++) {
+		f.jobs[i].global_batch = 1;
+		f.jobs[i].req_plan = fx_dp_plan(1, 1, 0);
+	}
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	rubick_cache_reserve_jobs(c, 1);
+	const struct rubick_view *v = NULL, *w = NULL;
+	double base = memo_get(c, &f, 0, 4, &v);
+	assert_ptr_equal(v, get(c, &f, 4));
+	assert_true(base > 0 && base == rubick_view_baseline(c, &f.jobs[0], &f.env, 8));
+	assert_true(memo_get(c, &f, 0, 4, &w) == base); /* from the memo */
+	assert_ptr_equal(w, v);
+	/* Another cap: another view. No view below 1 GPU, the baseline still. */
+	assert_true(memo_get(c, &f, 0, 2, &w) == base);
+	assert_ptr_equal(w, get(c, &f, 2));
+	assert_true(memo_get(c, &f, 0, 0, &w) == base);
+	assert_null(w);
+	/* A refit: new parameters, new answers; back again, the old ones. */
+	f.model.perf.k_const *= 2;
+	double refit = memo_get(c, &f, 0, 4, &w);
+	assert_ptr_not_equal(w, v);
+	assert_ptr_equal(w, get(c, &f, 4));
+	assert_true(refit > 0 && refit < base);
+	f.model.perf.k_const /= 2;
+	assert_true(memo_get(c, &f, 0, 4, &w) == base);
+	assert_ptr_equal(w, v);
+	/* Another request of the same job. */
+	int cpus = f.jobs[0].req_cpus;
+	f.jobs[0].req_cpus = cpus + 7;
+	memo_get(c, &f, 0, 4, &w);
+	assert_ptr_equal(w, get(c, &f, 4));
+	assert_ptr_not_equal(w, v);
+	f.jobs[0].req_cpus = cpus;
+	/* Another floor (the job's range changed, e.g. a PUT): another answer
+	 * (none here: a batch of 1 runs on no 2 GPUs, the job runs as requested). */
+	int lo = f.jobs[0].min_gpus;
+	f.jobs[0].min_gpus = 2;
+	memo_get(c, &f, 0, 4, &w);
+	assert_null(w);
+	f.jobs[0].min_gpus = lo;
+	assert_true(memo_get(c, &f, 0, 4, &w) == base);
+	assert_ptr_equal(w, v);
+	/* Job 65 takes job 1's slot: each still gets its own answers. */
+	double other = memo_get(c, &f, 1, 4, &w);
+	assert_true(other == rubick_view_baseline(c, &f.jobs[1], &f.env, 8));
+	assert_true(memo_get(c, &f, 0, 4, &w) == base);
+	assert_ptr_equal(w, v);
+	/* A trim that frees every view (RUBICK_CACHE_MAX of them): the memo's
+	 * pointer is stale and not handed out (ASan would see a freed view). */
+	for (int b = 2; b <= 4097; b++) {
+		f.jobs[1].global_batch = b;
+		f.jobs[1].req_plan = fx_dp_plan(b, 1, 0);
+		memo_get(c, &f, 1, 1, &w);
+	}
+	rubick_cache_trim(c);
+	assert_true(memo_get(c, &f, 0, 4, &w) == base);
+	assert_non_null(w);
+	assert_int_equal(w->max_gpus, 4);
+	assert_ptr_equal(w, get(c, &f, 4));
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +297,7 @@ int main(void)
 		cmocka_unit_test(baseline_is_the_request_on_consolidated_nodes),
 		cmocka_unit_test(trim_drops_baselines_alone),
 		cmocka_unit_test(floor_keeps_sizes_in_range),
+		cmocka_unit_test(job_memo_answers_what_the_cache_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
