@@ -17,7 +17,13 @@ one rubickd for all phases:
   others with a 403 naming the field; a bad name is a 400;
 - min/max GPUs kept by every policy in POLICIES: a fixed job and an elastic one (min 1, max 4)
   run within their ranges, in rubick and in Slurm, and a forced PUT to 4 GPUs is honoured
-  (rubick and sia keep every job's range: docs/policies.md "GPU ranges")."""
+  (rubick and sia keep every job's range: docs/policies.md "GPU ranges");
+- hold, release, requeue (docs/api.md) through Slurm: a requeue checkpoints the run (the Slurm
+  job ends COMPLETED, its Comment says rubick's checkpoint note) and run 2 resumes from the
+  checkpoint in the same Slurm job; `requeue --hold` leaves nothing active in Slurm and the job
+  Held; release runs it again, no iteration lost or repeated. A held pending job is never
+  submitted to Slurm; its owner cannot release the admin's hold (403); with every node drained
+  it is Infeasible, and it runs once the nodes are resumed."""
 import os
 import subprocess
 import sys
@@ -25,7 +31,7 @@ import time
 
 HERE = os.path.abspath(os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
-from rkd import Daemon  # noqa: E402
+from rkd import ALICE, BUILD, Daemon  # noqa: E402
 from test_engine import check, job_dir, node_names, slurm_id, squeue, wait_lines  # noqa: E402
 
 JOB_SH = os.path.join(HERE, "..", "daemon", "job.sh")
@@ -318,6 +324,142 @@ def min_max(d, lat):
     set_policy(d, "fifo")
 
 
+def rubick(d, *args):
+    env = dict(os.environ, RUBICK_URL=d.url, RUBICK_TOKEN_FILE=os.path.join(d.dir, "admin.token"))
+    p = subprocess.run([os.path.join(BUILD, "src", "cli", "rubick")] + list(args), env=env,
+                       capture_output=True, text=True, timeout=30)
+    return p.returncode, p.stdout, p.stderr
+
+
+def queue_reason(d, jid):
+    rc, out, err = rubick(d, "queue")
+    row = [x.split() for x in out.splitlines()[1:] if x.split() and x.split()[0] == str(jid)]
+    return row[0][-1] if rc == 0 and row else "(rc %d: %s %s)" % (rc, out, err)
+
+
+def wait_reason(d, jid, want, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end and get(d, jid).get("pending_reason") != want:
+        time.sleep(0.1)
+    j = get(d, jid)
+    check(j.get("pending_reason") == want, "job %d: pending_reason %s, want %s: %s" %
+          (jid, j.get("pending_reason"), want, j))
+    return j
+
+
+def slurm_active():
+    """Slurm job ids squeue lists by default (pending, running, completing...)."""
+    return subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=10).stdout.split()
+
+
+def wait_run(d, jid, run, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        j = get(d, jid)
+        if j["run"] >= run and j["state"] == "running":
+            return j
+        time.sleep(0.1)
+    raise AssertionError("job %d: never running as run %d: %s" % (jid, run, get(d, jid)))
+
+
+def requeue_phase(d):
+    """Requeue, then requeue --hold and release, of a job running in Slurm (job.sh)."""
+    iters = 300
+    a = submit(d, "requeue", 2, iters=iters)
+    try:
+        ja = d.wait_state(a, ["running"], timeout=60)
+        sid = slurm_id(d, a, ja["run"])
+        check(slurm_running(sid), "not running in Slurm: %s" % squeue(sid, "%T %r"))
+        log = os.path.join(job_dir(d, a), "ckpt", "iters.log")
+        wait_lines(log, 20)
+        st, r = d.call("POST", "/v1/jobs/%d/requeue" % a)
+        check(st == 200 and r["state"] == "pending" and r["hold"] is None, "requeue: %d %s" % (st, r))
+        ja = wait_run(d, a, 2)
+        check(slurm_id(d, a, 2) == sid and slurm_running(sid), "run 2 is not Slurm job %s running: %s" %
+              (sid, squeue(sid, "%T %r")))
+        exit1 = open(os.path.join(job_dir(d, a), "ckpt", ".exit-run-1")).read().strip()
+        check(exit1 == "75", "run 1 did not end on its checkpoint (exit 75): %s" % exit1)
+        n1 = len(open(log).readlines())
+        wait_lines(log, n1 + 20)
+        # requeue --hold: run 2 checkpoints, the Slurm job ends, nothing active stays in Slurm
+        rc, out, err = rubick(d, "requeue", "--hold", str(a))
+        check(rc == 0 and "requeued job %d and held it" % a in out, "requeue --hold: %d %s %s" % (rc, out, err))
+        end = time.time() + 30
+        while time.time() < end and (get(d, a)["alloc"] or squeue(sid, "%T") in ("RUNNING", "COMPLETING")):
+            time.sleep(0.1)
+        n2 = len(open(log).readlines())
+        time.sleep(1.5)  # a few rounds: the held job stays out of them and out of Slurm
+        j = get(d, a)
+        check(j["state"] == "pending" and j["hold"] == "admin" and j["pending_reason"] == "Held" and j["run"] == 2,
+              "requeued and held: %s" % j)
+        check(len(open(log).readlines()) == n2, "iterations after the requeue --hold")
+        check(str(sid) not in slurm_active(), "Slurm job %s still active: %s" % (sid, squeue(sid, "%T %r")))
+        note = subprocess.run(["squeue", "-h", "-t", "all", "-j", str(sid), "-o", "%T|%k"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        check(note.startswith("COMPLETED|") and "rubick: checkpoint" in note and "(job %d run 2)" % a in note,
+              "Slurm's record of the checkpointed run: %s" % note)
+        check(queue_reason(d, a) == "Held(admin)", "rubick queue: %s" % queue_reason(d, a))
+        rc, out, err = rubick(d, "release", str(a))
+        check(rc == 0, "release: %d %s %s" % (rc, out, err))
+        ja = wait_run(d, a, 3)
+        check(slurm_id(d, a, 3) == sid and slurm_running(sid), "run 3 in Slurm: %s" % squeue(sid, "%T %r"))
+        j = d.wait_state(a, ["done", "failed"], timeout=120)
+        joblog = open(os.path.join(job_dir(d, a), "log")).read()
+        check(j["state"] == "done", "the requeued job: %s %s" % (j, joblog))
+        done = [int(x.split()[0]) for x in open(log).read().split("\n") if x]
+        check(done == list(range(1, iters + 1)), "iterations lost or repeated: %s" % done)
+        for run, n in ((2, n1), (3, n2)):
+            check("checkpointed at %d" % n in joblog and "run %d resumes at %d" % (run, n) in joblog,
+                  "run %d resumes from the checkpoint at %d: %s" % (run, n, joblog))
+        print("requeue: run 2 resumed at %d, run 3 at %d, Slurm: %s" % (n1, n2, note))
+    finally:
+        cancel_all(d, [a])
+
+
+def hold_infeasible_phase(d):
+    """A held pending job stays out of Slurm; drained nodes make it Infeasible; resumed, it runs."""
+    names = node_names()
+    before = set(slurm_active())
+    b = submit(d, "held", 2, token=ALICE, hold=True)
+    drained = False
+    try:
+        check(get(d, b)["hold"] == "user", "submitted held: %s" % get(d, b))
+        st, r = d.call("POST", "/v1/jobs/%d/hold" % b)
+        check(st == 200 and r["hold"] == "admin", "the admin's hold: %d %s" % (st, r))
+        st, r = d.call("POST", "/v1/jobs/%d/release" % b, token=ALICE)
+        check(st == 403 and "only the admin" in str(r), "the owner releases the admin's hold: %d %s" % (st, r))
+        time.sleep(1.5)  # rounds on an idle cluster: a held job is not submitted to Slurm
+        j = get(d, b)
+        check(j["state"] == "pending" and j["run"] == 0 and j["pending_reason"] == "Held", "held: %s" % j)
+        check(not os.path.exists(os.path.join(job_dir(d, b), "slurm_id")), "a held job has a Slurm job")
+        check(set(slurm_active()) == before, "Slurm jobs while held: %s, before %s" % (slurm_active(), before))
+        check(queue_reason(d, b) == "Held(admin)", "rubick queue: %s" % queue_reason(d, b))
+        # every node drained: nothing up could ever fit it
+        for n in names:
+            subprocess.run(["scontrol", "update", "nodename=" + n, "state=drain", "reason=rubick-hold-test"],
+                           check=True, timeout=10)
+        drained = True
+        end = time.time() + 20
+        while time.time() < end and not all("drain" in node_state(d, k) for k in range(len(names))):
+            time.sleep(0.2)
+        st, r = d.call("POST", "/v1/jobs/%d/release" % b)
+        check(st == 200 and r["hold"] is None, "the admin releases: %d %s" % (st, r))
+        wait_reason(d, b, "Infeasible")
+        check(queue_reason(d, b) == "Infeasible", "rubick queue: %s" % queue_reason(d, b))
+        check(set(slurm_active()) == before, "Slurm jobs while infeasible: %s" % slurm_active())
+        for n in names:
+            subprocess.run(["scontrol", "update", "nodename=" + n, "state=resume"], check=True, timeout=10)
+        drained = False
+        j = d.wait_state(b, ["running"], timeout=60)
+        check(j["pending_reason"] is None and slurm_running(slurm_id(d, b, j["run"])), "resumed: %s" % j)
+    finally:
+        cancel_all(d, [b])
+        if drained:
+            for n in names:
+                subprocess.run(["scontrol", "update", "nodename=" + n, "state=resume"], capture_output=True,
+                               timeout=10)
+
+
 def main():
     d = Daemon(cluster="4x8:a800,cpus=16", extra=["--engine", "slurm"], grace_ms=2000)
     p = os.path.join(d.dir, "dave.token")
@@ -331,7 +473,8 @@ def main():
     lat = {}
     try:
         for name, phase in (("slurm options per submission", slurm_options), ("reservations", reservations),
-                            ("decision dropped alone", dropped_alone), ("put-back", put_back)):
+                            ("decision dropped alone", dropped_alone), ("put-back", put_back),
+                            ("requeue", requeue_phase), ("hold and infeasible", hold_infeasible_phase)):
             t0 = time.time()
             phase(d)
             lat["%s phase (s)" % name] = time.time() - t0
