@@ -12,9 +12,9 @@
 #include <stdint.h>
 
 /* Sia's defaults (§5.1, run_experiment.sh). */
-#define SIA_P_DEFAULT (-0.5)
+#define SIA_P_DEFAULT        (-0.5)
 #define SIA_LAMBDA_N_DEFAULT 1.1
-#define SIA_GAP_DEFAULT 1e-4
+#define SIA_GAP_DEFAULT      1e-4
 /* Goodput given to restart-penalised configurations at r = 0 (Sia's invalid value). */
 #define SIA_MIN_GOODPUT 1e-4
 /* Normalised goodputs are clipped here as in the artifact (§5.1). */
@@ -34,8 +34,8 @@
  * is only a safety net (it makes decisions depend on the machine's load).
  */
 #define SIA_TIME_LIMIT_MS_DEFAULT 1000.0
-#define SIA_MAX_NODES_DEFAULT 1000
-#define SIA_MAX_TYPES 16
+#define SIA_MAX_NODES_DEFAULT     1000
+#define SIA_MAX_TYPES             16
 /* GPUs up to which every whole-node count is a configuration (the artifact's
  * sets end at 64 GPUs); above, powers of two of nodes (sia_build_configs). */
 #define SIA_DENSE_GPUS 64
@@ -67,8 +67,8 @@ int sia_create(void **state, const char *options, struct rk_error *err);
 void sia_destroy(void *state);
 
 /* GPU types of the up nodes, in order of first appearance; node_type[i] = type or -1. */
-int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types,
-		      int *node_type, struct rk_error *err);
+int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types, int *node_type,
+		      struct rk_error *err);
 
 /* Sia's configuration set plus requested sizes (asked[g], g <= max_asked). OUT: *out (free). */
 int sia_build_configs(const struct sia_type *t, int n_types, const char *asked, int max_asked,
@@ -99,5 +99,9 @@ struct sia_dp_class {
  */
 int sia_dp_solve(const struct sia_dp_class *cls, int n_cls, const int *w, const double *b,
 		 int capacity, int *count);
+/* The same, with bounds = 0: the whole table, without the Lagrangian bounds
+ * that leave out items and cells (sia_dp.c); the answer is the same, slower. */
+int sia_dp_solve_bounded(const struct sia_dp_class *cls, int n_cls, const int *w, const double *b,
+			 int capacity, int bounds, int *count);
 
 #endif
