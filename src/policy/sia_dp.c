@@ -42,11 +42,6 @@
  */
 #define SIA_DP_EPS 1e-9
 
-/* Bisection steps for the GPU price of bound_dp: U(lam) ends within
- * C x lam_max x 2^-30 of its minimum (~1e-6 on 2,048 GPUs), far below the
- * gaps between solutions that bounds separate (any price gives valid bounds). */
-#define SIA_DP_BISECT 30
-
 /*
  * One item of weight w, benefit bv, on cells w..s: cur[i] = max(cur[i],
  * prev[i] + bv) for i < n, where cur and a point w cells in. Branch-free on
@@ -170,6 +165,99 @@ static double greedy_fill(const struct sia_dp_class *cls, int n_cls, const int *
 	return value;
 }
 
+/* One edge of a class's upper hull: `gpus` more GPUs for `slope` benefit each. */
+struct seg {
+	double slope;
+	int64_t gpus; /* x the class's copies */
+};
+
+static int cmp_seg(const void *pa, const void *pb)
+{
+	const struct seg *a = pa, *b = pb;
+	return (a->slope < b->slope) - (a->slope > b->slope); /* steepest first */
+}
+
+/*
+ * The LP dual of the GPU row: the price at which the per-class best items
+ * stop fitting. The LP relaxation takes the edges of every class's upper
+ * concave hull of (GPUs, benefit) from (0, 0), steepest first, until the
+ * GPUs run out (Sinha and Zoltners, "The multiple-choice knapsack problem",
+ * Oper. Res. 27, 1979); the edge that does not fit whole sets the price
+ * (0 when all fit). O(items log items). OUT: *lam.
+ */
+static int lp_price(const struct sia_dp_class *cls, int n_cls, const int *copies, const int *w,
+		    const double *b, int capacity, double *lam)
+{
+	int n_items = 0;
+	for (int c = 0; c < n_cls; c++)
+		n_items += cls[c].n;
+	struct seg *sg = malloc(((size_t)n_items + 1) * sizeof(*sg));
+	int *hull = malloc(((size_t)n_items + 1) * sizeof(*hull));
+	if (!sg || !hull) {
+		free(sg);
+		free(hull);
+		return RK_ENOMEM;
+	}
+	int n_sg = 0;
+	for (int c = 0; c < n_cls; c++) {
+		if (copies[c] < 1)
+			continue;
+		/* usable items by GPUs (then benefit, descending): insertion sort, rows are short
+		 */
+		int n = 0;
+		for (int k = cls[c].first; k < cls[c].first + cls[c].n; k++) {
+			if (!usable(w, b, k))
+				continue;
+			int i = n++;
+			while (i > 0 && (w[hull[i - 1]] > w[k] ||
+					 (w[hull[i - 1]] == w[k] && b[hull[i - 1]] < b[k]))) {
+				hull[i] = hull[i - 1];
+				i--;
+			}
+			hull[i] = k;
+		}
+		/* upper hull from (0, 0): keep points that rise, drop those under a chord */
+		int h = 0;
+		for (int i = 0; i < n; i++) {
+			int k = hull[i];
+			double pb = h > 0 ? b[hull[h - 1]] : 0;
+			if (!(b[k] > pb) || (h > 0 && w[k] == w[hull[h - 1]]))
+				continue;
+			while (h > 0) {
+				int q = hull[h - 1];
+				double qw = w[q], qb = b[q];
+				double ow = h > 1 ? w[hull[h - 2]] : 0,
+				       ob = h > 1 ? b[hull[h - 2]] : 0;
+				/* q under or on the chord from o to k: (qb-ob)(kw-ow) <=
+				 * (kb-ob)(qw-ow) */
+				if ((qb - ob) * (w[k] - ow) <= (b[k] - ob) * (qw - ow))
+					h--;
+				else
+					break;
+			}
+			hull[h++] = k;
+		}
+		for (int i = 0; i < h; i++) {
+			double ow = i > 0 ? w[hull[i - 1]] : 0, ob = i > 0 ? b[hull[i - 1]] : 0;
+			sg[n_sg++] = (struct seg){(b[hull[i]] - ob) / (w[hull[i]] - ow),
+						  (int64_t)copies[c] * (int64_t)(w[hull[i]] - ow)};
+		}
+	}
+	qsort(sg, (size_t)n_sg, sizeof(*sg), cmp_seg);
+	int64_t used = 0;
+	*lam = 0;
+	for (int i = 0; i < n_sg; i++) {
+		used += sg[i].gpus;
+		if (used > capacity) {
+			*lam = sg[i].slope;
+			break;
+		}
+	}
+	free(sg);
+	free(hull);
+	return RK_OK;
+}
+
 /* What bound_dp hands the DP. */
 struct dp_bound {
 	double lam;    /* the price of a GPU */
@@ -179,50 +267,42 @@ struct dp_bound {
 };
 
 /*
- * The price that minimises U (the LP dual), by bisection on the GPUs the
- * per-class best items use; a feasible value `low` (greedy_fill from the
- * price where they fit); then every item whose bound is below low - margin
- * is dropped (bb[k] = 0; else bb[k] = b[k]). Typically most of a job's
- * configurations go. Fills o->m (n_cls entries, caller's storage).
+ * The price that minimises U (the LP dual, lp_price); a feasible value
+ * `low` (greedy_fill from the per-class best items at that price, which
+ * fit); then every item whose bound is below low - margin is dropped
+ * (bb[k] = 0; else bb[k] = b[k]). Typically most of a job's configurations
+ * go. Fills o->m (n_cls entries, caller's storage). RK_ENOMEM: no bounds.
  */
-static void bound_dp(const struct sia_dp_class *cls, int n_cls, const int *copies, size_t groups,
-		     const int *w, const double *b, int capacity, double *bb, struct dp_bound *o)
+static int bound_dp(const struct sia_dp_class *cls, int n_cls, const int *copies, size_t groups,
+		    const int *w, const double *b, int capacity, double *bb, struct dp_bound *o)
 {
-	double hi = 0;
 	for (int c = 0; c < n_cls; c++)
-		for (int k = cls[c].first; k < cls[c].first + cls[c].n; k++) {
+		for (int k = cls[c].first; k < cls[c].first + cls[c].n; k++)
 			bb[k] = b[k];
-			if (usable(w, b, k) && b[k] / w[k] > hi)
-				hi = b[k] / w[k];
-		}
-	/* lo: the best items do not fit; hi: they do (at hi nothing is worth a GPU). */
-	double lo = 0, lam = 0, u_min, low;
-	struct lagrange l = lagrange_eval(cls, n_cls, copies, w, b, capacity, 0);
-	if (l.gpus <= capacity) {
-		u_min = l.u_bound;
-		low = l.value;
-		hi = 0;
-	} else {
-		lam = hi;
+	double lam;
+	int rc = lp_price(cls, n_cls, copies, w, b, capacity, &lam);
+	if (rc)
+		return rc;
+	/*
+	 * At the LP price the per-class best items fit (ties go to fewer GPUs);
+	 * should rounding of the hull's slopes say otherwise, a slightly higher
+	 * price, and at worst the price at which nothing is worth a GPU.
+	 */
+	struct lagrange l = lagrange_eval(cls, n_cls, copies, w, b, capacity, lam);
+	double u_min = l.u_bound, hi = lam;
+	for (int i = 0; l.gpus > capacity && i < 3; i++) {
+		hi = hi * (1 + 1e-12) + 1e-300;
 		l = lagrange_eval(cls, n_cls, copies, w, b, capacity, hi);
-		u_min = l.u_bound;
-		low = l.value;
-		for (int it = 0; it < SIA_DP_BISECT; it++) {
-			double mid = 0.5 * (lo + hi);
-			l = lagrange_eval(cls, n_cls, copies, w, b, capacity, mid);
-			if (l.u_bound < u_min) {
-				u_min = l.u_bound;
-				lam = mid;
-			}
-			if (l.gpus > capacity) {
-				lo = mid;
-			} else {
-				hi = mid;
-				if (l.value > low)
-					low = l.value;
-			}
-		}
 	}
+	if (l.gpus > capacity) {
+		hi = 0;
+		for (int c = 0; c < n_cls; c++)
+			for (int k = cls[c].first; k < cls[c].first + cls[c].n; k++)
+				if (usable(w, b, k) && 2 * b[k] / w[k] > hi)
+					hi = 2 * b[k] / w[k];
+		l = lagrange_eval(cls, n_cls, copies, w, b, capacity, hi);
+	}
+	double low = l.value;
 	double fill = greedy_fill(cls, n_cls, copies, w, b, capacity, hi, low);
 	o->lam = lam;
 	o->low = fill > low ? fill : low;
@@ -241,6 +321,7 @@ static void bound_dp(const struct sia_dp_class *cls, int n_cls, const int *copie
 		}
 		o->m[c] = m_left;
 	}
+	return RK_OK;
 }
 
 /* Smallest and largest GPUs of a class's usable variables (0, 0: none). */
@@ -380,9 +461,11 @@ int sia_dp_solve_bounded(const struct sia_dp_class *cls, int n_cls, const int *w
 		return RK_ERANGE;
 	}
 	struct dp_bound bd = {.low = -INFINITY, .m = t.m};
-	if (bounds) {
-		bound_dp(cls, n_cls, t.copies, groups, w, b, capacity, t.bb, &bd);
+	if (bounds && bound_dp(cls, n_cls, t.copies, groups, w, b, capacity, t.bb, &bd) == RK_OK) {
+		/* items and cells bounded */
 	} else {
+		bd.low = -INFINITY;
+		bd.lam = 0;
 		for (size_t k = 0; k < n_items; k++)
 			t.bb[k] = b[k];
 		for (int c = 0; c < n_cls; c++)
