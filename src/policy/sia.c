@@ -12,7 +12,10 @@
  * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
  * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
  * jobs"), predicted by the fitted performance model (rk_perf_predict, §1.4),
- * never the simulator's oracle. A configuration is valid for a job when the
+ * never the simulator's oracle; each request's row of valid configurations,
+ * normalised goodputs and unscaled costs is kept across rounds until the
+ * request, the configuration set or the environment changes (sia_cache.c;
+ * rounds then price only the restart factor). A configuration is valid for a job when the
  * user's plan scales to its GPU count without re-planning
  * (rk_baseline_plan_scale: tp and pp kept, dp' = GPUs/(tp*pp) divides the
  * batch, micro-batch never above the user's, ZeRO plans not shrunk below the
@@ -74,6 +77,9 @@ struct sia_var {
 
 struct sia_round {
 	const struct sia_opts *o;
+	struct sia_cache *cache; /* rows kept across rounds (policy state) */
+	struct sia_row_var *row; /* scratch for a row being built */
+	int cap_row;
 	const struct rk_sched_input *in;
 	struct sia_type types[SIA_MAX_TYPES];
 	int n_types;
@@ -154,88 +160,54 @@ static void prune_dominated(struct sia_round *r, int ji, int first)
 	r->n_job_var[ji] = keep - first;
 }
 
-/* The valid configurations of job `ji`, their goodputs and costs. */
+/*
+ * The valid configurations of job `ji`, their goodputs and costs: the row of
+ * its request (from the cache, or built and cached), with the restart factor
+ * on every configuration but the one it holds.
+ */
 static int job_vars(struct sia_round *r, int ji)
 {
 	const struct rk_job *j = r->in->jobs[ji];
-	const struct sia_opts *o = r->o;
+	struct sia_row_key key;
+	sia_row_key_init(&key, r->o, r->in, j);
+	int n_row = 0, rc;
+	const struct sia_row_var *row = sia_cache_find(r->cache, &key, &n_row);
+	if (!row) {
+		rc = RK_OK;
+		if (r->n_cfg + 1 > r->cap_row) {
+			struct sia_row_var *nr = realloc(r->row, ((size_t)r->n_cfg + 1) * sizeof(*nr));
+			if (!nr)
+				return RK_ENOMEM;
+			r->row = nr;
+			r->cap_row = r->n_cfg + 1;
+		}
+		sia_row_build(r->o, r->in, r->types, r->cfg, r->n_cfg, j, key.gpu_quota, r->row,
+			      &n_row);
+		if (!rc)
+			rc = sia_cache_put(r->cache, &key, r->row, n_row);
+		if (rc)
+			return rc;
+		row = r->row;
+	}
 	int first = r->n_var;
 	r->first_var[ji] = first;
-	double min_tput = HUGE_VAL;
-	/* No configuration above the tenant's gpu_quota (the driver bounds what is held). */
-	int gq = rk_tenant_gpu_quota(r->in, j->tenant);
-	for (int c = 0; c < r->n_cfg; c++) {
-		const struct sia_cfg *cf = &r->cfg[c];
-		if (gq >= 0 && cf->gpus > gq && cf->gpus > j->req_gpus)
-			continue;
-		if (o->range_job) {
-			int lo, hi;
-			rk_job_gpu_range(j, &lo, &hi);
-			if (cf->gpus < lo || cf->gpus > hi)
-				continue;
+	double rf = r->cur[ji] >= 0 ? restart_factor(j, r->in->now_ms, r->o->restart_s) : 1.0;
+	for (int k = 0; k < n_row; k++) {
+		struct sia_var v = {.job = ji, .cfg = row[k].cfg, .g = row[k].g, .plan = row[k].plan};
+		if (v.g > r->g1[ji]) {
+			r->g2[ji] = r->g1[ji];
+			r->g1[ji] = v.g;
+			r->g1_cfg[ji] = v.cfg;
+		} else if (v.g > r->g2[ji]) {
+			r->g2[ji] = v.g;
 		}
-		struct sia_var v = {.job = ji, .cfg = c};
-		struct rk_placement pl;
-		if (sia_cfg_placement(cf, &r->types[cf->type], &pl))
-			continue;
-		if (rk_baseline_plan_scale(&j->req_plan, j->global_batch, cf->gpus, &v.plan))
-			continue;
-		/* A tensor-parallel group must stay inside a node. */
-		if (rk_plan_check_placement(&v.plan, &pl, NULL))
-			continue;
-		double tput = 0;
-		if (rk_baseline_tput_sps(j, &v.plan, &pl, sia_job_cpus_per_gpu(j, &r->types[cf->type]),
-					 r->in->env, &tput) ||
-		    !(tput > 0))
-			continue;
-		v.cost = tput; /* raw goodput until the row is normalised below */
-		if (tput < min_tput)
-			min_tput = tput;
-		int rc = push_var(r, &v);
+		/* g x 1 is g: rows without the factor are the cached costs, bit for bit */
+		v.cost = v.cfg != r->cur[ji] && rf != 1.0 ? sia_cost(r->o, v.g * rf) : row[k].cost;
+		rc = push_var(r, &v);
 		if (rc)
 			return rc;
 	}
-	if (r->n_var == first) {
-		/*
-		 * The model predicts no configuration (e.g. an unfitted model): Sia
-		 * then treats the job as rigid, as its artifact does jobs without
-		 * profiles: the requested GPU count and plan, goodput 1.
-		 */
-		for (int c = 0; c < r->n_cfg; c++) {
-			const struct sia_cfg *cf = &r->cfg[c];
-			struct rk_placement pl;
-			if (cf->gpus != j->req_gpus || sia_cfg_placement(cf, &r->types[cf->type], &pl) ||
-			    rk_plan_check_placement(&j->req_plan, &pl, NULL))
-				continue;
-			struct sia_var v = {.job = ji, .cfg = c, .plan = j->req_plan, .cost = 1.0};
-			min_tput = 1.0;
-			int rc = push_var(r, &v);
-			if (rc)
-				return rc;
-			break;
-		}
-	}
 	r->n_job_var[ji] = r->n_var - first;
-	double rf = r->cur[ji] >= 0 ? restart_factor(j, r->in->now_ms, o->restart_s) : 1.0;
-	for (int k = first; k < r->n_var; k++) {
-		struct sia_var *v = &r->var[k];
-		double g = v->cost / min_tput;
-		if (g > SIA_MAX_GOODPUT)
-			g = SIA_MAX_GOODPUT;
-		v->g = g;
-		if (g > r->g1[ji]) {
-			r->g2[ji] = r->g1[ji];
-			r->g1[ji] = g;
-			r->g1_cfg[ji] = v->cfg;
-		} else if (g > r->g2[ji]) {
-			r->g2[ji] = g;
-		}
-		if (v->cfg != r->cur[ji])
-			g *= rf;
-		if (g < SIA_MIN_GOODPUT)
-			g = SIA_MIN_GOODPUT;
-		v->cost = o->p < 0 ? pow(g, o->p) - o->lambda_n : pow(g, o->p) + o->lambda_n;
-	}
 	prune_dominated(r, ji, first);
 	return RK_OK;
 }
@@ -248,6 +220,7 @@ struct class_key {
 		struct rk_plan plan;
 		int64_t req_mem_mb;
 		int global_batch, req_gpus, req_cpus, min_gpus, max_gpus;
+		int gpu_quota; /* the tenant's: a row's configurations end there */
 		int solo; /* 0 = may share a class; else 1 + job index (placed jobs) */
 	} k;
 	int64_t submit_ms, id;
@@ -298,6 +271,7 @@ static int build_classes(struct sia_round *r)
 		c->k.req_cpus = j->req_cpus;
 		c->k.min_gpus = r->o->range_job ? j->min_gpus : 0;
 		c->k.max_gpus = r->o->range_job ? j->max_gpus : 0;
+		c->k.gpu_quota = rk_tenant_gpu_quota(r->in, j->tenant);
 		c->k.solo = rk_baseline_is_placed(j) || r->cur[ji] >= 0 ? 1 + ji : 0;
 		c->submit_ms = j->submit_ms;
 		c->id = j->id;
@@ -696,12 +670,14 @@ static void round_fini(struct sia_round *r)
 	free(r->g1);
 	free(r->g2);
 	free(r->g1_cfg);
+	free(r->row);
 }
 
 static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
 			struct rk_error *err)
 {
-	struct sia_round r = {.o = state, .in = in};
+	struct sia_state *st = state;
+	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
 	int n = in->n_jobs, rc = RK_OK;
 	if (n == 0)
 		return RK_OK;
@@ -737,6 +713,12 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		if (in->jobs[ji]->req_gpus >= 1)
 			r.asked[in->jobs[ji]->req_gpus] = 1;
 	if (sia_build_configs(r.types, r.n_types, r.asked, max_asked, &r.cfg, &r.n_cfg)) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	/* Rows of requests that left go once the cache holds far more than a round uses. */
+	if (sia_cache_begin(r.cache, r.types, r.n_types, r.cfg, r.n_cfg, in->env,
+			    1024 + 4 * (size_t)n)) {
 		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 		goto out;
 	}

@@ -106,17 +106,22 @@ int sia_create(void **state, const char *options, struct rk_error *err)
 	int rc = sia_parse_opts(&o, options, err);
 	if (rc)
 		return rc;
-	struct sia_opts *s = malloc(sizeof(*s));
-	if (!s)
+	struct sia_state *s = malloc(sizeof(*s));
+	if (!s || sia_cache_create(&s->cache)) {
+		free(s);
 		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
-	*s = o;
+	}
+	s->o = o;
 	*state = s;
 	return RK_OK;
 }
 
 void sia_destroy(void *state)
 {
-	free(state);
+	struct sia_state *s = state;
+	if (s)
+		sia_cache_destroy(s->cache);
+	free(s);
 }
 
 /* GPU types of the up nodes, in order of first appearance. */

@@ -251,6 +251,53 @@ static void ragged_and_unfitted_requests(void **state)
 	fx_fini(&f);
 }
 
+/* One round on a policy state kept by the caller (its goodput rows persist). */
+static void round_on(void *st, struct fixture *f, int64_t now_ms, struct rk_decisions *d)
+{
+	struct rk_error err;
+	struct rk_sched_input in = fx_input(f, now_ms);
+	rk_decisions_init(d);
+	if (rk_policy_sia.schedule(st, &in, d, &err) != RK_OK)
+		fail_msg("%s", err.msg);
+}
+
+/*
+ * Goodput rows are kept across rounds (sia_cache.c) only while the request
+ * is the same: after the model changes (1,000x the parameters: the gradient
+ * all-reduce makes one GPU beat any spread), a kept state decides what a
+ * fresh one does, not what the cached row said.
+ */
+static void rows_follow_the_model(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	fx_job(&f, 1, 0, 2, 0);
+	void *st = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_policy_sia.create(&st, NULL, &err), RK_OK);
+	struct rk_decisions d1, d2, fresh;
+	round_on(st, &f, 1000, &d1);
+	round_on(st, &f, 2000, &d2); /* from the cached row: the same answer */
+	assert_int_equal(d1.n, 1);
+	assert_int_equal(d2.n, 1);
+	assert_int_equal(fx_gpus(&d2.v[0].alloc), fx_gpus(&d1.v[0].alloc));
+	rk_decisions_fini(&d2);
+	f.model.params *= 1000;
+	round_on(st, &f, 3000, &d2);
+	run_round(&f, NULL, 3000, &fresh);
+	assert_int_equal(d2.n, 1);
+	assert_int_equal(fresh.n, 1);
+	assert_int_equal(fx_gpus(&d2.v[0].alloc), fx_gpus(&fresh.v[0].alloc));
+	assert_int_equal(fx_gpus(&fresh.v[0].alloc), 1);
+	assert_true(fx_gpus(&d1.v[0].alloc) > 1);
+	rk_decisions_fini(&d1);
+	rk_decisions_fini(&d2);
+	rk_decisions_fini(&fresh);
+	rk_policy_sia.destroy(st);
+	fx_fini(&f);
+}
+
 static void options_are_checked(void **state)
 {
 	(void)state;
@@ -298,6 +345,7 @@ int main(void)
 		cmocka_unit_test(keeps_nodes_and_honours_ranges),
 		cmocka_unit_test(odd_width_runs_at_request),
 		cmocka_unit_test(ragged_and_unfitted_requests),
+		cmocka_unit_test(rows_follow_the_model),
 		cmocka_unit_test(options_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,8 +95,53 @@ static void matches_brute_force(void **state)
 		assert_true(used <= cap);
 		double want = brute(cls, n_cls, 0, 0, w, b, cap);
 		if (fabs(got - want) > 1e-9)
-			fail_msg("round %d: dp %.6f, brute force %.6f (capacity %d)", round, got, want,
-				 cap);
+			fail_msg("round %d: dp %.6f, brute force %.6f (capacity %d)", round, got,
+				 want, cap);
+	}
+}
+
+/*
+ * The bounds (sia_dp.c: items and cells that no near-optimal solution uses
+ * are left out) never change the answer: the same counts as the whole table,
+ * on random instances shaped like Sia's rows (benefits rising with GPUs, near
+ * ties, classes of several jobs, capacities that bind) and on rows with
+ * exact ties between classes.
+ */
+static void bounds_keep_the_answer(void **state)
+{
+	(void)state;
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	enum { MAXV = 400 };
+	static const int sizes[] = {1, 2, 4, 8, 16, 24, 32, 64, 128};
+	for (int round = 0; round < 300; round++) {
+		struct sia_dp_class cls[40];
+		int w[MAXV], c1[MAXV], c2[MAXV], nv = 0;
+		double b[MAXV];
+		int n_cls = 1 + (int)(next(&seed) % 40), total = 0;
+		int ties = round % 3 == 0;
+		for (int c = 0; c < n_cls; c++) {
+			int n = 1 + (int)(next(&seed) % 9);
+			cls[c] = (struct sia_dp_class){nv, n, 1 + (int)(next(&seed) % 4)};
+			/* Sia's benefit lambda_n - g^-0.5 with g growing sublinearly */
+			double eff = 0.3 + (double)(next(&seed) % 700) / 1000.0;
+			for (int k = 0; k < n; k++, nv++) {
+				w[nv] = sizes[k];
+				double g = 1 + eff * (sizes[k] - 1) / (1 + 0.02 * sizes[k]);
+				if (ties)
+					g = 1 + 0.5 * (sizes[k] - 1); /* every class the same row */
+				b[nv] = 1.1 - 1 / sqrt(g);
+				total += sizes[k] * cls[c].mult;
+			}
+		}
+		int cap = 1 + (int)(next(&seed) % (unsigned)(total / 4 + 1));
+		assert_int_equal(sia_dp_solve_bounded(cls, n_cls, w, b, cap, 0, c1), RK_OK);
+		assert_int_equal(sia_dp_solve_bounded(cls, n_cls, w, b, cap, 1, c2), RK_OK);
+		for (int k = 0; k < nv; k++)
+			if (c1[k] != c2[k])
+				fail_msg(
+				    "round %d: item %d taken %d times by the whole table, %d with "
+				    "bounds (capacity %d)",
+				    round, k, c1[k], c2[k], cap);
 	}
 }
 
@@ -115,9 +160,10 @@ static void too_large_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(hand_checked),
-		cmocka_unit_test(matches_brute_force),
-		cmocka_unit_test(too_large_is_refused),
+	    cmocka_unit_test(hand_checked),
+	    cmocka_unit_test(matches_brute_force),
+	    cmocka_unit_test(bounds_keep_the_answer),
+	    cmocka_unit_test(too_large_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
