@@ -638,7 +638,7 @@ static void stop_mark(struct seng *e, const struct srun *r, int checkpoint)
 		n--;
 	snprintf(note, sizeof(note), "%.*s%srubick: %s (job %lld run %d)", (int)(n < 256 ? n : 256),
 		 plan, n ? "; " : "",
-		 checkpoint ? "checkpoint for reconfiguration" : "cancelled by rubick",
+		 checkpoint ? "checkpoint to reconfigure, preempt or requeue" : "cancelled by rubick",
 		 (long long)r->job_id, r->run);
 	job_desc_msg_t u;
 	slurm_init_job_desc_msg(&u);

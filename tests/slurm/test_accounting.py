@@ -3,7 +3,7 @@ cluster with slurmdbd on a private MariaDB (run.sh with RK_SLURM_DBD=1; skipped,
 where mariadb-server or slurmdbd is not installed):
 - a job reconfigured by rubick (PUT: checkpoint, requeue, re-place) and then completed:
   `sacct -D` shows the checkpointed run REQUEUED 0:0 (not 75:0; jobcomp COMPLETED, not
-  FAILED) with "rubick: checkpoint for reconfiguration" after the plan in its Comment,
+  FAILED) with "rubick: checkpoint to reconfigure, preempt or requeue" after the plan in its Comment,
   and the last run COMPLETED on its new GPUs with its plan; rubick says done;
 - a job checkpointed by a signal nobody in rubick asked for (scancel --signal=USR1
   --batch, the job exits 75) stays FAILED 75 in Slurm and is cancelled in rubick;
@@ -68,7 +68,7 @@ def reconfigured_then_done(d):
     # Slurm's word for a run it requeued; before issue 13 its exit read 75:0 (FAILED in jobcomp)
     check(first["State"] == "REQUEUED" and first["ExitCode"] == "0:0",
           "the checkpoint for a reconfiguration reads %s %s" % (first["State"], first["ExitCode"]))
-    check("dp=2" in first["Comment"] and "rubick: checkpoint for reconfiguration (job %d run %d)" % (jid, run1)
+    check("dp=2" in first["Comment"] and "rubick: checkpoint to reconfigure, preempt or requeue (job %d run %d)" % (jid, run1)
           in first["Comment"], "plan and stop note of run 1: %s" % first)
     check(last["State"] == "COMPLETED" and last["ExitCode"] == "0:0" and "gres/gpu=4" in last["AllocTRES"],
           "the last run: %s" % last)
