@@ -86,6 +86,17 @@ class Daemon:
         except ValueError:
             return status, text
 
+    def cancel_all(self, timeout=30):
+        """Cancel every job still active and wait for it to end, so that no job's
+        supervisor outlives the test (supervisors survive rubickd by design)."""
+        st, l = self.call("GET", "/v1/jobs")
+        jobs = l.get("jobs", []) if st == 200 and isinstance(l, dict) else []
+        live = [j["id"] for j in jobs if j.get("state") not in ("done", "failed", "cancelled")]
+        for jid in live:
+            self.call("DELETE", "/v1/jobs/%d" % jid)
+        for jid in live:
+            self.wait_state(jid, ["cancelled", "done", "failed"], timeout)
+
     def wait_state(self, job_id, states, timeout=30):
         end = time.time() + timeout
         while time.time() < end:

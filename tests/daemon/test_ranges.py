@@ -110,7 +110,10 @@ def main():
             time.sleep(0.05)
         stays(d, aid, 1, 3, "after PUT max_gpus 3")
     finally:
-        d.stop()
+        try:
+            d.cancel_all()
+        finally:
+            d.stop()
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
