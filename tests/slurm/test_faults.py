@@ -25,6 +25,7 @@ one rubickd for all phases:
   submitted to Slurm; its owner cannot release the admin's hold (403); with every node drained
   it is Infeasible, and it runs once the nodes are resumed."""
 import os
+import re
 import subprocess
 import sys
 import time
@@ -408,10 +409,15 @@ def requeue_phase(d):
         check(j["state"] == "done", "the requeued job: %s %s" % (j, joblog))
         done = [int(x.split()[0]) for x in open(log).read().split("\n") if x]
         check(done == list(range(1, iters + 1)), "iterations lost or repeated: %s" % done)
-        for run, n in ((2, n1), (3, n2)):
-            check("checkpointed at %d" % n in joblog and "run %d resumes at %d" % (run, n) in joblog,
+        # Where each run resumed is what the run before checkpointed (the job's own log):
+        # counting iterations once run 2 is seen running races with run 2's first steps.
+        cks = [int(x) for x in re.findall(r"checkpointed at (\d+)", joblog)]
+        check(len(cks) == 2 and cks[0] >= 20 and cks[1] >= cks[0] + 20 and cks[1] == n2,
+              "two checkpoints, at the requeue (>= 20) and at the requeue --hold (%d): %s" % (n2, cks))
+        for run, n in zip((2, 3), cks):
+            check("run %d resumes at %d" % (run, n) in joblog,
                   "run %d resumes from the checkpoint at %d: %s" % (run, n, joblog))
-        print("requeue: run 2 resumed at %d, run 3 at %d, Slurm: %s" % (n1, n2, note))
+        print("requeue: checkpoints at %s, Slurm: %s" % (cks, note))
     finally:
         cancel_all(d, [a])
 
