@@ -1,7 +1,9 @@
 """Helpers for the rubickd tests: start a real daemon on loopback, call its API."""
+import atexit
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -40,6 +42,28 @@ class Daemon:
                      "--round-ms", str(round_ms), "--grace-ms", str(grace_ms)] + list(extra)
         self.proc = None
         self.url = None
+        atexit.register(self.reap)
+
+    def reap(self):
+        """At the test's exit: kill every process its jobs left, found by this daemon's
+        folder in their command line or working directory. Job supervisors outlive
+        rubickd by design (a restarted daemon adopts them), so a test that ends with
+        jobs running would leave them running on the machine."""
+        prefix = os.path.realpath(self.dir) + "/"
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+                cwd = os.readlink("/proc/%s/cwd" % pid) + "/"
+            except OSError:
+                continue
+            if prefix in cmd or cwd.startswith(prefix):
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except OSError:
+                    pass
 
     def start(self):
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=open(
