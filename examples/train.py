@@ -426,7 +426,7 @@ def main():
     os.makedirs(a.ckpt_dir, exist_ok=True)
     # Several nodes (rubickd's Slurm engine starts this once per node, docs/slurm.md): the
     # ranks RUBICK_RANK_BASE .. + LOCAL_WORLD_SIZE - 1 of WORLD_SIZE run here and meet at
-    # MASTER_ADDR:MASTER_PORT (node 0). One node: all dp ranks here, on a free local port.
+    # MASTER_ADDR:MASTER_PORT (node 0). One node: all dp ranks here, meeting through a file store.
     a.nnodes = int(env.get("RUBICK_NNODES", "1") or 1)
     if a.nnodes > 1:
         world, base, a.local = (int(env[k]) for k in ("WORLD_SIZE", "RUBICK_RANK_BASE", "LOCAL_WORLD_SIZE"))
@@ -437,9 +437,13 @@ def main():
                              % (where, plan["dp"] * plan["pp"], world))
     else:
         base, a.local = 0, plan["dp"] * plan["pp"]
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            a.init = "tcp://127.0.0.1:%d" % s.getsockname()[1]
+        # The ranks meet through a file store, not a TCP port: a free port found by
+        # binding port 0 can be taken before rank 0 listens on it (seen in CI: "Address
+        # already in use", and the run hung). One file per launch: a killed run's stays.
+        rdzv = os.path.join(a.ckpt_dir, ".rdzv-run-%s-%d" % (a.run, os.getpid()))
+        if os.path.exists(rdzv):
+            os.unlink(rdzv)
+        a.init = "file://" + rdzv
     # fork, not spawn: the workers inherit the imported torch instead of importing it again
     ctx_mp = mp.get_context("fork")
     stop_flag = ctx_mp.Value("i", 0)
