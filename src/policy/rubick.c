@@ -165,6 +165,31 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 	return !*rc && R->sh && !r->guaranteed ? rubick_share_start(R, r, gmax, rc) : 0;
 }
 
+/*
+ * May guaranteed job `r` grow to g GPUs in the expand phase? Within its
+ * request always (sla_ok decides). Beyond it only with
+ * guaranteed=reconfigure, once its model was refitted from its own
+ * iterations (r->view is NULL otherwise, guarantee_init), and while it keeps
+ * the plan family it was observed running (sla_ok: the request's tensor and
+ * pipeline degrees, ZeRO stage and offload; more data-parallel replicas) at
+ * a refitted prediction of the floor times its margin. The GPUs are leftovers nobody waiting could
+ * use (the expand phase runs after every start), and they stay the
+ * best-effort jobs': a grown guaranteed job is a victim down to its request
+ * (rubick_shrink.c victim_step), where its requested plan runs
+ * (rubick_assign). Measured on the multi-tenant trace with --refit: the
+ * only move of mt's guaranteed jobs that keeps every guarantee and pays
+ * (docs/policies.md, "Rubick"): fewer GPUs or a faster plan in place keep
+ * the baseline only for jobs with seconds left, and the plans that would
+ * gain change the 3D shape, where the refitted model errs.
+ */
+static int guarantee_may_grow(const struct round *R, const struct rj *r, int g)
+{
+	if (!r->guaranteed || g <= r->job->req_gpus)
+		return 1;
+	return R->st->reconfigure_guaranteed && r->view && r->job->model_refits > 0 &&
+	       sla_ok(r, g);
+}
+
 /* Step 4: leftover GPUs of each node to its steepest single-node job. */
 static int expand(struct round *R)
 {
@@ -190,8 +215,8 @@ static int expand(struct round *R)
 				for (int g = r->g + 1; g <= hi; g++) {
 					if (use_gpus(r, g) != g || !sla_ok(r, g))
 						continue;
-					if (r->guaranteed && g > r->job->req_gpus)
-						break; /* beyond a guarantee's request: best-effort's */
+					if (!guarantee_may_grow(R, r, g))
+						break; /* beyond the request: best-effort GPUs */
 					double slope = (norm(r, g) - norm(r, r->g)) / (g - r->g);
 					/* A running job pays a restart: grow only if it finishes sooner. */
 					if (running && remaining_s(r, r->g) - remaining_s(r, g) <= R->st->restart_s)
@@ -266,53 +291,6 @@ static int grow_to_request(struct round *R)
 			return RK_EINTERNAL; /* its own GPUs were just given back */
 	}
 	return RK_OK;
-}
-
-/*
- * Step 5 (guaranteed=reconfigure): a running guaranteed job whose model was
- * refitted from its own iterations moves, on the GPUs it holds, to its
- * curve's plan there when that keeps its guarantee (sla_ok: same tensor and
- * pipeline degrees as its request, the refitted prediction at the floor times
- * its margin) and the time saved against its observed speed (observed_sps,
- * not a prediction) exceeds the restart delay. Only where the curve's
- * assumptions hold: the fewest nodes for its GPUs, at least the CPU threads
- * per GPU the plan wants. This is where reconfiguring a guarantee pays: the
- * request's plan is often not the best one for its GPUs (e.g. ZeRO-DP where
- * gradient accumulation or checkpointing is faster), and the GPUs stay.
- */
-static void replan_guaranteed(struct round *R)
-{
-	if (!R->st->reconfigure_guaranteed)
-		return;
-	for (int i = 0; i < R->n; i++) {
-		struct rj *r = &R->j[i];
-		const struct rk_job *job = r->job;
-		if (!r->guaranteed || !r->view || !r->was_placed || r->changed || r->g < 1 ||
-		    job->state != RK_JOB_RUNNING || !(job->observed_sps > 0) ||
-		    job->restarts >= RUBICK_RESTART_LIMIT || use_gpus(r, r->g) != r->g ||
-		    !sla_ok(r, r->g))
-			continue;
-		struct rk_plan p = plan_for(r, r->g);
-		if (rk_plan_equal(&p, &r->plan))
-			continue;
-		struct rk_placement pl;
-		if (rk_alloc_to_placement(&r->now, &pl) ||
-		    pl.n_nodes > (r->g + R->node_gpus - 1) / R->node_gpus ||
-		    rk_plan_check_placement(&p, &pl, NULL))
-			continue;
-		int cpg = cpus_for(r, r->g);
-		if (cpg > 0 && rk_alloc_total_cpus(&r->now) < cpg * r->g)
-			continue;
-		double left = job->iters_total - job->iters_done;
-		double t_new = tput(r, r->g);
-		if (!(left > 0) || !(t_new > job->observed_sps))
-			continue;
-		double saved = left * job->global_batch * (1.0 / job->observed_sps - 1.0 / t_new);
-		if (saved <= R->st->restart_s)
-			continue;
-		r->plan = p;
-		r->changed = 1;
-	}
 }
 
 /* ---- the round ------------------------------------------------------------------ */
@@ -625,7 +603,7 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	if (!rc)
 		rc = expand(&R);
 	if (!rc)
-		replan_guaranteed(&R);
+		rubick_replan_guaranteed(&R);
 	if (!rc && R.sh)
 		rc = rubick_share_name_gpus(&R);
 	if (!rc)

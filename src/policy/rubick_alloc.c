@@ -82,6 +82,11 @@ void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g)
 	rk_alloc_init(a);
 	r->g = g;
 	r->plan = plan_for(r, g);
+	/* A guaranteed job at its request's GPU count where the curve's plan is
+	 * not trusted to keep its baseline (sla_ok) runs its requested plan: the
+	 * one configuration known to keep it. */
+	if (r->guaranteed && g == r->job->req_gpus && !sla_ok(r, g))
+		r->plan = r->job->req_plan;
 	r->node = r->now.n == 1 ? r->now.shares[0].node : -1;
 	r->changed = 1;
 	R->n_assign++;

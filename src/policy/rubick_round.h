@@ -106,6 +106,8 @@ void rubick_assign(struct round *R, struct rj *r, struct rk_alloc *a, int g);
 int rubick_resize(struct round *R, struct rj *r, int g);
 /* Refresh node `node`'s shrinkable GPUs and longest shrinkable remaining time. */
 void rubick_node_max_rem(struct round *R, int node);
+/* Step 5, guaranteed=reconfigure: refitted guaranteed jobs re-plan in place (rubick_guarantee.c). */
+void rubick_replan_guaranteed(struct round *R);
 /* Shrink phase for pending `r` (sizes gmin..gmax); 1 when it was started. */
 int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc);
 
@@ -189,12 +191,18 @@ static inline int step_down(const struct rj *r, int g)
 
 /*
  * Does g GPUs keep the job's guarantee? Always for best-effort. A guaranteed
- * job's curve plan for g must keep the tensor and pipeline degrees of its
- * request, the plan it was observed running first (guarantee_init): its
- * observed iterations identify the parameters of that shape only, and a new
- * (tp, pp) is the model's extrapolation, where it errs most (3D: 28% MAPE,
- * 213% worst, docs/perf-model.md). And the refitted model must predict at
- * least the floor times the job's margin.
+ * job's curve plan for g must keep the tensor and pipeline degrees, the ZeRO
+ * stage and the offload of its request, the plan it was observed running
+ * first (guarantee_init): its observed iterations identify the parameters of
+ * that plan family only. A new (tp, pp) is the model's extrapolation, where
+ * it errs most (3D: 28% MAPE, 213% worst, docs/perf-model.md); a new ZeRO
+ * stage or offload changes what crosses the network and the host link, which
+ * a fit on one plan does not see (measured, Muri trace3 with --refit: jobs
+ * moved from plain data parallelism to ZeRO-1 on the same 4 GPUs at a
+ * predicted 1.05x ran at 0.95x of their baseline, 6 of 504). Data-parallel
+ * degree, micro-batch, accumulation and checkpointing may change (in-place
+ * re-plans may also drop ZeRO or offload: rubick_guarantee.c). And the
+ * refitted model must predict at least the floor times the job's margin.
  */
 static inline int sla_ok(const struct rj *r, int g)
 {
@@ -204,6 +212,8 @@ static inline int sla_ok(const struct rj *r, int g)
 		const struct rk_plan *p =
 		    &r->view->plan[g < r->view->max_gpus ? g : r->view->max_gpus];
 		if (p->tp != r->job->req_plan.tp || p->pp != r->job->req_plan.pp)
+			return 0;
+		if (p->zero != r->job->req_plan.zero || p->offload != r->job->req_plan.offload)
 			return 0;
 	}
 	return tput(r, g) >= r->sla_sps * r->sla_margin;

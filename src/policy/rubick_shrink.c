@@ -105,8 +105,11 @@ static int victim_step(const struct round *R, const struct rj *self, const struc
 		*ng = 0;
 	if (v->node == node)
 		*freed = g - *ng;
+	/* A guaranteed job grown beyond its request (rubick.c guarantee_may_grow)
+	 * also steps back to its request, the configuration it was observed to
+	 * keep its baseline at (rubick_assign gives it its requested plan there). */
 	if (v->guaranteed)
-		return *ng > 0 && sla_ok(v, *ng) ? 0 : -1;
+		return *ng > 0 && (sla_ok(v, *ng) || (*ng == v->job->req_gpus && g > *ng)) ? 0 : -1;
 	if (*ng == 0 && v->node != node &&
 	    !R->st->order_srtf && !(self->guaranteed || self->starving))
 		return -1;

@@ -408,6 +408,96 @@ static void guaranteed_trusts_refitted_model_only(void **state)
 	}
 }
 
+/*
+ * guaranteed=reconfigure: a running guaranteed job whose model was refitted
+ * from its own iterations grows into its node's leftover GPUs (issue 15),
+ * more data-parallel replicas of the plan family it was observed running
+ * (same tp, pp, ZeRO stage and offload), at a predicted throughput of at
+ * least its baseline times the margin. With guaranteed=keep, or before a
+ * refit, it stays at its request. Grown, it is a victim down to its request,
+ * where it runs its requested plan, for a newcomer that needs the GPUs.
+ */
+static void guaranteed_grows_into_leftovers(void **state)
+{
+	(void)state;
+	for (int variant = 0; variant < 3; variant++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *g = long_job(&f, 1, 2, 1);
+		struct rk_placement req = {.n_nodes = 1, .gpus = {2}};
+		double base = 0;
+		assert_int_equal(rk_baseline_tput_sps(g, &g->req_plan, &req, 8, &f.env, &base),
+				 RK_OK);
+		fx_run_on(g, 0, 0);
+		fx_run_on(long_job(&f, 2, 8, 1), 1, 0); /* not refitted: stays at its request */
+		g->baseline_sps = base;
+		g->observed_sps = base;
+		g->model_refits = variant == 1 ? 0 : 1;
+		struct rk_decisions d;
+		const char *opts = variant == 0 ? NULL : "guaranteed=reconfigure";
+		run_round(&f, &rk_policy_rubick, opts, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		if (variant < 2) {
+			assert_null(x);
+			rk_decisions_fini(&d);
+			fx_fini(&f);
+			continue;
+		}
+		assert_non_null(x);
+		assert_int_equal(x->alloc.n, 1);
+		assert_int_equal(x->alloc.shares[0].node, 0);
+		int grown = fx_gpus(&x->alloc);
+		assert_true(grown > 2);
+		assert_int_equal(x->plan.tp, g->req_plan.tp);
+		assert_int_equal(x->plan.pp, g->req_plan.pp);
+		assert_int_equal(x->plan.zero, g->req_plan.zero);
+		assert_int_equal(x->plan.offload, g->req_plan.offload);
+		struct rk_placement pl;
+		assert_int_equal(rk_alloc_to_placement(&x->alloc, &pl), RK_OK);
+		double got = 0;
+		assert_int_equal(rk_baseline_tput_sps(g, &x->plan, &pl, 8, &f.env, &got), RK_OK);
+		assert_true(got >= 1.05 * base);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+
+	/* Grown to 4 GPUs of a 2-GPU request, then a guaranteed newcomer needs 2
+	 * of node 0's GPUs (both nodes are otherwise full with guaranteed jobs at
+	 * their requests): the grown job gives back what it grew by, and runs its
+	 * requested plan again. */
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *g = long_job(&f, 1, 4, 1);
+	g->req_plan = fx_dp_plan(32, 4, 0);
+	fx_run_on(g, 0, 0);
+	g->plan = g->req_plan;
+	g->req_gpus = 2;
+	g->req_cpus = 16;
+	g->req_mem_mb = 200 * 1024;
+	g->req_plan = fx_dp_plan(32, 2, 0);
+	struct rk_placement req = {.n_nodes = 1, .gpus = {2}};
+	double base = 0;
+	assert_int_equal(rk_baseline_tput_sps(g, &g->req_plan, &req, 8, &f.env, &base), RK_OK);
+	g->baseline_sps = base;
+	g->observed_sps = 2 * base;
+	g->model_refits = 2;
+	g->restarts = 1;
+	fx_run_on(long_job(&f, 2, 4, 1), 0, 0);
+	fx_run_on(long_job(&f, 3, 8, 1), 1, 0);
+	long_job(&f, 4, 2, 1)->iters_total = 200;
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_rubick, "guaranteed=reconfigure", &d);
+	const struct rk_decision *x = fx_decision(&d, 1);
+	assert_non_null(x);
+	assert_int_equal(fx_gpus(&x->alloc), 2);
+	assert_true(rk_plan_equal(&x->plan, &g->req_plan));
+	assert_non_null(fx_decision(&d, 4));
+	assert_null(fx_decision(&d, 2));
+	assert_null(fx_decision(&d, 3));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
 /* Plan-only: exactly the requested GPUs, the best plan there; res-only: the user's plan family. */
 static void ablations(void **state)
 {
@@ -505,6 +595,7 @@ int main(void)
 		cmocka_unit_test(multi_node_victim_keeps_nodes),
 		cmocka_unit_test(guaranteed_baseline_kept),
 		cmocka_unit_test(guaranteed_trusts_refitted_model_only),
+		cmocka_unit_test(guaranteed_grows_into_leftovers),
 		cmocka_unit_test(ablations),
 		cmocka_unit_test(tenant_quota),
 		cmocka_unit_test(unfitted_model_runs_as_requested),
