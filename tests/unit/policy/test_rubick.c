@@ -192,6 +192,54 @@ static void partial_start_grows_back(void **state)
 }
 
 /*
+ * Growth on measured speeds (rubick.c grow_measured): a 4-GPU job boxed in
+ * on a full node (a victim once: grow_to_request does not apply) whose
+ * driver gives its trace's speeds, scaling linearly, moves over the idle
+ * node to a larger size when nobody waits; priced by the model alone it
+ * stays (the expand phase grows within its node only); with a job waiting,
+ * it stays too.
+ */
+static void measured_speeds_grow_across_nodes(void **state)
+{
+	(void)state;
+	static double linear[17];
+	for (int g = 1; g <= 16; g++)
+		linear[g] = g;
+	for (int why = 0; why < 3; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 4, 0);
+		a->req_plan = fx_dp_plan(32, 4, 0);
+		fx_run_on(a, 0, 0);
+		a->restarts = 1;
+		if (why != 1) {
+			a->native_sps = linear;
+			a->native_max = 16;
+		}
+		struct rk_job *b = long_job(&f, 2, 4, 0);
+		fx_run_on(b, 0, 0);
+		b->restarts = 5; /* RUBICK_RESTART_LIMIT: not a victim */
+		if (why == 2) {
+			/* Asks for all 16 GPUs and cannot take 8 of them from a and b. */
+			struct rk_job *c = long_job(&f, 3, 16, 0);
+			c->req_plan = fx_dp_plan(32, 16, 0);
+			c->min_gpus = 16;
+		}
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		if (why == 0) {
+			assert_non_null(x);
+			assert_true(fx_gpus(&x->alloc) > 4);
+		} else {
+			assert_true(!x || fx_gpus(&x->alloc) <= 4);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
  * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
@@ -495,20 +543,21 @@ static void options_are_checked(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(lone_job_follows_curve),
-		cmocka_unit_test(shrink_phase_makes_room),
-		cmocka_unit_test(protected_victims),
-		cmocka_unit_test(partial_start_grows_back),
-		cmocka_unit_test(guaranteed_passes_restart_limit),
-		cmocka_unit_test(driver_run_time_orders_queue),
-		cmocka_unit_test(not_scattered),
-		cmocka_unit_test(multi_node_victim_keeps_nodes),
-		cmocka_unit_test(guaranteed_baseline_kept),
-		cmocka_unit_test(guaranteed_trusts_refitted_model_only),
-		cmocka_unit_test(ablations),
-		cmocka_unit_test(tenant_quota),
-		cmocka_unit_test(unfitted_model_runs_as_requested),
-		cmocka_unit_test(options_are_checked),
+	    cmocka_unit_test(lone_job_follows_curve),
+	    cmocka_unit_test(shrink_phase_makes_room),
+	    cmocka_unit_test(protected_victims),
+	    cmocka_unit_test(partial_start_grows_back),
+	    cmocka_unit_test(measured_speeds_grow_across_nodes),
+	    cmocka_unit_test(guaranteed_passes_restart_limit),
+	    cmocka_unit_test(driver_run_time_orders_queue),
+	    cmocka_unit_test(not_scattered),
+	    cmocka_unit_test(multi_node_victim_keeps_nodes),
+	    cmocka_unit_test(guaranteed_baseline_kept),
+	    cmocka_unit_test(guaranteed_trusts_refitted_model_only),
+	    cmocka_unit_test(ablations),
+	    cmocka_unit_test(tenant_quota),
+	    cmocka_unit_test(unfitted_model_runs_as_requested),
+	    cmocka_unit_test(options_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
