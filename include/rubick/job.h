@@ -73,6 +73,15 @@ struct rk_job {
 	 * gives one the stand-in model does not take (Sia's batch_size): a profile
 	 * of that application is read at app_batch / replicas. 0 = none. */
 	int app_batch;
+	/* Trace-native speeds (docs/oracle.md "Trace-native speeds"): the whole
+	 * job's steps per second on g GPUs, native_sps[g] for g = 1..native_max
+	 * (index 0 unused), as the driver's measured throughput file gives them
+	 * on its reference GPU type, where the job runs at those speeds (Gavel,
+	 * Shockwave). Gavel's own policies read this matrix; model-driven
+	 * policies may use it in place of a stand-in model's scaling. Borrowed
+	 * from the driver, which keeps it for the job's life; NULL / 0 = none. */
+	const double *native_sps;
+	int native_max;
 };
 
 #endif

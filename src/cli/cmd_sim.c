@@ -151,6 +151,7 @@ struct run_state {
 	struct rk_report_loan loans[MAX_POLICIES]; /* with --inference: runs[i].loan */
 	int n_runs;
 	char *text;
+	double *native; /* the jobs' rk_job.native_sps (rk_cli_native_speeds) */
 };
 
 static void run_state_fini(struct run_state *s)
@@ -163,6 +164,7 @@ static void run_state_fini(struct run_state *s)
 	rk_cluster_fini(&s->cl);
 	rk_zoo_fini(&s->zoo);
 	free(s->text);
+	free(s->native);
 }
 
 /*
@@ -248,6 +250,14 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	if (rk_cli_native_load("rubick sim", o->throughputs, &s->trace, &s->cl, s->oracle))
 		return RK_EXIT_FAILURE;
 	rk_cli_native_apply(&s->trace, s->jobs, s->n_jobs, s->oracle);
+	/* ... and the policies may read them (Gavel's policies read the same matrix). */
+	int native_gpus = rk_cluster_total_gpus(&s->cl);
+	if (native_gpus > RK_CLI_NATIVE_MAX_GPUS)
+		native_gpus = RK_CLI_NATIVE_MAX_GPUS;
+	if (rk_cli_native_speeds(s->jobs, s->n_jobs, s->oracle, native_gpus, &s->native) < 0) {
+		fprintf(stderr, "rubick sim: out of memory for trace-native speeds\n");
+		return RK_EXIT_FAILURE;
+	}
 	rk_cli_native_warn("rubick sim", &s->trace, s->oracle, stderr);
 	if (o->job_length && !strcmp(o->job_length, "sia-target") && sia_targets(o, s))
 		return RK_EXIT_FAILURE;

@@ -141,6 +141,41 @@ int rk_cli_native_apply(const struct rk_trace *t, struct rk_job *jobs, int n,
 	return set;
 }
 
+int rk_cli_native_speeds(struct rk_job *jobs, int n, const struct rk_oracle *o, int max_gpus,
+                         double **store)
+{
+	*store = NULL;
+	if (max_gpus < 1 || n < 1)
+		return 0;
+	int known = 0;
+	double it;
+	for (int k = 0; k < n; k++)
+		if (jobs[k].job_type[0] &&
+		    rk_oracle_gavel_ref_iter_s(o, jobs[k].job_type, 1, &it) == 0)
+			known++;
+	if (!known)
+		return 0;
+	size_t row = (size_t)max_gpus + 1;
+	double *v = calloc((size_t)known * row, sizeof(*v));
+	if (!v)
+		return RK_ENOMEM;
+	int set = 0;
+	for (int k = 0; k < n && set < known; k++) {
+		if (!jobs[k].job_type[0] || rk_oracle_gavel_ref_iter_s(o, jobs[k].job_type, 1, &it))
+			continue;
+		double *r = v + (size_t)set * row;
+		for (int g = 1; g <= max_gpus; g++)
+			r[g] = rk_oracle_gavel_ref_iter_s(o, jobs[k].job_type, g, &it) == 0
+			           ? 1.0 / it
+			           : 0;
+		jobs[k].native_sps = r;
+		jobs[k].native_max = max_gpus;
+		set++;
+	}
+	*store = v;
+	return set;
+}
+
 /* "1,181": thousands separated, as in the messages. */
 static const char *grouped(size_t v, char *buf, size_t cap)
 {

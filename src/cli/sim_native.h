@@ -49,6 +49,20 @@ int rk_cli_native_apply(const struct rk_trace *t, struct rk_job *jobs, int n,
                         const struct rk_oracle *o);
 
 /*
+ * Hand the policies the speeds the jobs run at: each Gavel-type job gets
+ * rk_job.native_sps[1..max_gpus], its steps/s on g GPUs of the file's
+ * reference type (the oracle's own rule between measured counts), so a
+ * model-driven policy can price scaling from the trace's measurements
+ * instead of its stand-in model's. OUT: *store (one block the jobs borrow
+ * from; free() it after the runs; NULL when no job is Gavel-type). Returns how
+ * many jobs got speeds, or RK_ENOMEM (no job changed).
+ */
+/* Longest table handed out: no policy sizes a job past it (rubick's curves end at 64). */
+#define RK_CLI_NATIVE_MAX_GPUS 512
+int rk_cli_native_speeds(struct rk_job *jobs, int n, const struct rk_oracle *o, int max_gpus,
+                         double **store);
+
+/*
  * Jobs whose length is steps of a model the zoo lacks (mapped, iterations
  * given, no native throughput): one "PROG: warning: ..." line on `f` naming
  * the counts per source model and stand-in. Returns how many.

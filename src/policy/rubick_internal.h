@@ -86,7 +86,9 @@ void rubick_cache_trim(struct rubick_cache *c);
  * `gpu_mem_mb` per GPU and `host_mem_mb` per node, up to `max_gpus`. Borrowed
  * from the cache (valid until rubick_cache_trim or destroy). Built from the
  * sensitivity curve (rk_curve_build, full and plan-only modes) or from the
- * user's plan scaled with rk_baseline_plan_scale (res-only). Returns 0, or the
+ * user's plan scaled with rk_baseline_plan_scale (res-only). A job with
+ * trace-native speeds (rk_job.native_sps) gets them as its throughputs in
+ * full and res-only modes (rubick_view.c native_view). Returns 0, or the
  * curve's / model's error (the job then cannot be planned by the model).
  */
 int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct rk_job *job,

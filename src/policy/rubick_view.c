@@ -12,6 +12,7 @@
 #include "rubick/curve.h"
 #include "rubick/memory.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,10 @@ struct view_key {
 	int node_gpus, max_gpus;
 	int min_gpus;            /* full and res-only: the job's min_gpus when above 1, else 0 */
 	int64_t gpu_mem_mb, host_mem_mb;
+	/* Trace-native speeds (rk_job.native_sps): a hash of the table and its
+	 * length, 0 when the view is the model's alone (native_view). */
+	uint64_t native_sig;
+	int native_max;
 };
 
 /* Mode of the key of a request's baseline throughput (rubick_view_baseline): no view. */
@@ -71,6 +76,8 @@ struct job_sig {
 	int global_batch, req_gpus, req_cpus, node_gpus, max_gpus;
 	int min_gpus; /* the view's floor (the job's range, floor_view) */
 	int64_t gpu_mem_mb, host_mem_mb;
+	const double *native_sps; /* rk_job.native_sps (the driver keeps a table unchanged) */
+	int native_max;
 };
 
 /* A job's last rubick_view_job answer. */
@@ -231,6 +238,84 @@ static int view_alloc(struct rubick_view *v, int max_gpus)
 }
 
 /*
+ * Samples/s of `job` on g GPUs at its trace's own measured speeds
+ * (rk_job.native_sps), 0 where there is none. Only the ratios between sizes
+ * matter to the policy: time_scale calibrates absolute times.
+ */
+static double native_at(const struct rk_job *job, int g)
+{
+	if (!job->native_sps || g < 1 || g > job->native_max)
+		return 0;
+	double t = job->native_sps[g] * job->global_batch;
+	return t > 0 && isfinite(t) ? t : 0;
+}
+
+/*
+ * Does the view of `job` under `mode` follow the trace's measured speeds?
+ * When the driver runs a job at its trace's own throughputs per GPU count
+ * (Gavel and Shockwave job types, docs/oracle.md "Trace-native speeds"), the
+ * stand-in zoo model's scaling is not how the job scales: measured on
+ * Shockwave's 120-job trace (8 x 4 V100), the stand-ins price a cross-node
+ * 8-GPU ViT (for ResNet-50) at 1.08x its 4 GPUs where the trace measures
+ * 1.97x, and GPT-2 (for LM, batch 5) at 3.7x its 1 GPU on 4 where the trace
+ * measures 1.49x, so Rubick shrank and grew the wrong jobs. The resource axis
+ * then comes from the measured speeds, the plans from the curve (the plan of
+ * a trace-native job does not change its speed). Plan-only keeps the request
+ * and needs no scaling.
+ */
+static int native_view(enum rubick_mode mode, const struct rk_job *job)
+{
+	return mode != RUBICK_PLAN_ONLY &&
+	       native_at(job, job->req_gpus > 0 ? job->req_gpus : 1) > 0;
+}
+
+static uint64_t key_hash(const void *p, size_t n);
+
+/* The key fields of the native table (zero when the view is the model's). */
+static void native_key(struct view_key *k, const struct rk_job *job)
+{
+	k->native_max = job->native_max;
+	k->native_sig = key_hash(job->native_sps + 1, (size_t)job->native_max * sizeof(double)) | 1;
+}
+
+/*
+ * Full mode with trace-native speeds: the measured throughput at every size
+ * that has a plan on the curve (its fewest CPU threads per GPU that do: the
+ * measured speeds ignore threads), then the 1% rule of §1.6 on the measured
+ * figures, as from_user_plan applies it.
+ */
+static int native_full(struct rubick_view *v, const struct view_key *k, const struct rk_job *job,
+                       const struct rk_curve *c)
+{
+	int best = 0;
+	for (int g = k->min_gpus > 1 ? k->min_gpus : 1; g <= k->max_gpus; g++) {
+		const struct rk_curve_point *p = NULL;
+		int cpg = 0;
+		for (int ci = 0; ci < c->opts.n_cpus && !p; ci++) {
+			const struct rk_curve_point *q = rk_curve_at(c, g, ci, c->opts.n_bw - 1);
+			if (q && q->has_plan) {
+				p = q;
+				cpg = c->opts.cpus_per_gpu[ci];
+			}
+		}
+		double t = p ? native_at(job, g) : 0;
+		if (t > 0 && (best == 0 || t > v->tput_sps[best] * RK_CURVE_MIN_GAIN)) {
+			best = g;
+			v->tput_sps[g] = t;
+			v->use_gpus[g] = g;
+			v->cpus_per_gpu[g] = cpg;
+			v->plan[g] = p->plan;
+		} else if (best) {
+			v->tput_sps[g] = v->tput_sps[best];
+			v->use_gpus[g] = v->use_gpus[best];
+			v->cpus_per_gpu[g] = v->cpus_per_gpu[best];
+			v->plan[g] = v->plan[best];
+		}
+	}
+	return best ? RK_OK : RK_EINFEASIBLE;
+}
+
+/*
  * A job that takes no fewer than k->min_gpus GPUs (its elastic range,
  * docs/policies.md "GPU ranges"): sizes below it are infeasible, and the 1%
  * rule of §1.6 only snaps to sizes within the range. Where the curve's
@@ -287,7 +372,9 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 				err);
 	if (rc)
 		return rc;
-	if (k->mode == RUBICK_FULL) {
+	if (k->mode == RUBICK_FULL && k->native_sig) {
+		rc = native_full(v, k, job, &curve);
+	} else if (k->mode == RUBICK_FULL) {
 		/* Top CPU and bandwidth level: the 1% rule then yields the fewest
 		 * threads per GPU that reach the best throughput (§1.6). */
 		for (int g = 1; g <= k->max_gpus; g++) {
@@ -331,8 +418,14 @@ static int from_user_plan(struct rubick_view *v, const struct view_key *k,
 		if (rk_baseline_plan_scale(&job->req_plan, job->global_batch, g, &p) == 0 &&
 		    rk_placement_consolidated(g, k->node_gpus, &pl, NULL) == 0 &&
 		    rk_plan_check_placement(&p, &pl, NULL) == 0 &&
-		    rk_memory_check(job->model, &p, &pl, k->gpu_mem_mb, k->host_mem_mb, NULL, NULL) == 0)
-			rk_baseline_tput_sps(job, &p, &pl, k->req_cpg, env, &t);
+		    rk_memory_check(job->model, &p, &pl, k->gpu_mem_mb, k->host_mem_mb, NULL,
+		                    NULL) == 0) {
+			/* The trace's measured speed where it has one (native_view). */
+			if (k->native_sig)
+				t = native_at(job, g);
+			else
+				rk_baseline_tput_sps(job, &p, &pl, k->req_cpg, env, &t);
+		}
 		if (t > 0 && (best == 0 || t > v->tput_sps[best] * RK_CURVE_MIN_GAIN)) {
 			best = g;
 			v->tput_sps[g] = t;
@@ -428,6 +521,8 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 	k.max_gpus = max_gpus;
 	k.gpu_mem_mb = gpu_mem_mb;
 	k.host_mem_mb = host_mem_mb;
+	if (native_view(mode, job))
+		native_key(&k, job);
 	uint64_t h = key_hash(&k, sizeof(k));
 	const struct entry *hit = entry_find(c, h, &k);
 	if (hit) {
@@ -491,10 +586,10 @@ static int sig_matches(const struct job_memo *m, const struct rubick_cache *c,
 	const struct job_sig *s = &m->sig;
 	return m->used && m->id == job->id && m->gen == c->gen && s->max_gpus == max_gpus &&
 	       s->req_gpus == job->req_gpus && s->req_cpus == job->req_cpus &&
-	       s->min_gpus == job->min_gpus &&
-	       s->global_batch == job->global_batch && s->node_gpus == node_gpus &&
-	       s->mode == (int)mode && s->gpu_mem_mb == gpu_mem_mb &&
-	       s->host_mem_mb == host_mem_mb &&
+	       s->min_gpus == job->min_gpus && s->global_batch == job->global_batch &&
+	       s->node_gpus == node_gpus && s->mode == (int)mode && s->gpu_mem_mb == gpu_mem_mb &&
+	       s->host_mem_mb == host_mem_mb && s->native_sps == job->native_sps &&
+	       s->native_max == job->native_max &&
 	       !memcmp(&s->req_plan, &job->req_plan, sizeof(s->req_plan)) &&
 	       !memcmp(&s->perf, &job->model->perf, sizeof(s->perf)) &&
 	       !memcmp(s->model, job->model->name, sizeof(s->model));
@@ -516,7 +611,10 @@ double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const stru
 	if (max_gpus >= 1)
 		rc = rubick_view_get(c, mode, job, env, node_gpus, gpu_mem_mb, host_mem_mb,
 		                     max_gpus, view, NULL);
-	double t = rubick_view_baseline(c, job, env, node_gpus);
+	/* A view of measured speeds is normalised by the request's measured speed
+	 * (native_view): the model's price would mix two scales. */
+	double t = native_view(mode, job) ? native_at(job, job->req_gpus > 0 ? job->req_gpus : 1)
+	                                  : rubick_view_baseline(c, job, env, node_gpus);
 	/* Out of memory is not an answer to remember (the next round tries again). */
 	if (m && rc != RK_ENOMEM) {
 		int rank = m->used && m->id == job->id ? m->rank : -1;
@@ -539,6 +637,8 @@ double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const stru
 		s->max_gpus = max_gpus;
 		s->gpu_mem_mb = gpu_mem_mb;
 		s->host_mem_mb = host_mem_mb;
+		s->native_sps = job->native_sps;
+		s->native_max = job->native_max;
 	}
 	return t;
 }

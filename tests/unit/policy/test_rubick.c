@@ -192,6 +192,92 @@ static void partial_start_grows_back(void **state)
 }
 
 /*
+ * Growth on measured speeds (rubick.c grow_measured): a 4-GPU job boxed in
+ * on a full node (a victim once: grow_to_request does not apply) whose
+ * driver gives its trace's speeds, scaling linearly, moves over the idle
+ * node to a larger size when nobody waits; priced by the model alone it
+ * stays (the expand phase grows within its node only); with a job waiting,
+ * it stays too.
+ */
+static void measured_speeds_grow_across_nodes(void **state)
+{
+	(void)state;
+	static double linear[17];
+	for (int g = 1; g <= 16; g++)
+		linear[g] = g;
+	for (int why = 0; why < 3; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 4, 0);
+		a->req_plan = fx_dp_plan(32, 4, 0);
+		fx_run_on(a, 0, 0);
+		a->restarts = 1;
+		if (why != 1) {
+			a->native_sps = linear;
+			a->native_max = 16;
+		}
+		struct rk_job *b = long_job(&f, 2, 4, 0);
+		fx_run_on(b, 0, 0);
+		b->restarts = 5; /* RUBICK_RESTART_LIMIT: not a victim */
+		if (why == 2) {
+			/* Asks for all 16 GPUs and cannot take 8 of them from a and b. */
+			struct rk_job *c = long_job(&f, 3, 16, 0);
+			c->req_plan = fx_dp_plan(32, 16, 0);
+			c->min_gpus = 16;
+		}
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		if (why == 0) {
+			assert_non_null(x);
+			assert_true(fx_gpus(&x->alloc) > 4);
+		} else {
+			assert_true(!x || fx_gpus(&x->alloc) <= 4);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * A job started this round at measured speeds is placed larger across nodes
+ * at once when nobody waits (it has not run: no restart to pay for the move):
+ * with half of one node taken, it ends on more GPUs than a node holds, on the
+ * fewest nodes for them; priced by the model alone it keeps to one node.
+ */
+static void measured_speeds_start_across_nodes(void **state)
+{
+	(void)state;
+	static double linear[17];
+	for (int g = 1; g <= 16; g++)
+		linear[g] = g;
+	for (int why = 0; why < 2; why++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *b = long_job(&f, 10, 4, 0);
+		fx_run_on(b, 0, 0);
+		b->restarts = 5; /* RUBICK_RESTART_LIMIT: not a victim */
+		struct rk_job *a = long_job(&f, 1, 1, 0);
+		a->global_batch = 96; /* plans on 12 GPUs too */
+		a->req_plan = fx_dp_plan(96, 1, 0);
+		if (why == 0) {
+			a->native_sps = linear;
+			a->native_max = 16;
+		}
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 1);
+		assert_non_null(x);
+		if (why == 0)
+			assert_true(fx_gpus(&x->alloc) > 8);
+		else
+			assert_true(fx_gpus(&x->alloc) <= 8 && x->alloc.n == 1);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
  * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
@@ -589,6 +675,8 @@ int main(void)
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
 		cmocka_unit_test(partial_start_grows_back),
+		cmocka_unit_test(measured_speeds_grow_across_nodes),
+		cmocka_unit_test(measured_speeds_start_across_nodes),
 		cmocka_unit_test(guaranteed_passes_restart_limit),
 		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),

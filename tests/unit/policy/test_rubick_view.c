@@ -289,6 +289,71 @@ static void job_memo_answers_what_the_cache_answers(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * Trace-native speeds (rk_job.native_sps, rubick_view.c native_view): full
+ * and res-only views price every size at the driver's measured speed (times
+ * the global batch) and apply the 1% rule to it; the baseline of rubick_view_job
+ * is the request's measured speed; plan-only keeps the model's. Another table
+ * is another view.
+ */
+static void native_speeds_set_the_scale(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *j = fx_job(&f, 1, 0, 1, 0);
+	j->global_batch = 8;
+	j->req_plan = fx_dp_plan(8, 1, 0);
+	/* Steps/s: 2 GPUs nearly double, 3 add nothing, 4 (past the model's
+	 * guess or not) reach 3x, more add nothing. */
+	static const double native[9] = {0, 1.0, 1.9, 1.9, 3.0, 3.0, 3.0, 3.0, 3.0};
+	static const double other[9] = {0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0};
+	struct rubick_cache *c = NULL;
+	assert_int_equal(rubick_cache_create(&c), RK_OK);
+	rubick_cache_reserve_jobs(c, 1);
+	const struct rubick_view *model_v = NULL, *v = NULL, *w = NULL;
+	double model_base = rubick_view_job(c, RUBICK_FULL, j, &f.env, 8, 81920,
+	                                    f.nodes[0].mem_mb, 8, &model_v);
+	assert_non_null(model_v);
+	j->native_sps = native;
+	j->native_max = 8;
+	for (int k = 0; k < 2; k++) {
+		int mode = k ? RUBICK_RES_ONLY : RUBICK_FULL;
+		double base = rubick_view_job(c, mode, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 8, &v);
+		assert_true(base == native[1] * 8);
+		assert_non_null(v);
+		assert_ptr_not_equal(v, model_v);
+		assert_true(v->tput_sps[1] == native[1] * 8);
+		assert_int_equal(v->use_gpus[2], 2);
+		assert_true(v->tput_sps[2] == native[2] * 8);
+		assert_true(v->use_gpus[3] <= 2); /* no gain: the 1% rule snaps down */
+		assert_int_equal(v->use_gpus[4], 4);
+		assert_true(v->tput_sps[4] == native[4] * 8);
+		assert_int_equal(v->use_gpus[8], 4);
+		for (int g = 1; g <= 8; g++) {
+			const struct rk_plan *p = &v->plan[g];
+			assert_int_equal(p->dp * p->tp * p->pp, v->use_gpus[g]);
+		}
+	}
+	/* Plan-only runs the request: the model's view and baseline. */
+	double po = rubick_view_job(c, RUBICK_PLAN_ONLY, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 8,
+	                            &w);
+	assert_true(po == model_base);
+	/* Another table: another view (that never scales). */
+	j->native_sps = other;
+	assert_true(rubick_view_job(c, RUBICK_FULL, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 8, &w) ==
+	            8.0);
+	assert_int_equal(w->use_gpus[8], 1);
+	/* Without a table, the model's again. */
+	j->native_sps = NULL;
+	j->native_max = 0;
+	assert_true(rubick_view_job(c, RUBICK_FULL, j, &f.env, 8, 81920, f.nodes[0].mem_mb, 8, &w) ==
+	            model_base);
+	assert_ptr_equal(w, model_v);
+	rubick_cache_destroy(c);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +363,7 @@ int main(void)
 		cmocka_unit_test(trim_drops_baselines_alone),
 		cmocka_unit_test(floor_keeps_sizes_in_range),
 		cmocka_unit_test(job_memo_answers_what_the_cache_answers),
+		cmocka_unit_test(native_speeds_set_the_scale),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
