@@ -108,11 +108,6 @@ static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st
 	sched_dirty(s, j);
 }
 
-int sched_launchable(const struct sjob *j)
-{
-	return j->launch_pending && !j->live_run && j->core.state == RK_JOB_RUNNING;
-}
-
 /* Launch j if its GPUs are free (else look again later). */
 static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 {

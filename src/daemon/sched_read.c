@@ -35,11 +35,6 @@ struct rkd_readers {
 	pthread_cond_t listed; /* a listing ended */
 };
 
-int sched_caller_sees(const struct rkd_caller *who, const char *tenant)
-{
-	return who->admin || (who->authed && !strcmp(who->tenant, tenant));
-}
-
 static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
 {
 	m->status = rk_error_http_status(code);

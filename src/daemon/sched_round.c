@@ -12,9 +12,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
-						  1000};
-
 static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_decision *d,
 			   int64_t now)
 {
