@@ -99,15 +99,11 @@ int rk_cmd_history(int argc, char **argv)
 	long long since = -1, until = -1, max = 10000;
 	int csv = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage_text, stdout);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i, usage_text);
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN)
+			return r;
 		if (!strcmp(argv[i], "--csv")) {
 			csv = 1;
 			continue;

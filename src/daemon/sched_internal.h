@@ -265,6 +265,8 @@ void *sched_thread_main(void *arg);
 
 /* sched_engine.c */
 void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now);
+/* Stop j to pending, checkpointed (`why` in its history); the caller counts it, writes the row. */
+void sched_preempt(struct rkd_sched *s, struct sjob *j, int64_t now, const char *why);
 void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
 void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
 void sched_run_next(struct rkd_sched *s, struct sjob *j);

@@ -254,13 +254,8 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	 * docs/api.md), keeping its global batch.
 	 */
 	if (changed && j->core.state != RK_JOB_PENDING) {
-		j->core.state = RK_JOB_PENDING;
-		rk_alloc_fini(&j->core.alloc);
-		j->core.restarts++;
-		j->core.last_change_ms = now;
 		s->reconfigs++;
-		sched_stop_run(s, j, STOP_PREEMPT, now);
-		sched_history(s, j, now, "request changed");
+		sched_preempt(s, j, now, "request changed");
 	}
 	snprintf(msg, sizeof(msg), "gpus %d min %d max %d", gpus, mn, mx);
 	sched_event(s, j->core.id, "update", msg);

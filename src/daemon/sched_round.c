@@ -18,13 +18,8 @@ static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_
 	if (d->alloc.n == 0) {
 		if (j->core.state == RK_JOB_PENDING)
 			return;
-		j->core.state = RK_JOB_PENDING;
-		rk_alloc_fini(&j->core.alloc);
-		j->core.restarts++;
-		j->core.last_change_ms = now;
 		s->preemptions++;
-		sched_stop_run(s, j, STOP_PREEMPT, now);
-		sched_history(s, j, now, "preempt");
+		sched_preempt(s, j, now, "preempt");
 		sched_dirty(s, j);
 		return;
 	}
