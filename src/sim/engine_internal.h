@@ -5,7 +5,7 @@
  * (check mode). Not a public interface.
  *
  * Calls go one way, from the core down to its parts; no part calls a file
- * above it (scripts/callgraph.py build/src/librubick_sim.a.p 'sim_engine*.o'):
+ * above it (scripts/callgraph.py over the objects: test layout_engine_calls):
  *
  *   core    engine_run.c     -> engine coloc loan refit sla request jobs
  *           engine.c         -> apply check coloc loan refit sla jobs
