@@ -29,15 +29,6 @@ static const char usage_text[] =
     "  None (no round has looked at it yet)\n"
     "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n";
 
-static int url_safe(const char *value)
-{
-	for (const char *p = value; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
-			return 0;
-	return 1;
-}
-
 static long long num_or(const json_t *o, const char *key, long long dflt)
 {
 	const json_t *v = json_object_get(o, key);
@@ -154,21 +145,14 @@ int rk_cmd_queue(int argc, char **argv)
 			return RK_EXIT_USAGE;
 		}
 		const char *v = argv[++i];
-		if (!url_safe(v)) {
+		if (!rk_dc_url_safe(v)) {
 			fprintf(stderr, "rubick queue: --%s: '%s' holds characters not allowed\n",
 			        key, v);
 			return RK_EXIT_USAGE;
 		}
 		if (!strcmp(key, "limit")) {
-			char *end;
-			limit = strtoll(v, &end, 10);
-			if (!*v || *end || limit < 1 || limit > 1000000) {
-				fprintf(stderr,
-				        "rubick queue: --limit: '%s' is not an integer in [1, "
-				        "1000000]\n",
-				        v);
+			if (rk_dc_int_arg(&dc, "--limit", v, 1, 1000000, &limit))
 				return RK_EXIT_USAGE;
-			}
 		} else {
 			*(!strcmp(key, "state") ? &state : &tenant) = v;
 		}

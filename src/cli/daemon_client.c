@@ -95,6 +95,29 @@ int rk_dc_job_each(const struct rk_dc *dc, const long long *ids, int n, const ch
 	return worst;
 }
 
+int rk_dc_url_safe(const char *value)
+{
+	for (const char *p = value; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+int rk_dc_int_arg(const struct rk_dc *dc, const char *flag, const char *v, long long lo,
+                  long long hi, long long *out)
+{
+	char *end;
+	long long x = strtoll(v, &end, 10);
+	if (!*v || *end || x < lo || x > hi) {
+		fprintf(stderr, "rubick %s: %s: '%s' is not an integer in [%lld, %lld]\n", dc->cmd,
+		        flag, v, lo, hi);
+		return RK_EXIT_USAGE;
+	}
+	*out = x;
+	return 0;
+}
+
 static int exit_for(int status)
 {
 	if (status == 404)

@@ -78,6 +78,13 @@ void rk_dc_print_json(const json_t *j);
 /* A job id argument: digits only. Returns 0 and *id, or prints and returns RK_EXIT_USAGE. */
 int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id);
 
+/* Whether `value` may go into a query string as is: letters, digits, '-', '_' and '.'. */
+int rk_dc_url_safe(const char *value);
+
+/* `flag`'s value `v` as an integer in [lo, hi]: 0 and OUT: *out, or a message and RK_EXIT_USAGE. */
+int rk_dc_int_arg(const struct rk_dc *dc, const char *flag, const char *v, long long lo,
+                  long long hi, long long *out);
+
 /* Field helpers tolerant of null: "" / 0 when absent. */
 const char *rk_dc_str(const json_t *o, const char *key);
 double rk_dc_num(const json_t *o, const char *key);
