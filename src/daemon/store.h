@@ -178,7 +178,7 @@ int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
 int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
 			const char *detail, struct rk_error *err);
 
-/* One stored event (store_events.c). */
+/* One stored event (store_rows.c). */
 struct rkd_event_row {
 	int64_t id, t_ms;
 	char kind[32];
