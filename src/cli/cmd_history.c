@@ -99,15 +99,11 @@ int rk_cmd_history(int argc, char **argv)
 	long long since = -1, until = -1, max = 10000;
 	int csv = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage_text, stdout);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i, usage_text);
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN)
+			return r;
 		if (!strcmp(argv[i], "--csv")) {
 			csv = 1;
 			continue;
@@ -124,27 +120,17 @@ int rk_cmd_history(int argc, char **argv)
 		}
 		const char *v = argv[++i];
 		if (!strcmp(f, "--tenant")) {
-			for (const char *p = v; *p; p++)
-				if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ||
-				      *p == '.')) {
-					fprintf(stderr,
-					        "rubick history: --tenant: '%s' holds characters "
-					        "not allowed\n",
-					        v);
-					return RK_EXIT_USAGE;
-				}
-			tenant = v;
-		} else if (!strcmp(f, "--max")) {
-			char *end;
-			max = strtoll(v, &end, 10);
-			if (!*v || *end || max < 1 || max > 1000000) {
-				fprintf(stderr,
-				        "rubick history: --max: '%s' is not an integer in [1, "
-				        "1000000]\n",
-				        v);
+			if (!rk_dc_url_safe(v)) {
+				fprintf(
+				    stderr,
+				    "rubick history: --tenant: '%s' holds characters not allowed\n",
+				    v);
 				return RK_EXIT_USAGE;
 			}
+			tenant = v;
+		} else if (!strcmp(f, "--max")) {
+			if (rk_dc_int_arg(&dc, "--max", v, 1, 1000000, &max))
+				return RK_EXIT_USAGE;
 		} else {
 			long long t = parse_date(v);
 			if (t < 0) {

@@ -13,87 +13,50 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char usage_hold[] =
-    "usage: rubick hold JOB... [--url URL] [--token-file FILE] [--json]\n"
-    "  keep pending jobs from being scheduled until `rubick release`; the admin's\n"
-    "  hold can be released only by the admin, the owner's by either\n";
-static const char usage_release[] =
-    "usage: rubick release JOB... [--url URL] [--token-file FILE] [--json]\n"
-    "  lift the hold of held jobs (a user cannot release an admin hold)\n";
-static const char usage_requeue[] =
-    "usage: rubick requeue JOB... [--hold] [--url URL] [--token-file FILE] [--json]\n"
-    "  checkpoint running jobs, stop them and put them back pending (they resume\n"
-    "  from the checkpoint when the policy starts them again); --hold also holds them\n";
-static const char usage_exit[] =
-    "  exit: 0 ok, 1 refused (not pending, not running, already held, not held,\n"
-    "        an admin hold; the message says which), 2 bad usage,\n"
-    "        3 daemon unreachable or server error, 4 no such job (or not yours)\n";
+#define USAGE_HOLD                                                                                 \
+	"usage: rubick hold JOB... [--url URL] [--token-file FILE] [--json]\n"                     \
+	"  keep pending jobs from being scheduled until `rubick release`; the admin's\n"           \
+	"  hold can be released only by the admin, the owner's by either\n"
+#define USAGE_RELEASE                                                                              \
+	"usage: rubick release JOB... [--url URL] [--token-file FILE] [--json]\n"                  \
+	"  lift the hold of held jobs (a user cannot release an admin hold)\n"
+#define USAGE_REQUEUE                                                                              \
+	"usage: rubick requeue JOB... [--hold] [--url URL] [--token-file FILE] [--json]\n"         \
+	"  checkpoint running jobs, stop them and put them back pending (they resume\n"            \
+	"  from the checkpoint when the policy starts them again); --hold also holds them\n"
+/* --help says the exit codes too; a missing JOB shows the usage alone. */
+#define USAGE_EXIT                                                                                 \
+	"  exit: 0 ok, 1 refused (not pending, not running, already held, not held,\n"             \
+	"        an admin hold; the message says which), 2 bad usage,\n"                           \
+	"        3 daemon unreachable or server error, 4 no such job (or not yours)\n"
 
-static int job_op(int argc, char **argv, const char *op, const char *usage, const char *done)
+static int job_op(int argc, char **argv, const char *op, const char *help, const char *usage,
+                  const char *done)
 {
 	struct rk_dc dc = {.cmd = op};
-	long long ids[256];
-	int n = 0, hold = 0, requeue = !strcmp(op, "requeue");
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("%s%s", usage, usage_exit);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
-			continue;
-		if (requeue && !strcmp(argv[i], "--hold")) {
-			hold = 1;
-			continue;
-		}
-		if (argv[i][0] == '-') {
-			fprintf(stderr, "rubick %s: %s: unknown option (try --help)\n", op,
-			        argv[i]);
-			return RK_EXIT_USAGE;
-		}
-		if (n == 256) {
-			fprintf(stderr, "rubick %s: at most 256 jobs at once\n", op);
-			return RK_EXIT_USAGE;
-		}
-		if (rk_dc_job_id(&dc, argv[i], &ids[n++]))
-			return RK_EXIT_USAGE;
-	}
-	if (!n) {
-		fputs(usage, stderr);
-		return RK_EXIT_USAGE;
-	}
-	int worst = RK_EXIT_OK;
-	for (int k = 0; k < n; k++) {
-		char path[96];
-		snprintf(path, sizeof(path), "/v1/jobs/%lld/%s", ids[k], op);
-		json_t *j = NULL;
-		int rc = rk_dc_request(&dc, "POST", path, hold ? "{\"hold\":true}" : NULL, &j);
-		if (rc) {
-			worst = worst ? worst : rc;
-			continue;
-		}
-		if (dc.json)
-			rk_dc_print_json(j);
-		else
-			printf("%s job %lld%s\n", done, ids[k], hold ? " and held it" : "");
-		json_decref(j);
-	}
-	return worst;
+	long long ids[RK_DC_MAX_JOBS];
+	int n, hold = 0;
+	int r = rk_dc_job_list(&dc, argc, argv, help, usage,
+	                       !strcmp(op, "requeue") ? "--hold" : NULL, &hold, ids, &n);
+	if (r != RK_DC_OWN)
+		return r;
+	char suffix[16];
+	snprintf(suffix, sizeof(suffix), "/%s", op);
+	return rk_dc_job_each(&dc, ids, n, "POST", suffix, hold ? "{\"hold\":true}" : NULL, done,
+	                      hold ? " and held it" : "");
 }
 
 int rk_cmd_hold(int argc, char **argv)
 {
-	return job_op(argc, argv, "hold", usage_hold, "held");
+	return job_op(argc, argv, "hold", USAGE_HOLD USAGE_EXIT, USAGE_HOLD, "held");
 }
 
 int rk_cmd_release(int argc, char **argv)
 {
-	return job_op(argc, argv, "release", usage_release, "released");
+	return job_op(argc, argv, "release", USAGE_RELEASE USAGE_EXIT, USAGE_RELEASE, "released");
 }
 
 int rk_cmd_requeue(int argc, char **argv)
 {
-	return job_op(argc, argv, "requeue", usage_requeue, "requeued");
+	return job_op(argc, argv, "requeue", USAGE_REQUEUE USAGE_EXIT, USAGE_REQUEUE, "requeued");
 }

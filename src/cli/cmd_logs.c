@@ -79,15 +79,11 @@ int rk_cmd_logs(int argc, char **argv)
 	int follow = 0;
 	double off_d = 0, interval = 1.0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(logs_usage, stdout);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i, logs_usage);
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN)
+			return r;
 		if (!strcmp(argv[i], "--follow") || !strcmp(argv[i], "-f")) {
 			follow = 1;
 		} else if (!strcmp(argv[i], "--offset") || !strcmp(argv[i], "--interval")) {
@@ -153,19 +149,16 @@ int rk_cmd_events(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "events"};
 	const char *arg = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(events_usage, stdout);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (!c && (arg || argv[i][0] == '-')) {
+		int r = rk_dc_arg(&dc, argc, argv, &i, events_usage);
+		if (r == RK_DC_NEXT)
+			continue;
+		if (r != RK_DC_OWN)
+			return r;
+		if (arg || argv[i][0] == '-') {
 			fprintf(stderr, "rubick events: %s: unexpected argument\n", argv[i]);
 			return RK_EXIT_USAGE;
 		}
-		if (!c)
-			arg = argv[i];
+		arg = argv[i];
 	}
 	long long id;
 	if (!arg) {

@@ -9,16 +9,13 @@ int rk_cmd_nodes(int argc, char **argv)
 {
 	struct rk_dc dc = {.cmd = "nodes"};
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: rubick nodes [--url URL] [--json]\n");
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c <= 0) {
-			if (!c)
-				fprintf(stderr, "rubick nodes: %s: unknown option\n", argv[i]);
-			return RK_EXIT_USAGE;
-		}
+		int r =
+		    rk_dc_arg(&dc, argc, argv, &i, "usage: rubick nodes [--url URL] [--json]\n");
+		if (r == RK_DC_NEXT)
+			continue;
+		if (r == RK_DC_OWN)
+			fprintf(stderr, "rubick nodes: %s: unknown option\n", argv[i]);
+		return r == RK_DC_OWN ? RK_EXIT_USAGE : r;
 	}
 	json_t *r = NULL;
 	int rc = rk_dc_request(&dc, "GET", "/v1/nodes", NULL, &r);

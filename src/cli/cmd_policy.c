@@ -14,16 +14,13 @@ int rk_cmd_policy(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "policy"};
 	const char *name = NULL, *options = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: rubick policy [NAME [--options K=V,...]] [--url URL]\n"
-			       "                     [--token-file FILE] [--json]\n");
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i,
+		                  "usage: rubick policy [NAME [--options K=V,...]] [--url URL]\n"
+		                  "                     [--token-file FILE] [--json]\n");
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN)
+			return r;
 		if (!strcmp(argv[i], "--options") && i + 1 < argc) {
 			options = argv[++i];
 		} else if (argv[i][0] != '-' && !name) {

@@ -17,29 +17,17 @@
 #include <string.h>
 #include <time.h>
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-	        "usage: rubick queue [--state STATE | --all] [--tenant T] [--limit N]\n"
-	        "                    [--url URL] [--token-file FILE] [--json]\n"
-	        "  default: active jobs (pending, running, restarting); --all: every job,\n"
-	        "  newest first, at most --limit (default 1000; says so when it cut)\n"
-	        "STATE: pending, running, restarting, done, failed, cancelled\n"
-	        "REASON (pending jobs, like squeue's %%r): Resources (not enough free now),\n"
-	        "  Priority (room, but the policy started others), Quota (tenant quota held),\n"
-	        "  Held(user|admin) (rubick hold), Infeasible (more than the up nodes have),\n"
-	        "  None (no round has looked at it yet)\n"
-	        "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n");
-}
-
-static int url_safe(const char *value)
-{
-	for (const char *p = value; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
-			return 0;
-	return 1;
-}
+static const char usage_text[] =
+    "usage: rubick queue [--state STATE | --all] [--tenant T] [--limit N]\n"
+    "                    [--url URL] [--token-file FILE] [--json]\n"
+    "  default: active jobs (pending, running, restarting); --all: every job,\n"
+    "  newest first, at most --limit (default 1000; says so when it cut)\n"
+    "STATE: pending, running, restarting, done, failed, cancelled\n"
+    "REASON (pending jobs, like squeue's %r): Resources (not enough free now),\n"
+    "  Priority (room, but the policy started others), Quota (tenant quota held),\n"
+    "  Held(user|admin) (rubick hold), Infeasible (more than the up nodes have),\n"
+    "  None (no round has looked at it yet)\n"
+    "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n";
 
 static long long num_or(const json_t *o, const char *key, long long dflt)
 {
@@ -138,15 +126,11 @@ int rk_cmd_queue(int argc, char **argv)
 	long long limit = -1;
 	int all_states = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i, usage_text);
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN)
+			return r;
 		if (!strcmp(argv[i], "--all")) {
 			all_states = 1;
 			continue;
@@ -161,21 +145,14 @@ int rk_cmd_queue(int argc, char **argv)
 			return RK_EXIT_USAGE;
 		}
 		const char *v = argv[++i];
-		if (!url_safe(v)) {
+		if (!rk_dc_url_safe(v)) {
 			fprintf(stderr, "rubick queue: --%s: '%s' holds characters not allowed\n",
 			        key, v);
 			return RK_EXIT_USAGE;
 		}
 		if (!strcmp(key, "limit")) {
-			char *end;
-			limit = strtoll(v, &end, 10);
-			if (!*v || *end || limit < 1 || limit > 1000000) {
-				fprintf(stderr,
-				        "rubick queue: --limit: '%s' is not an integer in [1, "
-				        "1000000]\n",
-				        v);
+			if (rk_dc_int_arg(&dc, "--limit", v, 1, 1000000, &limit))
 				return RK_EXIT_USAGE;
-			}
 		} else {
 			*(!strcmp(key, "state") ? &state : &tenant) = v;
 		}

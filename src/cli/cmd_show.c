@@ -23,19 +23,18 @@ int rk_cmd_show(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "show"};
 	const char *arg = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n");
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			return RK_EXIT_USAGE;
-		if (!c && (arg || argv[i][0] == '-')) {
+		int r =
+		    rk_dc_arg(&dc, argc, argv, &i,
+		              "usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n");
+		if (r == RK_DC_NEXT)
+			continue;
+		if (r != RK_DC_OWN)
+			return r;
+		if (arg || argv[i][0] == '-') {
 			fprintf(stderr, "rubick show: %s: unexpected argument\n", argv[i]);
 			return RK_EXIT_USAGE;
 		}
-		if (!c)
-			arg = argv[i];
+		arg = argv[i];
 	}
 	long long id;
 	if (!arg) {

@@ -30,16 +30,13 @@ int rk_cmd_update(int argc, char **argv)
 	json_t *body = json_object();
 	int rc = RK_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage_text, stdout);
-			json_decref(body);
-			return RK_EXIT_OK;
-		}
-		int c = rk_dc_common_flag(&dc, argc, argv, &i);
-		if (c < 0)
-			goto out;
-		if (c)
+		int r = rk_dc_arg(&dc, argc, argv, &i, usage_text);
+		if (r == RK_DC_NEXT)
 			continue;
+		if (r != RK_DC_OWN) {
+			rc = r;
+			goto out;
+		}
 		const char *f = argv[i];
 		const char *key = !strcmp(f, "--gpus")         ? "gpus"
 		                  : !strcmp(f, "--min-gpus")   ? "min_gpus"

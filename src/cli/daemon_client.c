@@ -29,6 +29,95 @@ int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
 	return 1;
 }
 
+int rk_dc_arg(struct rk_dc *dc, int argc, char **argv, int *i, const char *help)
+{
+	if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
+		fputs(help, stdout);
+		return RK_EXIT_OK;
+	}
+	int c = rk_dc_common_flag(dc, argc, argv, i);
+	return c < 0 ? RK_EXIT_USAGE : c ? RK_DC_NEXT : RK_DC_OWN;
+}
+
+int rk_dc_job_list(struct rk_dc *dc, int argc, char **argv, const char *help, const char *usage,
+                   const char *sw, int *sw_set, long long *ids, int *n)
+{
+	*n = 0;
+	for (int i = 1; i < argc; i++) {
+		int r = rk_dc_arg(dc, argc, argv, &i, help);
+		if (r == RK_DC_NEXT)
+			continue;
+		if (r != RK_DC_OWN)
+			return r;
+		if (sw && !strcmp(argv[i], sw)) {
+			*sw_set = 1;
+			continue;
+		}
+		if (argv[i][0] == '-') {
+			fprintf(stderr, "rubick %s: %s: unknown option (try --help)\n", dc->cmd,
+			        argv[i]);
+			return RK_EXIT_USAGE;
+		}
+		if (*n == RK_DC_MAX_JOBS) {
+			fprintf(stderr, "rubick %s: at most %d jobs at once\n", dc->cmd,
+			        RK_DC_MAX_JOBS);
+			return RK_EXIT_USAGE;
+		}
+		if (rk_dc_job_id(dc, argv[i], &ids[(*n)++]))
+			return RK_EXIT_USAGE;
+	}
+	if (!*n) {
+		fputs(usage, stderr);
+		return RK_EXIT_USAGE;
+	}
+	return RK_DC_OWN;
+}
+
+int rk_dc_job_each(const struct rk_dc *dc, const long long *ids, int n, const char *method,
+                   const char *suffix, const char *body, const char *done, const char *extra)
+{
+	int worst = RK_EXIT_OK;
+	for (int k = 0; k < n; k++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/v1/jobs/%lld%s", ids[k], suffix);
+		json_t *j = NULL;
+		int rc = rk_dc_request(dc, method, path, body, &j);
+		if (rc) {
+			worst = worst ? worst : rc;
+			continue;
+		}
+		if (dc->json)
+			rk_dc_print_json(j);
+		else
+			printf("%s job %lld%s\n", done, ids[k], extra);
+		json_decref(j);
+	}
+	return worst;
+}
+
+int rk_dc_url_safe(const char *value)
+{
+	for (const char *p = value; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+int rk_dc_int_arg(const struct rk_dc *dc, const char *flag, const char *v, long long lo,
+                  long long hi, long long *out)
+{
+	char *end;
+	long long x = strtoll(v, &end, 10);
+	if (!*v || *end || x < lo || x > hi) {
+		fprintf(stderr, "rubick %s: %s: '%s' is not an integer in [%lld, %lld]\n", dc->cmd,
+		        flag, v, lo, hi);
+		return RK_EXIT_USAGE;
+	}
+	*out = x;
+	return 0;
+}
+
 static int exit_for(int status)
 {
 	if (status == 404)

@@ -23,6 +23,42 @@ struct rk_dc {
  */
 int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i);
 
+/* What rk_dc_arg returns besides an exit code. */
+enum {
+	RK_DC_OWN = -1,  /* argv[*i] is the subcommand's own argument */
+	RK_DC_NEXT = -2, /* argv[*i] was a common flag, consumed: go on with the next */
+};
+
+/*
+ * The arguments every daemon subcommand takes, at argv[*i]: --help or -h
+ * (prints `help` on stdout and returns RK_EXIT_OK), a common flag
+ * (RK_DC_NEXT, or RK_EXIT_USAGE with a message when its value is missing);
+ * anything else is RK_DC_OWN.
+ */
+int rk_dc_arg(struct rk_dc *dc, int argc, char **argv, int *i, const char *help);
+
+/* The most job ids one command line may name (rk_dc_job_list). */
+#define RK_DC_MAX_JOBS 256
+
+/*
+ * `rubick CMD JOB... [SWITCH]` (cancel, hold, release, requeue): every
+ * argument, the common flags into dc, the job ids into ids (OUT: *n, at
+ * least 1). `sw` (NULL for none) is the subcommand's one switch, which sets
+ * OUT: *sw_set. Returns RK_DC_OWN when ids holds them; else the exit code
+ * after --help (`help` on stdout) or a message (`usage` on stderr when no
+ * job is named).
+ */
+int rk_dc_job_list(struct rk_dc *dc, int argc, char **argv, const char *help, const char *usage,
+                   const char *sw, int *sw_set, long long *ids, int *n);
+
+/*
+ * Send METHOD /v1/jobs/ID`suffix` with `body` for each of the n jobs, and
+ * say "`done` job ID`extra`" for each that succeeded (its reply with
+ * --json). Returns RK_EXIT_OK, or the exit code of the first that failed.
+ */
+int rk_dc_job_each(const struct rk_dc *dc, const long long *ids, int n, const char *method,
+                   const char *suffix, const char *body, const char *done, const char *extra);
+
 /*
  * Send METHOD PATH with `body` (NULL for none). On a 2xx reply returns
  * RK_EXIT_OK with OUT: *reply (the parsed JSON; caller json_decref's).
@@ -41,6 +77,13 @@ void rk_dc_print_json(const json_t *j);
 
 /* A job id argument: digits only. Returns 0 and *id, or prints and returns RK_EXIT_USAGE. */
 int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id);
+
+/* Whether `value` may go into a query string as is: letters, digits, '-', '_' and '.'. */
+int rk_dc_url_safe(const char *value);
+
+/* `flag`'s value `v` as an integer in [lo, hi]: 0 and OUT: *out, or a message and RK_EXIT_USAGE. */
+int rk_dc_int_arg(const struct rk_dc *dc, const char *flag, const char *v, long long lo,
+                  long long hi, long long *out);
 
 /* Field helpers tolerant of null: "" / 0 when absent. */
 const char *rk_dc_str(const json_t *o, const char *key);

@@ -405,10 +405,16 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct rkd_http *h = cls;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
-		rkd_guard_started(h->guard, conn, socket_context);
-	else
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		rkd_guard_started(h->guard, fd ? fd->connect_fd : -1, ad ? ad->client_addr : NULL,
+		                  socket_context);
+	} else {
 		rkd_guard_closed(h->guard, socket_context);
+	}
 }
 
 /*

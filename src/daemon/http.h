@@ -1,6 +1,7 @@
 /*
- * rubickd's HTTP front end (http.c and its connection guard http_guard.c are
- * the only files that include microhttpd.h): listening on HOST:PORT or
+ * rubickd's HTTP front end (http.c is the only file that includes
+ * microhttpd.h; its connection guard http_guard.c gets plain sockets and
+ * addresses from it): listening on HOST:PORT or
  * unix:PATH, one thread per connection, body size limit, bearer-token
  * authentication, routing to the api_*.c handlers, and JSON error bodies
  * {"error": {"code": ..., "message": ..., "field": ...}}.

@@ -5,10 +5,12 @@
  * usual way, and no other connection can ever be hit by a reused number.
  * Entries are removed when MHD reports the connection closed, which it does
  * before it closes the socket, and all access is under one mutex.
+ *
+ * libmicrohttpd stays behind http.c: the guard gets a connection's socket
+ * and address as plain values, so it includes no MHD header.
  */
 #include "daemon/http_guard.h"
 
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -106,24 +108,21 @@ int rkd_guard_accept(struct rkd_guard *g, const struct sockaddr *addr, socklen_t
 	return ok;
 }
 
-void rkd_guard_started(struct rkd_guard *g, struct MHD_Connection *c, void **socket_context)
+void rkd_guard_started(struct rkd_guard *g, int fd, const struct sockaddr *addr,
+                       void **socket_context)
 {
 	struct centry *e = calloc(1, sizeof(*e));
-	const union MHD_ConnectionInfo *fd =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	const union MHD_ConnectionInfo *ad =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	*socket_context = e;
 	if (!e)
 		return; /* untracked: served, but never timed out or evicted */
-	e->fd = fd ? fd->connect_fd : -1;
+	e->fd = fd;
 	e->state = C_WAIT;
 	e->since_ms = mono_ms();
-	if (ad && ad->client_addr) {
-		socklen_t l = ad->client_addr->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
-		              : ad->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-		                                                       : sizeof(sa_family_t);
-		memcpy(&e->addr, ad->client_addr, l);
+	if (addr) {
+		socklen_t l = addr->sa_family == AF_INET    ? sizeof(struct sockaddr_in)
+		              : addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                            : sizeof(sa_family_t);
+		memcpy(&e->addr, addr, l);
 		e->addr_len = l;
 	} else {
 		e->addr.ss_family = AF_UNIX;

@@ -20,7 +20,6 @@
 #include <sys/socket.h>
 
 struct rkd_guard;
-struct MHD_Connection;
 
 struct rkd_guard_config {
 	int max_connections;   /* MHD refuses beyond this (hard) */
@@ -38,8 +37,12 @@ void rkd_guard_destroy(struct rkd_guard *g);
 
 /* MHD_AcceptPolicyCallback: 1 = accept (possibly after evicting another), 0 = refuse. */
 int rkd_guard_accept(struct rkd_guard *g, const struct sockaddr *addr, socklen_t len);
-/* MHD_OPTION_NOTIFY_CONNECTION: started (1) or closed (0). */
-void rkd_guard_started(struct rkd_guard *g, struct MHD_Connection *c, void **socket_context);
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION: a connection started (its socket `fd`, -1 if
+ * unknown, and its client address, NULL for a unix socket) or closed.
+ */
+void rkd_guard_started(struct rkd_guard *g, int fd, const struct sockaddr *addr,
+                       void **socket_context);
 void rkd_guard_closed(struct rkd_guard *g, void **socket_context);
 
 /* State changes, from the connection's socket context (NULL is ignored). */

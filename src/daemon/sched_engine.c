@@ -108,11 +108,6 @@ static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st
 	sched_dirty(s, j);
 }
 
-int sched_launchable(const struct sjob *j)
-{
-	return j->launch_pending && !j->live_run && j->core.state == RK_JOB_RUNNING;
-}
-
 /* Launch j if its GPUs are free (else look again later). */
 static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 {
@@ -217,6 +212,24 @@ static void exit_describe(int status, char *buf, size_t cap)
 		snprintf(buf, cap, "killed by signal %d", -status);
 	else
 		snprintf(buf, cap, "exited with status %d", status);
+}
+
+/*
+ * Preempt j: back to pending with its allocation given up, its live run
+ * asked to checkpoint and stop (STOP_PREEMPT), to resume from the checkpoint
+ * when a round places it again. A policy's preemption (sched_round.c), a
+ * requeue (sched_hold.c) and a changed request (sched_msgs.c) take this one
+ * path; `why` is the history entry. The caller counts it (a preemption or a
+ * reconfiguration) and queues or writes the row.
+ */
+void sched_preempt(struct rkd_sched *s, struct sjob *j, int64_t now, const char *why)
+{
+	j->core.state = RK_JOB_PENDING;
+	rk_alloc_fini(&j->core.alloc);
+	j->core.restarts++;
+	j->core.last_change_ms = now;
+	sched_stop_run(s, j, STOP_PREEMPT, now);
+	sched_history(s, j, now, why);
 }
 
 void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now)

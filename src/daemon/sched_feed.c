@@ -14,24 +14,14 @@
  * no state change can be missed by a new code path that writes its row.
  * Membership in act, hl and ended is recomputed from the marked jobs' state
  * when it is needed (feed_sync), not where the change happens: several
- * handlers mark a job before they finish changing it.
+ * handlers mark a job before they finish changing it. The marks themselves
+ * (sched_feed_mark, sched_feed_reserve) live in sched_jobs.c beside those
+ * three, so that the job table calls nothing above it; this file reads them.
  */
 #include "daemon/sched_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int sched_feed_reserve(struct rkd_sched *s, int cap)
-{
-	struct rk_job ***arrays[] = {&s->act, &s->hl, &s->chg, &s->vsnap, &s->ended};
-	for (size_t k = 0; k < sizeof(arrays) / sizeof(arrays[0]); k++) {
-		struct rk_job **v = realloc(*arrays[k], (size_t)cap * sizeof(*v));
-		if (!v)
-			return RK_ENOMEM;
-		*arrays[k] = v;
-	}
-	return 0;
-}
 
 void sched_feed_free(struct rkd_sched *s)
 {
@@ -42,15 +32,6 @@ void sched_feed_free(struct rkd_sched *s)
 	free(s->ended);
 	s->act = s->hl = s->chg = s->vsnap = s->ended = NULL;
 	s->n_act = s->n_hl = s->n_chg = s->n_ended = 0;
-}
-
-void sched_feed_mark(struct rkd_sched *s, struct sjob *j)
-{
-	/* Never overflows: only tracked jobs are marked, and chg has room for cap_jobs. */
-	if (j->in_chg)
-		return;
-	j->in_chg = 1;
-	s->chg[s->n_chg++] = &j->core;
 }
 
 int sched_feed_releasable(const struct sjob *j)

@@ -111,14 +111,9 @@ void sched_on_requeue(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		sched_set_err(m, RK_ECONFLICT, "id", msg);
 		return;
 	}
-	/* The preemption of apply_decision (sched_round.c): checkpoint, stop, wait pending. */
-	j->core.state = RK_JOB_PENDING;
-	rk_alloc_fini(&j->core.alloc);
-	j->core.restarts++;
-	j->core.last_change_ms = now;
+	/* A policy's preemption (sched_round.c): checkpoint, stop, wait pending. */
 	s->preemptions++;
-	sched_stop_run(s, j, STOP_PREEMPT, now);
-	sched_history(s, j, now, "requeue");
+	sched_preempt(s, j, now, "requeue");
 	snprintf(msg, sizeof(msg), "requeued by %s: run %d checkpoints and stops%s",
 	         caller_name(m->who), j->row.run, m->hold_after ? "; held" : "");
 	sched_event(s, j->core.id, "requeue", msg);

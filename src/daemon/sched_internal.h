@@ -1,8 +1,30 @@
 /*
- * Private state of the scheduler thread, shared by sched.c (thread, job
- * table, rows), sched_round.c (rounds), sched_engine.c (engine events),
- * sched_init.c (recovery) and sched_msgs.c (request handlers). Nothing here
- * is touched by any other thread.
+ * Private state of the scheduler thread, shared by sched.c (the thread),
+ * sched_jobs.c (job table, rows), sched_round.c (rounds), sched_engine.c
+ * (engine events), sched_init.c (recovery) and sched_msgs.c (request
+ * handlers). Nothing here is touched by any other thread.
+ *
+ * Calls go one way, from a core down to its parts; no part calls a file
+ * above it (scripts/callgraph.py checks it over the objects: test
+ * layout_sched_calls):
+ *
+ *   core    sched.c          -> msgs round submit engine feed jobs
+ *           sched_init.c     -> submit read reason engine feed jobs
+ *           sched_msgs.c     -> hold read metrics submit engine reply jobs queue
+ *           sched_round.c    -> view reason engine feed metrics jobs
+ *   parts   sched_hold.c     -> engine reply jobs
+ *           sched_read.c     -> read_ops reason reply queue
+ *           sched_submit.c   -> slurm_opts reply jobs queue
+ *           sched_engine.c   -> feed jobs
+ *           sched_reason.c   -> feed jobs
+ *           sched_read_ops.c, sched_slurm_opts.c -> reply
+ *           sched_view.c, sched_metrics.c, sched_feed.c -> jobs
+ *   leaves  sched_reply.c    -> jobs
+ *           sched_jobs.c     -> queue
+ *           sched_queue.c    (calls none of them)
+ *
+ * A helper two parts need goes down into a leaf (sched_jobs.c, sched_reply.c)
+ * or becomes an inline predicate here, never a call up into a core file.
  */
 #ifndef RUBICKD_SCHED_INTERNAL_H
 #define RUBICKD_SCHED_INTERNAL_H
@@ -40,12 +62,18 @@ struct sjob {
 	int quota_held;          /* a decision was dropped over a quota (event logged once) */
 };
 
-int sched_state_terminal(enum rk_job_state st);
+int sched_state_terminal(enum rk_job_state st); /* done, failed or cancelled (sched_jobs.c) */
 
 /* Whether j waits under a hold (docs/api.md "Hold"): out of every round until released. */
 static inline int sched_job_held(const struct sjob *j)
 {
 	return j->row.hold[0] && !sched_state_terminal(j->core.state);
+}
+
+/* Whether j's decided run waits to be launched (sched_engine.c launches it). */
+static inline int sched_launchable(const struct sjob *j)
+{
+	return j->launch_pending && !j->live_run && j->core.state == RK_JOB_RUNNING;
 }
 
 /*
@@ -191,37 +219,60 @@ struct rkd_sched {
 	struct sub_req *sub_head, *sub_tail;
 };
 
-extern const double rkd_lat_bounds_ms[N_LAT_BUCKETS];
+extern const double rkd_lat_bounds_ms[N_LAT_BUCKETS]; /* sched_metrics.c */
 
-/* sched.c */
+/* sched_queue.c: the sending side of the message queue; the storage-failure flag */
+/* Record the first storage failure (either writer); the thread stops serving. */
+void sched_fail(struct rkd_sched *s, const struct rk_error *e);
+
+/* sched_jobs.c: the job table, its stored rows, the write transaction, the feed's marks */
 int64_t rkd_now_ms(void);
+const char *rkd_state_name(enum rk_job_state st);
+int rkd_state_parse(const char *name, enum rk_job_state *out);
 struct sjob *sched_job_find(struct rkd_sched *s, int64_t id);
+int sched_job_add(struct rkd_sched *s, struct sjob *j);
+void sjob_free(struct sjob *j);
 int sched_txn(struct rkd_sched *s);                       /* begin if not yet */
 int sched_commit(struct rkd_sched *s);                    /* commit if open */
 void sched_row_set(char **field, const char *value);      /* replace a malloc'd row string */
 void sched_row_sync(struct sjob *j);                      /* row <- core */
 int sched_job_write(struct rkd_sched *s, struct sjob *j); /* row <- core, update */
+void sched_dirty(struct rkd_sched *s, struct sjob *j);    /* queue j's row for writing */
+void sched_flush(struct rkd_sched *s);                    /* write every queued row */
 void sched_history(struct rkd_sched *s, struct sjob *j, int64_t now, const char *reason);
 void sched_event(struct rkd_sched *s, int64_t job_id, const char *kind, const char *detail);
-void sched_fail(struct rkd_sched *s, const struct rk_error *e);
-int sched_job_add(struct rkd_sched *s, struct sjob *j);
-void sjob_free(struct sjob *j);
-const char *rkd_state_name(enum rk_job_state st);
-int rkd_state_parse(const char *name, enum rk_job_state *out);
-int sched_state_terminal(enum rk_job_state st);
-void sched_dirty(struct rkd_sched *s, struct sjob *j);   /* queue j's row for writing */
-void sched_flush(struct rkd_sched *s);                   /* write every queued row */
+/* List j in the change feed of the next round (any change to a tracked job). */
+void sched_feed_mark(struct rkd_sched *s, struct sjob *j);
+/* Grow the feed's arrays to `cap` entries (sched_job_add). RK_ENOMEM. */
+int sched_feed_reserve(struct rkd_sched *s, int cap);
+/* A tenant's configuration (fixed at start: any thread may read it), or NULL. */
+const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name);
+
+/* sched_reply.c: what request handlers share to answer a message */
+/* Set m's status and error (field named) from an RK_E* code. */
+void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
+/* Reply with one job, tracked or stored (and its history when `with_hist`). */
+void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id, int with_hist);
+/*
+ * The tracked, active job m->job_id names, or NULL with m's error set: 404
+ * for a missing job or another tenant's (worded alike), 409 for one that ended.
+ */
+struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m);
+/* Whether `who` may see a job of `tenant` (its own tenant's, or the admin). */
+int sched_caller_sees(const struct rkd_caller *who, const char *tenant);
+
+/* sched.c: the scheduler thread */
 void *sched_thread_main(void *arg);
 
 /* sched_engine.c */
 void sched_stop_run(struct rkd_sched *s, struct sjob *j, enum stop_kind why, int64_t now);
+/* Stop j to pending, checkpointed (`why` in its history); the caller counts it, writes the row. */
+void sched_preempt(struct rkd_sched *s, struct sjob *j, int64_t now, const char *why);
 void sched_on_exit(struct rkd_sched *s, const struct rkd_exit *x, int64_t now);
 void sched_ids_mark(struct rkd_sched *s, const char *text, int take);
 void sched_run_next(struct rkd_sched *s, struct sjob *j);
 /* Launch every job whose run is decided, stored and whose GPUs are free. */
 void sched_launch_ready(struct rkd_sched *s, int64_t now);
-/* Whether j's decided run waits to be launched. */
-int sched_launchable(const struct sjob *j);
 /* Attained GPU-seconds of running jobs, brought up to date at most once a second. */
 void sched_accrue(struct rkd_sched *s, int64_t now, int64_t *last);
 
@@ -258,10 +309,6 @@ void sched_on_release(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
 void sched_on_requeue(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
 
 /* sched_feed.c: the change feed of rounds */
-/* List j in the change feed of the next round (any change to a tracked job). */
-void sched_feed_mark(struct rkd_sched *s, struct sjob *j);
-/* Grow the feed's arrays to `cap` entries (sched_job_add). RK_ENOMEM. */
-int sched_feed_reserve(struct rkd_sched *s, int cap);
 /* Whether compaction may free j: the feed no longer names it. */
 int sched_feed_releasable(const struct sjob *j);
 void sched_feed_free(struct rkd_sched *s);
@@ -298,7 +345,6 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 void sched_adopt(struct rkd_sched *s, struct sjob *list);
 int sched_submit_start(struct rkd_sched *s, struct rk_error *err);
 void sched_submit_stop(struct rkd_sched *s);
-const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name);
 /*
  * What an elastic job may be grown to: max_gpus no higher than its tenant's
  * gpu_quota (and guaranteed_gpu_quota for a guaranteed job), which it could
@@ -307,7 +353,9 @@ const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const 
 void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c);
 /* 0 when m->spec's CPUs and memory fit the cluster; else RK_EINFEASIBLE in m, naming it. */
 int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m);
-void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg);
+/* The plan a job without one gets (data parallel with accumulation: rk_plan_from_artifact "ga"). */
+int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch, int gpus,
+                       struct rk_plan *out, struct rk_error *err);
 /*
  * sched_slurm_opts.c: a submission's Slurm partition, account, QOS and time
  * limit against its tenant's allow-lists and limit; on failure the error is
@@ -317,16 +365,7 @@ int sched_slurm_opts_check(const struct rkd_tenant_cfg *tc, const char *tenant,
 			   const struct rkd_spec *sp, struct rkd_msg *m);
 
 /* sched_msgs.c */
-void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
-		     int with_hist);
-int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
-		       int gpus, struct rk_plan *out, struct rk_error *err);
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
-/*
- * The tracked, active job m->job_id names, or NULL with m's error set: 404
- * for a missing job or another tenant's (worded alike), 409 for one that ended.
- */
-struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m);
 
 /* codec.c: text forms and JSON of jobs */
 int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap);
@@ -348,8 +387,6 @@ void rkd_refit_recover(struct rkd_sched *s, struct sjob *j);
 char *rkd_refit_json_add_stored(struct rkd_store *store, int64_t id, char *body);
 
 /* sched_read.c: GET /v1/jobs[/{id}] from the committed state, off the scheduler thread */
-/* Whether `who` may see a job of `tenant` (its own tenant's, or the admin). */
-int sched_caller_sees(const struct rkd_caller *who, const char *tenant);
 /* Answer m (GET, LIST, LOG, EVENTS) from `store`, with what m->who may see. */
 void sched_read_store(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m);
 /* sched_read_ops.c: GET /v1/jobs/{id}/log and /events (owner or admin). */

@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Upper bounds of the round-latency histogram's buckets (sched_round.c fills the counts). */
+const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1,   2,   5,
+                                                 10,  20,   50,  100, 500, 1000};
+
 struct buf {
 	char *p;
 	size_t len, cap;

@@ -13,12 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
-{
-	m->status = rk_error_http_status(code);
-	rkd_verr_set(&m->verr, code, field, "%s", msg);
-}
-
 static void set_json(struct rkd_msg *m, int status, json_t *o)
 {
 	m->body = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -26,35 +20,6 @@ static void set_json(struct rkd_msg *m, int status, json_t *o)
 	m->status = m->body ? status : 503;
 	if (!m->body)
 		rkd_verr_set(&m->verr, RK_ENOMEM, "", "out of memory");
-}
-
-/* Reply with one job (and its history when `with_hist`). */
-void sched_reply_job(struct rkd_sched *s, struct rkd_msg *m, int status, int64_t id,
-		     int with_hist)
-{
-	struct rkd_job_row row, *rp = &row;
-	struct rk_error e;
-	struct sjob *j = sched_job_find(s, id);
-	int ret = 0;
-	if (j) {
-		sched_row_sync(j);
-		rp = &j->row;
-	} else if ((ret = rkd_store_job_get(s->store, id, &row, &e))) {
-		set_err(m, ret, "", e.msg);
-		return;
-	}
-	struct rkd_hist_row *hist = NULL;
-	int n_hist = 0;
-	if (with_hist && rkd_store_history_get(s->store, id, &hist, &n_hist, &e)) {
-		hist = NULL;
-		n_hist = 0;
-	}
-	m->body = rkd_job_json(rp, with_hist, hist, n_hist);
-	m->body = j ? rkd_refit_json_add(j, m->body) : rkd_refit_json_add_stored(s->store, id, m->body);
-	m->status = m->body ? status : 503;
-	free(hist);
-	if (!j)
-		rkd_job_row_fini(&row);
 }
 
 /*
@@ -114,27 +79,6 @@ static int may_modify(const struct rkd_caller *who, const struct sjob *j)
 	return who->admin || (who->authed && !strcmp(who->tenant, j->core.tenant));
 }
 
-/*
- * The plan a job without one asks for: plain data parallelism with gradient
- * accumulation on a consolidated placement, the largest micro-batch that
- * fits the GPU memory (rk_plan_from_artifact "ga", as the simulator does for
- * traces without a plan).
- */
-int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch,
-		       int gpus, struct rk_plan *out, struct rk_error *err)
-{
-	if (s->cluster.n_nodes < 1)
-		return rk_error_set(err, RK_EINFEASIBLE, "the cluster has no node");
-	const struct rk_node *n0 = &s->cluster.nodes[0];
-	struct rk_placement pl;
-	int ret = rk_placement_consolidated(gpus, n0->gpus, &pl, err);
-	if (!ret)
-		ret = rk_plan_from_artifact("ga", "plan", model, batch, &pl, n0->gpu_mem_mb, out, err);
-	if (!ret)
-		ret = rk_plan_validate(out, batch, gpus, err);
-	return ret;
-}
-
 static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	struct rkd_spec *sp = m->spec;
@@ -143,7 +87,8 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	snprintf(tenant, sizeof(tenant), "%s", sp->tenant[0] ? sp->tenant
 				       : who->admin ? "default" : who->tenant);
 	if (!who->admin && strcmp(tenant, who->tenant)) {
-		set_err(m, RK_EPERM, "tenant", "tenant: your token may only submit for its own tenant");
+		sched_set_err(m, RK_EPERM, "tenant",
+		              "tenant: your token may only submit for its own tenant");
 		return;
 	}
 	if (sp->key[0]) {
@@ -158,7 +103,8 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		char msg[128];
 		snprintf(msg, sizeof(msg), "gpus: %d GPUs can never be allocated: the cluster has %d",
 			 sp->min_gpus, total);
-		set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus", msg);
+		sched_set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus",
+		              msg);
 		return;
 	}
 	if (sched_submit_fits(s, m))
@@ -175,13 +121,13 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 			snprintf(msg, sizeof(msg),
 				 "gpus: tenant '%s' quota is %d GPUs; %d requested by active jobs",
 				 tenant, tc->gpu_quota, used);
-			set_err(m, RK_EPERM, "gpus", msg);
+			sched_set_err(m, RK_EPERM, "gpus", msg);
 			return;
 		}
 	}
 	char gmsg[200];
 	if (sp->guaranteed && over_guaranteed_quota(s, tenant, sp->gpus, NULL, gmsg, sizeof(gmsg))) {
-		set_err(m, RK_EPERM, "gpus", gmsg);
+		sched_set_err(m, RK_EPERM, "gpus", gmsg);
 		return;
 	}
 	struct sjob *j;
@@ -192,12 +138,12 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (sched_txn(s) || rkd_store_job_insert(s->store, &j->row, &e)) {
 		if (s->in_txn)
 			sched_fail(s, &e);
-		set_err(m, RK_EUNAVAIL, "", "storage failure");
+		sched_set_err(m, RK_EUNAVAIL, "", "storage failure");
 		sjob_free(j);
 		return;
 	}
 	if (sched_job_add(s, j)) {
-		set_err(m, RK_ENOMEM, "", "out of memory");
+		sched_set_err(m, RK_ENOMEM, "", "out of memory");
 		sjob_free(j);
 		return;
 	}
@@ -206,44 +152,13 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	sched_reply_job(s, m, 201, j->core.id, 0);
 }
 
-/*
- * The tracked, modifiable job named by the message, or NULL with the error
- * set. Another tenant's job is "does not exist" to a tenant token, word for
- * word what a missing job gets: a tenant learns nothing of others' jobs.
- */
-struct sjob *sched_job_for_change(struct rkd_sched *s, struct rkd_msg *m)
-{
-	struct sjob *j = sched_job_find(s, m->job_id);
-	char msg[128];
-	struct rkd_job_row row;
-	struct rk_error e;
-	int stored = !j && !rkd_store_job_get(s->store, m->job_id, &row, &e);
-	const char *tenant = j ? j->core.tenant : stored ? row.tenant : NULL;
-	if (!tenant || (m->who->authed && !sched_caller_sees(m->who, tenant))) {
-		if (stored)
-			rkd_job_row_fini(&row);
-		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
-		set_err(m, RK_ENOTFOUND, "id", msg);
-		return NULL;
-	}
-	if (!j || sched_state_terminal(j->core.state)) {
-		snprintf(msg, sizeof(msg), "job %lld has already ended (%s)", (long long)m->job_id,
-			 j ? rkd_state_name(j->core.state) : row.state);
-		if (stored)
-			rkd_job_row_fini(&row);
-		set_err(m, RK_ECONFLICT, "id", msg);
-		return NULL;
-	}
-	return j;
-}
-
 static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
 	if (!may_modify(m->who, j)) {
-		set_err(m, RK_EPERM, "id", "job belongs to another tenant");
+		sched_set_err(m, RK_EPERM, "id", "job belongs to another tenant");
 		return;
 	}
 	char reason[96];
@@ -268,7 +183,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (!j)
 		return;
 	if (!may_modify(m->who, j)) {
-		set_err(m, RK_EPERM, "id", "job belongs to another tenant");
+		sched_set_err(m, RK_EPERM, "id", "job belongs to another tenant");
 		return;
 	}
 	const struct rkd_update *u = &m->update;
@@ -283,37 +198,37 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (mn > gpus || mx < gpus) {
 		snprintf(msg, sizeof(msg), "%s: need min_gpus <= gpus <= max_gpus (%d <= %d <= %d)",
 			 mn > gpus ? "min_gpus" : "max_gpus", mn, gpus, mx);
-		set_err(m, RK_ERANGE, mn > gpus ? "min_gpus" : "max_gpus", msg);
+		sched_set_err(m, RK_ERANGE, mn > gpus ? "min_gpus" : "max_gpus", msg);
 		return;
 	}
 	if (mn > rk_cluster_total_gpus(&s->cluster)) {
-		set_err(m, RK_EINFEASIBLE, "gpus", "gpus: more than the cluster has");
+		sched_set_err(m, RK_EINFEASIBLE, "gpus", "gpus: more than the cluster has");
 		return;
 	}
 	/* Becoming guaranteed or growing as one is a new claim on the quota. */
 	int guaranteed = u->has_guaranteed ? u->guaranteed : j->core.guaranteed;
 	if (guaranteed && (!j->core.guaranteed || gpus > j->core.req_gpus) &&
 	    over_guaranteed_quota(s, j->core.tenant, gpus, j, msg, sizeof(msg))) {
-		set_err(m, RK_EPERM, "gpus", msg);
+		sched_set_err(m, RK_EPERM, "gpus", msg);
 		return;
 	}
 	if ((gpus > j->core.req_gpus || mn > j->core.min_gpus) &&
 	    over_gpu_quota(s, j, gpus > mn ? gpus : mn, msg, sizeof(msg))) {
-		set_err(m, RK_EPERM, "gpus", msg);
+		sched_set_err(m, RK_EPERM, "gpus", msg);
 		return;
 	}
 	if (u->has_gpus && !u->has_plan && j->spec.has_plan) {
 		has_plan = 0; /* the old plan was for the old GPU count */
 	}
 	if (has_plan && rk_plan_validate(&plan, j->core.global_batch, gpus, &e)) {
-		set_err(m, RK_EINVAL, "plan", e.msg);
+		sched_set_err(m, RK_EINVAL, "plan", e.msg);
 		return;
 	}
 	struct rk_plan req_plan = plan;
 	if (!has_plan && sched_default_plan(s, &j->model, j->core.global_batch, gpus, &req_plan, &e)) {
 		snprintf(msg, sizeof(msg), "gpus: no plan runs the job's batch on %d GPUs: %s", gpus,
 			 e.msg);
-		set_err(m, RK_EINFEASIBLE, "gpus", msg);
+		sched_set_err(m, RK_EINFEASIBLE, "gpus", msg);
 		return;
 	}
 	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->spec.max_gpus ||
@@ -339,13 +254,8 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	 * docs/api.md), keeping its global batch.
 	 */
 	if (changed && j->core.state != RK_JOB_PENDING) {
-		j->core.state = RK_JOB_PENDING;
-		rk_alloc_fini(&j->core.alloc);
-		j->core.restarts++;
-		j->core.last_change_ms = now;
 		s->reconfigs++;
-		sched_stop_run(s, j, STOP_PREEMPT, now);
-		sched_history(s, j, now, "request changed");
+		sched_preempt(s, j, now, "request changed");
 	}
 	snprintf(msg, sizeof(msg), "gpus %d min %d max %d", gpus, mn, mx);
 	sched_event(s, j->core.id, "update", msg);
@@ -400,8 +310,8 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		return;
 	int own = job_token_ok(s, j, m->who->bearer);
 	if (!own && !may_modify(m->who, j)) {
-		set_err(m, m->who->authed ? RK_EPERM : RK_EPERM, "id",
-			"reports need the job's RUBICK_JOB_TOKEN or its tenant's token");
+		sched_set_err(m, m->who->authed ? RK_EPERM : RK_EPERM, "id",
+		              "reports need the job's RUBICK_JOB_TOKEN or its tenant's token");
 		return;
 	}
 	if (report_throttled(j, m, now))
@@ -411,13 +321,13 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (r->run && r->run != j->row.run) {
 		snprintf(msg, sizeof(msg), "run: %d is not the job's current run (%d)", r->run,
 			 j->row.run);
-		set_err(m, RK_ECONFLICT, "run", msg);
+		sched_set_err(m, RK_ECONFLICT, "run", msg);
 		return;
 	}
 	if (r->iters_done > j->core.iters_total) {
 		snprintf(msg, sizeof(msg), "iters_done: %g exceeds the job's iterations (%g)",
 			 r->iters_done, j->core.iters_total);
-		set_err(m, RK_ERANGE, "iters_done", msg);
+		sched_set_err(m, RK_ERANGE, "iters_done", msg);
 		return;
 	}
 	j->core.iters_done = r->iters_done;
@@ -426,7 +336,7 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		j->row.tput_sps = r->tput_sps;
 	struct rk_error fe;
 	if (rkd_refit_report(s, j, r->tput_sps, &fe)) { /* out of memory only */
-		set_err(m, fe.code, "", fe.msg);
+		sched_set_err(m, fe.code, "", fe.msg);
 		return;
 	}
 	char plan[RK_PLAN_TEXT_MAX] = "";
@@ -498,7 +408,7 @@ static void on_nodes(struct rkd_sched *s, struct rkd_msg *m, int whole)
 	if (!used_g || !used_c) {
 		free(used_g);
 		free(used_c);
-		set_err(m, RK_ENOMEM, "", "out of memory");
+		sched_set_err(m, RK_ENOMEM, "", "out of memory");
 		return;
 	}
 	int pending, running, alloc_total = 0;
@@ -542,14 +452,14 @@ static void policy_reply(struct rkd_sched *s, struct rkd_msg *m)
 static void on_policy_set(struct rkd_sched *s, struct rkd_msg *m)
 {
 	if (!m->who->admin) {
-		set_err(m, RK_EPERM, "", "changing the policy needs the admin token");
+		sched_set_err(m, RK_EPERM, "", "changing the policy needs the admin token");
 		return;
 	}
 	const struct rk_policy_ops *p = rk_policy_find(m->policy.name);
 	char msg[600];
 	if (!p) {
 		snprintf(msg, sizeof(msg), "name: unknown policy '%s'", m->policy.name);
-		set_err(m, RK_ENOTFOUND, "name", msg);
+		sched_set_err(m, RK_ENOTFOUND, "name", msg);
 		return;
 	}
 	void *state = NULL;
@@ -558,13 +468,13 @@ static void on_policy_set(struct rkd_sched *s, struct rkd_msg *m)
 	int ret = p->create(&state, m->policy.options[0] ? m->policy.options : NULL, &e);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "options: %s", e.msg);
-		set_err(m, ret, "options", msg);
+		sched_set_err(m, ret, "options", msg);
 		return;
 	}
 	if (sched_txn(s) || rkd_store_meta_set(s->store, "policy", p->name, &e) ||
 	    rkd_store_meta_set(s->store, "policy_options", m->policy.options, &e)) {
 		p->destroy(state);
-		set_err(m, RK_EUNAVAIL, "", "storage failure");
+		sched_set_err(m, RK_EUNAVAIL, "", "storage failure");
 		return;
 	}
 	s->policy->destroy(s->policy_state);

@@ -35,30 +35,19 @@ struct rkd_readers {
 	pthread_cond_t listed; /* a listing ended */
 };
 
-int sched_caller_sees(const struct rkd_caller *who, const char *tenant)
-{
-	return who->admin || (who->authed && !strcmp(who->tenant, tenant));
-}
-
-static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
-{
-	m->status = rk_error_http_status(code);
-	rkd_verr_set(&m->verr, code, field, "%s", msg);
-}
-
 static void read_job(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	struct rkd_job_row row;
 	struct rk_error e;
 	int ret = rkd_store_job_get(store, m->job_id, &row, &e);
 	if (ret && ret != RK_ENOTFOUND) {
-		set_err(m, ret, "", e.msg);
+		sched_set_err(m, ret, "", e.msg);
 		return;
 	}
 	if (ret || !sched_caller_sees(m->who, row.tenant)) {
 		char msg[64];
 		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
-		set_err(m, RK_ENOTFOUND, "id", msg);
+		sched_set_err(m, RK_ENOTFOUND, "id", msg);
 		if (!ret)
 			rkd_job_row_fini(&row);
 		return;
@@ -92,7 +81,7 @@ static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct
 	struct rk_error e;
 	int ret = none ? 0 : rkd_store_job_list(store, &f, &rows, &n, &e);
 	if (ret) {
-		set_err(m, ret, "", e.msg);
+		sched_set_err(m, ret, "", e.msg);
 		return;
 	}
 	/*
@@ -226,7 +215,7 @@ void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
 		sched_read_store(s, st, m);
 		reader_give(r, st);
 	} else {
-		set_err(m, RK_EUNAVAIL, "", e.msg);
+		sched_set_err(m, RK_EUNAVAIL, "", e.msg);
 	}
 	if (listing) {
 		pthread_mutex_lock(&r->mu);

@@ -22,19 +22,13 @@
 
 #define LOG_CHUNK (256 * 1024)
 
-static void set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
-{
-	m->status = rk_error_http_status(code);
-	rkd_verr_set(&m->verr, code, field, "%s", msg);
-}
-
 int sched_read_owned(struct rkd_store *store, struct rkd_msg *m)
 {
 	struct rkd_job_row row;
 	struct rk_error e;
 	int ret = rkd_store_job_get(store, m->job_id, &row, &e);
 	if (ret && ret != RK_ENOTFOUND) {
-		set_err(m, ret, "", e.msg);
+		sched_set_err(m, ret, "", e.msg);
 		return -1;
 	}
 	int seen = !ret && sched_caller_sees(m->who, row.tenant);
@@ -43,7 +37,7 @@ int sched_read_owned(struct rkd_store *store, struct rkd_msg *m)
 	if (!seen) { /* another tenant's job reads as a missing one (sched_read.c) */
 		char msg[64];
 		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
-		set_err(m, RK_ENOTFOUND, "id", msg);
+		sched_set_err(m, RK_ENOTFOUND, "id", msg);
 		return -1;
 	}
 	return 0;
@@ -56,13 +50,13 @@ void sched_read_log(const struct rkd_sched *s, struct rkd_store *store, struct r
 	char path[4200];
 	if ((size_t)snprintf(path, sizeof(path), "%s/job-%lld/log", s->state_dir,
 	                     (long long)m->job_id) >= sizeof(path)) {
-		set_err(m, RK_ERANGE, "", "log path too long");
+		sched_set_err(m, RK_ERANGE, "", "log path too long");
 		return;
 	}
 	int64_t off = m->filter.before_id;
 	char *buf = malloc(LOG_CHUNK + 1);
 	if (!buf) {
-		set_err(m, RK_ENOMEM, "", "out of memory");
+		sched_set_err(m, RK_ENOMEM, "", "out of memory");
 		return;
 	}
 	size_t len = 0;
@@ -71,7 +65,7 @@ void sched_read_log(const struct rkd_sched *s, struct rkd_store *store, struct r
 		char msg[4400];
 		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(errno));
 		free(buf);
-		set_err(m, RK_EIO, "", msg);
+		sched_set_err(m, RK_EIO, "", msg);
 		return;
 	}
 	while (fd >= 0 && len < LOG_CHUNK) {
@@ -102,7 +96,7 @@ void sched_read_events(struct rkd_store *store, struct rkd_msg *m)
 	struct rk_error e;
 	if (rkd_store_events_get(store, m->job_id, m->filter.before_id, m->filter.limit, &rows, &n,
 	                         &e)) {
-		set_err(m, e.code, "", e.msg);
+		sched_set_err(m, e.code, "", e.msg);
 		return;
 	}
 	json_t *arr = json_array();

@@ -12,22 +12,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-const double rkd_lat_bounds_ms[N_LAT_BUCKETS] = {0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 500,
-						  1000};
-
 static void apply_decision(struct rkd_sched *s, struct sjob *j, const struct rk_decision *d,
 			   int64_t now)
 {
 	if (d->alloc.n == 0) {
 		if (j->core.state == RK_JOB_PENDING)
 			return;
-		j->core.state = RK_JOB_PENDING;
-		rk_alloc_fini(&j->core.alloc);
-		j->core.restarts++;
-		j->core.last_change_ms = now;
 		s->preemptions++;
-		sched_stop_run(s, j, STOP_PREEMPT, now);
-		sched_history(s, j, now, "preempt");
+		sched_preempt(s, j, now, "preempt");
 		sched_dirty(s, j);
 		return;
 	}

@@ -26,12 +26,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-void sched_set_err(struct rkd_msg *m, int code, const char *field, const char *msg)
-{
-	m->status = rk_error_http_status(code);
-	rkd_verr_set(&m->verr, code, field, "%s", msg);
-}
-
 void sched_quota_clamp(const struct rkd_sched *s, struct rk_job *c)
 {
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, c->tenant);
@@ -65,14 +59,6 @@ int sched_submit_fits(const struct rkd_sched *s, struct rkd_msg *m)
 		return RK_EINFEASIBLE;
 	}
 	return 0;
-}
-
-const struct rkd_tenant_cfg *sched_tenant_find(const struct rkd_sched *s, const char *name)
-{
-	for (int i = 0; i < s->n_tenants; i++) /* fixed at start: any thread may read it */
-		if (!strcmp(s->tenants[i].name, name))
-			return &s->tenants[i];
-	return NULL;
 }
 
 int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenant, int64_t now,
@@ -372,4 +358,26 @@ void sched_submit_stop(struct rkd_sched *s)
 	s->sub_head = s->sub_tail = NULL;
 	rkd_store_close(s->sub_store);
 	s->sub_store = NULL;
+}
+
+/*
+ * The plan a job without one asks for: plain data parallelism with gradient
+ * accumulation on a consolidated placement, the largest micro-batch that
+ * fits the GPU memory (rk_plan_from_artifact "ga", as the simulator does for
+ * traces without a plan).
+ */
+int sched_default_plan(const struct rkd_sched *s, const struct rk_model *model, int batch, int gpus,
+                       struct rk_plan *out, struct rk_error *err)
+{
+	if (s->cluster.n_nodes < 1)
+		return rk_error_set(err, RK_EINFEASIBLE, "the cluster has no node");
+	const struct rk_node *n0 = &s->cluster.nodes[0];
+	struct rk_placement pl;
+	int ret = rk_placement_consolidated(gpus, n0->gpus, &pl, err);
+	if (!ret)
+		ret = rk_plan_from_artifact("ga", "plan", model, batch, &pl, n0->gpu_mem_mb, out,
+		                            err);
+	if (!ret)
+		ret = rk_plan_validate(out, batch, gpus, err);
+	return ret;
 }

@@ -1,7 +1,7 @@
 /*
- * rubickd's durable state: one SQLite database in WAL mode (store.c, and
- * store_guard.c for the start-up checks, are the only files that include
- * sqlite3.h). Tables: jobs, allocations and plan history, throughput
+ * rubickd's durable state: one SQLite database in WAL mode (store.c and
+ * store_rows.c, through store_internal.h, are the only files that include
+ * sqlite3.h; no SQLite type appears here). Tables: jobs, allocations and plan history, throughput
  * samples, fitted model parameters, tenants and quotas, events, and a
  * key/value meta table. A struct rkd_store is not thread-safe: one thread at
  * a time uses it (the scheduler thread its own, the submit writer its own,
@@ -178,7 +178,7 @@ int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
 int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
 			const char *detail, struct rk_error *err);
 
-/* One stored event (store_events.c). */
+/* One stored event (store_rows.c). */
 struct rkd_event_row {
 	int64_t id, t_ms;
 	char kind[32];
@@ -190,9 +190,6 @@ struct rkd_event_row {
  */
 int rkd_store_events_get(struct rkd_store *s, int64_t job_id, int64_t after_id, int limit,
                          struct rkd_event_row **rows, int *n, struct rk_error *err);
-/* The SQLite connection and path, for the queries of store_events.c. */
-struct sqlite3 *rkd_store_handle(struct rkd_store *s);
-const char *rkd_store_path(const struct rkd_store *s);
 
 /* Tenants, their GPU quota and guaranteed-GPU quota (-1 = unlimited / none). */
 int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,

@@ -16,6 +16,9 @@
  * resources for the restart delay without progress. A job's first start is
  * free (its trace duration already includes start-up) unless
  * cfg.first_start_paid; a change of CPUs or memory alone takes effect at once.
+ *
+ * This file is the loop and its rounds; the job primitives (heap, progress,
+ * feed) are in engine_jobs.c, applying decisions in engine_apply.c.
  */
 #include "rubick/sim.h"
 
@@ -51,115 +54,6 @@ void rk_sim_result_fini(struct rk_sim_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- event heap ------------------------------------------------------------ */
-
-static int ev_before(const struct ev *a, const struct ev *b)
-{
-	if (a->t_ms != b->t_ms)
-		return a->t_ms < b->t_ms;
-	if (a->kind != b->kind)
-		return a->kind < b->kind;
-	return a->job < b->job;
-}
-
-static int heap_push(struct sim *s, int64_t t_ms, int kind, int job)
-{
-	if (s->n_heap == s->cap_heap) {
-		int ncap = s->cap_heap ? s->cap_heap * 2 : 64;
-		struct ev *h = realloc(s->heap, (size_t)ncap * sizeof(*h));
-		if (!h)
-			return RK_ENOMEM;
-		s->heap = h;
-		s->cap_heap = ncap;
-	}
-	struct ev e = {t_ms, kind, job, s->jobs[job].version};
-	int i = s->n_heap++;
-	while (i > 0) {
-		int p = (i - 1) / 2;
-		if (!ev_before(&e, &s->heap[p]))
-			break;
-		s->heap[i] = s->heap[p];
-		i = p;
-	}
-	s->heap[i] = e;
-	return 0;
-}
-
-static void heap_pop(struct sim *s)
-{
-	struct ev last = s->heap[--s->n_heap];
-	int i = 0, n = s->n_heap;
-	for (;;) {
-		int c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && ev_before(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!ev_before(&s->heap[c], &last))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (n > 0)
-		s->heap[i] = last;
-}
-
-/* Drop events made stale by a later change of their job. */
-static void heap_clean_top(struct sim *s)
-{
-	while (s->n_heap > 0 && s->heap[0].version != s->jobs[s->heap[0].job].version)
-		heap_pop(s);
-}
-
-/* ---- progress -------------------------------------------------------------- */
-
-/* Bring iters_done and the GPU-seconds held up to `now`. */
-void sim_settle(struct sim *s, struct sjob *sj, int64_t now)
-{
-	struct rk_job *j = &sj->j;
-	if (j->alloc.n > 0 && now > sj->hold_from_ms) {
-		sj->gpu_s += (double)(now - sj->hold_from_ms) / 1000.0 *
-			     rk_alloc_total_gpus(&j->alloc);
-		sj->hold_from_ms = now;
-	}
-	j->attained_gpu_s = sj->gpu_s;
-	if (j->state == RK_JOB_RUNNING && sj->iter_ms > 0) {
-		double done = sj->iters_at_run + (double)(now - sj->run_from_ms) / sj->iter_ms;
-		j->iters_done = done < j->iters_total ? done : j->iters_total;
-	}
-	(void)s;
-}
-
-/* ---- the change feed (rk_sched_input.changed / holders) -------------------- */
-
-void sim_mark(struct sim *s, struct sjob *sj)
-{
-	if (!sj->in_chg) {
-		sj->in_chg = 1;
-		s->chg[s->n_chg++] = &sj->j;
-	}
-}
-
-void sim_hold_add(struct sim *s, struct sjob *sj)
-{
-	if (sj->hl_pos < 0) {
-		sj->hl_pos = s->n_hl;
-		s->hl[s->n_hl++] = &sj->j;
-	}
-	sim_mark(s, sj);
-}
-
-void sim_hold_del(struct sim *s, struct sjob *sj)
-{
-	if (sj->hl_pos >= 0) {
-		struct rk_job *last = s->hl[--s->n_hl];
-		s->hl[sj->hl_pos] = last;
-		((struct sjob *)last)->hl_pos = sj->hl_pos; /* j is sjob's first member */
-		sj->hl_pos = -1;
-	}
-	sim_mark(s, sj);
-}
-
 /* A finished job leaves the active list (sorted by arrival rank), keeping the order. */
 static void act_remove(struct sim *s, const struct sjob *sj)
 {
@@ -178,163 +72,15 @@ static void act_remove(struct sim *s, const struct sjob *sj)
 	s->n_act--;
 }
 
-/* Start accruing progress at `now` and schedule the completion. */
-int sim_start_running(struct sim *s, int idx, int64_t now)
-{
-	struct sjob *sj = &s->jobs[idx];
-	sj->j.state = RK_JOB_RUNNING;
-	sj->run_from_ms = now;
-	sj->iters_at_run = sj->j.iters_done;
-	double left = sj->j.iters_total - sj->j.iters_done;
-	double ms = ceil((left > 0 ? left : 0) * sj->iter_ms);
-	int64_t end = now + (ms < 1 ? (left > 0 ? 1 : 0) : (int64_t)ms);
-	return heap_push(s, end, EV_COMPLETE, idx);
-}
-
-/* ---- applying decisions ---------------------------------------------------- */
-
-/* Which change a decision makes to its job. */
-enum change { CH_NONE, CH_PREEMPT, CH_START, CH_RESUME, CH_RECONF, CH_RESOURCES };
-
-static enum change classify(const struct rk_job *j, const struct rk_decision *d)
-{
-	int holds = j->alloc.n > 0;
-	if (d->alloc.n == 0)
-		return holds ? CH_PREEMPT : CH_NONE;
-	if (!holds)
-		return j->first_start_ms < 0 ? CH_START : CH_RESUME;
-	if (!rk_alloc_same_gpus(&j->alloc, &d->alloc) || !rk_plan_equal(&j->plan, &d->plan))
-		return CH_RECONF;
-	return rk_alloc_equal(&j->alloc, &d->alloc) ? CH_NONE : CH_RESOURCES;
-}
-
-int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
-	      struct rk_error *err)
-{
-	int64_t now = s->now_ms;
-	int n = ds->n, rc = 0;
-	if (n == 0)
-		return 0;
-	double *iter_ms = malloc((size_t)n * sizeof(*iter_ms));
-	int *idx = malloc((size_t)n * sizeof(*idx));
-	enum change *ch = malloc((size_t)n * sizeof(*ch));
-	if (!iter_ms || !idx || !ch) {
-		rc = rk_error_set(err, RK_ENOMEM, "simulator: out of memory");
-		goto done;
-	}
-	/* Price every change with the oracle first: nothing changes on failure. */
-	for (int i = 0; i < n; i++) {
-		const struct rk_decision *d = &ds->v[i];
-		idx[i] = sim_job_index(s, d->job_id);
-		struct sjob *sj = &s->jobs[idx[i]];
-		ch[i] = classify(&sj->j, d);
-		iter_ms[i] = 0;
-		if (ch[i] == CH_NONE || ch[i] == CH_PREEMPT)
-			continue;
-		double it_s = 0;
-		rc = s->cfg.iter(s->cfg.iter_ctx, &sj->j, &d->plan, &d->alloc, s->cluster, &it_s, err);
-		if (rc == 0 && !(it_s > 0 && isfinite(it_s)))
-			rc = rk_error_set(err, RK_EINTERNAL, "oracle returned %g s per iteration",
-					  it_s);
-		if (rc) {
-			rk_error_prefix(err, "policy %s: job %lld (%s): the oracle cannot run the "
-					"decided plan and allocation", pname, (long long)sj->j.id,
-					sj->j.name);
-			goto done;
-		}
-		iter_ms[i] = it_s * 1000.0;
-	}
-	/* Release what changes hands, then take the new allocations. */
-	for (int i = 0; i < n && !rc; i++) {
-		struct sjob *sj = &s->jobs[idx[i]];
-		if (ch[i] == CH_NONE || ch[i] == CH_START || ch[i] == CH_RESUME)
-			continue;
-		sim_settle(s, sj, now);
-		rc = rk_capacity_give(&s->cap, &sj->j.alloc, err);
-	}
-	for (int i = 0; i < n && !rc; i++) {
-		struct sjob *sj = &s->jobs[idx[i]];
-		struct rk_job *j = &sj->j;
-		const struct rk_decision *d = &ds->v[i];
-		if (ch[i] == CH_NONE)
-			continue;
-		s->res.decisions++;
-		sj->version++; /* any pending restart-end or completion is stale now */
-		if (ch[i] == CH_PREEMPT) {
-			rk_alloc_fini(&j->alloc);
-			j->state = RK_JOB_PENDING;
-			j->last_change_ms = now;
-			sj->iter_ms = 0;
-			j->observed_sps = 0;
-			sj->preemptions++;
-			s->res.preemptions++;
-			s->n_pending++;
-			s->n_holding--;
-			sim_hold_del(s, sj);
-			sim_sla_close(sj, now); /* what this instant's sweep would do: it sees holders only */
-			continue;
-		}
-		rc = rk_capacity_take(&s->cap, &d->alloc, err);
-		if (!rc)
-			rc = rk_alloc_copy(&j->alloc, &d->alloc);
-		if (rc)
-			break;
-		if (ch[i] == CH_START || ch[i] == CH_RESUME) {
-			s->n_pending--;
-			s->n_holding++;
-			sj->hold_from_ms = now;
-			sim_hold_add(s, sj);
-		}
-		if (j->first_start_ms < 0)
-			j->first_start_ms = now;
-		j->plan = d->plan;
-		j->last_change_ms = now;
-		sj->iter_ms = iter_ms[i];
-		sj->base_iter_ms = iter_ms[i];
-		int free_start = ch[i] == CH_START && !s->cfg.first_start_paid;
-		if (free_start || (ch[i] != CH_RESOURCES && sj->restart_ms == 0)) {
-			if (ch[i] != CH_START) {
-				j->restarts++;
-				s->res.reconfigs++;
-			}
-			rc = sim_start_running(s, idx[i], now);
-		} else if (ch[i] == CH_RESOURCES) {
-			/* CPUs or memory only: new speed from now, no restart. */
-			if (j->state == RK_JOB_RESTARTING)
-				rc = heap_push(s, sj->ready_ms, EV_RESTART_END, idx[i]);
-			else
-				rc = sim_start_running(s, idx[i], now);
-		} else {
-			if (ch[i] != CH_START) { /* a paid first start is no restart */
-				j->restarts++;
-				s->res.reconfigs++;
-			}
-			j->state = RK_JOB_RESTARTING;
-			sj->ready_ms = now + sj->restart_ms;
-			rc = heap_push(s, sj->ready_ms, EV_RESTART_END, idx[i]);
-		}
-	}
-	if (!rc)
-		rc = sim_rerate(s, err); /* co-location: who shares GPUs and NICs changed */
-	if (rc && err && err->code != rc)
-		rk_error_set(err, rc, "simulator: applying decisions of policy %s: %s", pname,
-			     rk_strerror(rc));
-done:
-	free(iter_ms);
-	free(idx);
-	free(ch);
-	return rc;
-}
-
 /* ---- the event loop --------------------------------------------------------- */
 
 static int handle_heap_events(struct sim *s, int *changed)
 {
 	int rc = 0;
-	for (heap_clean_top(s); s->n_heap > 0 && s->heap[0].t_ms == s->now_ms && !rc;
-	     heap_clean_top(s)) {
+	for (sim_heap_clean_top(s); s->n_heap > 0 && s->heap[0].t_ms == s->now_ms && !rc;
+	     sim_heap_clean_top(s)) {
 		struct ev e = s->heap[0];
-		heap_pop(s);
+		sim_heap_pop(s);
 		struct sjob *sj = &s->jobs[e.job];
 		sj->version++;
 		s->dirty = 1;
@@ -388,24 +134,6 @@ static int sim_validation_jobs(struct sim *s, const struct rk_decisions *ds)
 			s->vsnap[m++] = &sj->j;
 	}
 	return m;
-}
-
-/*
- * Quotas bound what is held, as in rubickd: decisions that would take a
- * tenant's guaranteed jobs past their quota are dropped, the rest stands.
- */
-int sim_apply_quotas(struct sim *s, const struct rk_sched_input *vin, const char *name,
-		     struct rk_error *err)
-{
-	if (!s->cfg.n_quotas || !s->ds.n)
-		return 0;
-	struct rk_quota_drop *drops = malloc((size_t)s->ds.n * sizeof(*drops));
-	if (!drops)
-		return rk_error_set(err, RK_ENOMEM, "quotas: out of memory");
-	int n = 0;
-	int rc = rk_decisions_apply_quotas(vin, &s->ds, name, drops, s->ds.n, &n, err);
-	free(drops);
-	return rc;
 }
 
 static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
@@ -505,7 +233,7 @@ static int push_sample(struct sim *s)
 static int64_t next_instant(struct sim *s, const struct rk_policy_ops *p)
 {
 	int64_t t = INT64_MAX;
-	heap_clean_top(s);
+	sim_heap_clean_top(s);
 	if (s->n_heap > 0)
 		t = s->heap[0].t_ms;
 	if (s->next_arrival < s->n && s->jobs[s->order[s->next_arrival]].j.submit_ms < t)

@@ -1,7 +1,20 @@
 /*
  * Internal state of the simulator engine, shared by engine.c (event loop,
- * applying decisions), engine_run.c (set-up, outcomes) and engine_check.c
+ * rounds), engine_apply.c (applying decisions), engine_jobs.c (event heap,
+ * progress, change feed), engine_run.c (set-up, outcomes) and engine_check.c
  * (check mode). Not a public interface.
+ *
+ * Calls go one way, from the core down to its parts; no part calls a file
+ * above it (scripts/callgraph.py over the objects: test layout_engine_calls):
+ *
+ *   core    engine_run.c     -> engine coloc loan refit sla request jobs
+ *           engine.c         -> apply check coloc loan refit sla jobs
+ *   parts   engine_loan.c    -> apply jobs
+ *           engine_apply.c   -> coloc sla jobs
+ *           engine_check.c   -> coloc
+ *           engine_coloc.c   -> jobs
+ *           engine_sla.c     -> request
+ *   leaves  engine_jobs.c, engine_request.c, engine_refit.c
  */
 #ifndef RUBICK_SIM_ENGINE_INTERNAL_H
 #define RUBICK_SIM_ENGINE_INTERNAL_H
@@ -104,10 +117,17 @@ struct id_slot {
 	int index;
 };
 
+/* engine_jobs.c: the job primitives every other engine file uses */
 /* Index of the job with id `id` (it must exist: decisions are validated first). */
 int sim_job_index(const struct sim *s, int64_t id);
+/* The event heap: earliest first, ties by kind then job (deterministic). RK_ENOMEM. */
+int sim_heap_push(struct sim *s, int64_t t_ms, int kind, int job);
+void sim_heap_pop(struct sim *s);
+/* Drop events made stale by a later change of their job. */
+void sim_heap_clean_top(struct sim *s);
+/* Bring iters_done and the GPU-seconds held up to `now`. */
 void sim_settle(struct sim *s, struct sjob *sj, int64_t now);
-/* Change feed bookkeeping (engine.c): list `sj` as changed; it starts / stops holding. */
+/* Change feed bookkeeping: list `sj` as changed; it starts / stops holding. */
 void sim_mark(struct sim *s, struct sjob *sj);
 void sim_hold_add(struct sim *s, struct sjob *sj);
 void sim_hold_del(struct sim *s, struct sjob *sj);
@@ -118,15 +138,17 @@ int sim_coloc_init(struct sim *s, struct rk_error *err);
 void sim_coloc_fini(struct sim *s);
 int sim_rerate(struct sim *s, struct rk_error *err);
 int sim_coloc_check(struct sim *s, struct rk_error *err);
+/* engine_apply.c: apply validated decisions at s->now_ms (nothing changes on an oracle error). */
 int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname,
 	      struct rk_error *err);
 /*
  * Quotas bound what is held (rk_decisions_apply_quotas): drop from s->ds the
  * decisions that would take a tenant past a quota, after they were validated
- * on `vin` (engine.c; the loan rounds of engine_loan.c too).
+ * on `vin` (engine.c's rounds; the loan rounds of engine_loan.c too).
  */
 int sim_apply_quotas(struct sim *s, const struct rk_sched_input *vin, const char *name,
 		     struct rk_error *err);
+/* engine.c: the event loop rk_sim_run (engine_run.c) drives. */
 int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err);
 /* Check mode: the invariants of sim.h after the instant that followed `prev_ms`. */
 int sim_check(struct sim *s, int64_t prev_ms, struct rk_error *err);
