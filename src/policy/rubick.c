@@ -104,6 +104,29 @@ static int quota_used(const struct round *R, const char *tenant)
 	return used;
 }
 
+/*
+ * The fewest GPUs pending `r` may start on, from gmin up to its start size
+ * gmax. Fewer GPUs than gmax only when they give a fair fraction of its speed
+ * (RUBICK_MIN_START_FRACTION): a 48-GPU LLM started on one offloading GPU
+ * would crawl, then pay restarts to grow; better to wait for GPUs to free up
+ * or be shrunk. That reason does not hold for a job that finishes within one
+ * restart delay even on the fewer GPUs: it never grows (growing would cost it
+ * more than its whole remaining run), so starting it small loses it less than
+ * one restart delay, while waiting for its full size can cost far more. Issue
+ * 15: on the base trace, 40- and 48-GPU LLaMA-30B jobs of a few seconds' work
+ * queued 400-1,450 s behind jobs frozen at the restart limit with 8 GPUs free
+ * (Synergy-SRTF ran them at once); measured in docs/policies.md "Measured".
+ */
+static int start_floor(const struct round *R, const struct rj *r, int gmin, int gmax)
+{
+	while (gmin < gmax && tput(r, gmin) < RUBICK_MIN_START_FRACTION * tput(r, gmax) &&
+	       remaining_s(r, gmin) > R->st->restart_s)
+		gmin++;
+	while (gmin < gmax && use_gpus(r, gmin) != gmin)
+		gmin++;
+	return gmin;
+}
+
 /* Step 2 then 3 for one pending job. */
 static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 {
@@ -132,13 +155,7 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 		start = gmax;
 	start = use_gpus(r, start) >= gmin ? use_gpus(r, start) : gmin;
 	gmax = start;
-	/* Fewer GPUs than that only when they give a fair fraction of its speed:
-	 * a 48-GPU LLM started on one offloading GPU would crawl, then pay
-	 * restarts to grow; better to wait for GPUs to free up or be shrunk. */
-	while (gmin < gmax && tput(r, gmin) < RUBICK_MIN_START_FRACTION * tput(r, gmax))
-		gmin++;
-	while (gmin < gmax && use_gpus(r, gmin) != gmin)
-		gmin++;
+	gmin = start_floor(R, r, gmin, gmax);
 	int top = gmax < R->cap.free_gpus_total ? gmax : R->cap.free_gpus_total;
 	if (q >= 0 && top > q - quota_used(R, r->job->tenant))
 		top = q - quota_used(R, r->job->tenant);

@@ -192,6 +192,43 @@ static void partial_start_grows_back(void **state)
 }
 
 /*
+ * Start floor (rubick.c start_floor): a 16-GPU newcomer finds 4 free GPUs
+ * beside jobs at the restart limit (no victims). 4 GPUs give less than
+ * RUBICK_MIN_START_FRACTION of its request's speed, so a long one waits; one
+ * that finishes within a restart delay even there starts on them at once.
+ */
+static void short_job_starts_small(void **state)
+{
+	(void)state;
+	for (int is_short = 0; is_short < 2; is_short++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 4, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->restarts = b->restarts = 5;
+		long_job(&f, 3, 16, 0)->iters_total = is_short ? 10 : 1e6;
+		struct rk_curve c;
+		build_curve(&f, &c);
+		assert_true(curve_tput(&c, 4) < 0.5 * curve_tput(&c, 16)); /* else no test */
+		rk_curve_fini(&c);
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 3);
+		if (is_short) {
+			assert_non_null(x);
+			assert_int_equal(x->alloc.n, 1);
+			assert_int_equal(x->alloc.shares[0].node, 1);
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+		} else {
+			assert_null(x); /* (the expand phase may grow job 2 instead) */
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
  * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
@@ -499,6 +536,7 @@ int main(void)
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
 		cmocka_unit_test(partial_start_grows_back),
+		cmocka_unit_test(short_job_starts_small),
 		cmocka_unit_test(guaranteed_passes_restart_limit),
 		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),
