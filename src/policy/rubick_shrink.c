@@ -17,7 +17,7 @@
 static int shrinkable(const struct round *R, const struct rj *v)
 {
 	return v->was_placed && !v->fresh && v->g > 0 && v->job->state == RK_JOB_RUNNING &&
-	       v->job->restarts < RUBICK_RESTART_LIMIT && !v->starving &&
+	       !restart_protected(R, v, v->job->restarts, v->g) && !v->starving &&
 	       remaining_s(v, v->g) >= R->st->restart_s && !v->shared;
 }
 

@@ -129,27 +129,36 @@ static void shrink_phase_makes_room(void **state)
 }
 
 /*
- * No victim: jobs restarted RUBICK_RESTART_LIMIT times, or about to finish
+ * No victim: jobs past RUBICK_RESTART_LIMIT restarts that have spent as long
+ * restarting as they have left to run (restart_protected; these have about
+ * 98,000 s left at 8 GPUs, 500 x 260 s of restarts), or about to finish
  * (less than one restart delay left), are never shrunk, so the new job waits.
+ * A job at the restart count with far more left than its restarts took
+ * (5 x 260 s) still yields to the short newcomer.
  */
 static void protected_victims(void **state)
 {
 	(void)state;
-	for (int why = 0; why < 2; why++) {
+	for (int why = 0; why < 3; why++) {
 		struct fixture f;
 		fx_init(&f, 2);
 		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
 		fx_run_on(a, 0, 0);
 		fx_run_on(b, 1, 0);
 		if (why == 0) {
-			a->restarts = b->restarts = 5;
-		} else {
+			a->restarts = b->restarts = 500;
+		} else if (why == 1) {
 			a->iters_total = b->iters_total = 10; /* seconds of work left */
+		} else {
+			a->restarts = b->restarts = 5;
 		}
 		long_job(&f, 3, 4, 0)->iters_total = 2000; /* short: only the protections stop it */
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, why == 1 ? "order=fifo" : NULL, &d);
-		assert_int_equal(d.n, 0);
+		if (why == 2)
+			assert_non_null(fx_decision(&d, 3));
+		else
+			assert_int_equal(d.n, 0);
 		rk_decisions_fini(&d);
 		fx_fini(&f);
 	}
@@ -159,27 +168,38 @@ static void protected_victims(void **state)
  * Grow back (rubick.c grow_to_request): a 16-GPU job started on one node of
  * 8 for lack of free GPUs, never restarted since, moves to its request over
  * both nodes once the other is free and nobody waits; one that was
- * reconfigured since (a victim: restarts > 0) stays.
+ * reconfigured since (a victim: restarts > 0) stays, left to the expand
+ * phase. A victim on several nodes (4 + 4 GPUs), which the expand phase
+ * never grows, moves to its request too.
  */
 static void partial_start_grows_back(void **state)
 {
 	(void)state;
-	for (int why = 0; why < 2; why++) {
+	for (int why = 0; why < 3; why++) {
 		struct fixture f;
 		fx_init(&f, 2);
 		struct rk_job *a = long_job(&f, 1, 16, 0);
 		a->req_plan = fx_dp_plan(32, 16, 0);
 		fx_run_on(a, 0, 0);
 		a->plan = fx_dp_plan(32, 8, 0);
-		a->alloc.shares[0].gpus = 8;
-		a->alloc.shares[0].cpus = 64;
-		a->alloc.shares[0].mem_mb = (int64_t)8 * 100 * 1024;
-		if (why == 1)
+		a->alloc.shares[0].gpus = why >= 2 ? 4 : 8;
+		a->alloc.shares[0].cpus = 8 * a->alloc.shares[0].gpus;
+		a->alloc.shares[0].mem_mb = (int64_t)a->alloc.shares[0].gpus * 100 * 1024;
+		if (why >= 2) {
+			struct rk_share half = a->alloc.shares[0];
+			half.node = 1;
+			rk_alloc_fini(&a->alloc);
+			assert_int_equal(
+			    rk_alloc_add(&a->alloc, 0, half.gpus, half.cpus, half.mem_mb), RK_OK);
+			assert_int_equal(
+			    rk_alloc_add(&a->alloc, 1, half.gpus, half.cpus, half.mem_mb), RK_OK);
+		}
+		if (why >= 1)
 			a->restarts = 1;
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, NULL, &d);
 		const struct rk_decision *x = fx_decision(&d, 1);
-		if (why == 0) {
+		if (why == 0 || why == 2) {
 			assert_non_null(x);
 			assert_int_equal(fx_gpus(&x->alloc), 16);
 			assert_int_equal(x->alloc.n, 2);
@@ -206,7 +226,7 @@ static void short_job_starts_small(void **state)
 		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 4, 0);
 		fx_run_on(a, 0, 0);
 		fx_run_on(b, 1, 0);
-		a->restarts = b->restarts = 5;
+		a->restarts = b->restarts = 500;
 		long_job(&f, 3, 16, 0)->iters_total = is_short ? 10 : 1e6;
 		struct rk_curve c;
 		build_curve(&f, &c);
@@ -231,9 +251,10 @@ static void short_job_starts_small(void **state)
 /*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
- * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
- * long as they have more than its run time plus a restart left; a guaranteed
- * newcomer longer than them waits.
+ * request from best-effort jobs protected by their restarts
+ * (restart_protected: 500 restarts of 260 s, more than the ~98,000 s they
+ * have left), as long as they have more than its run time plus a restart
+ * left; a guaranteed newcomer longer than them waits.
  */
 static void guaranteed_passes_restart_limit(void **state)
 {
@@ -244,7 +265,7 @@ static void guaranteed_passes_restart_limit(void **state)
 		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
 		fx_run_on(a, 0, 0);
 		fx_run_on(b, 1, 0);
-		a->restarts = b->restarts = 5;
+		a->restarts = b->restarts = 500;
 		long_job(&f, 3, 4, 1)->iters_total = longer ? 1e7 : 2000;
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, NULL, &d);
@@ -300,7 +321,7 @@ static void not_scattered(void **state)
 	struct rk_job *a = long_job(&f, 1, 5, 0), *b = long_job(&f, 2, 5, 0);
 	fx_run_on(a, 0, 0);
 	fx_run_on(b, 1, 0);
-	a->restarts = b->restarts = 5; /* protected: free GPUs are all there is */
+	a->restarts = b->restarts = 500; /* protected (restart_protected): free GPUs are all there is */
 	long_job(&f, 3, 6, 0)->iters_total = 2000;
 	struct rk_decisions d;
 	run_round(&f, &rk_policy_rubick, NULL, &d);
