@@ -165,6 +165,38 @@ static void protected_victims(void **state)
 }
 
 /*
+ * Victims inside their restart delay (rubick_shrink.c may_lose_now): both
+ * nodes are held by long jobs paying their restart delay. A short newcomer
+ * takes GPUs from one of them (it makes no progress while restarting); not
+ * from jobs at RUBICK_RESTART_LIMIT restarts while they restart.
+ */
+static void restarting_victims(void **state)
+{
+	(void)state;
+	for (int at_limit = 0; at_limit < 2; at_limit++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->state = b->state = RK_JOB_RESTARTING;
+		a->restarts = b->restarts = at_limit ? 5 : 1;
+		long_job(&f, 3, 4, 0)->iters_total = 2000;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		if (at_limit) {
+			assert_int_equal(d.n, 0);
+		} else {
+			const struct rk_decision *x = fx_decision(&d, 3);
+			assert_non_null(x);
+			assert_int_equal(x->alloc.n, 1);
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * Grow back (rubick.c grow_to_request): a 16-GPU job started on one node of
  * 8 for lack of free GPUs, never restarted since, moves to its request over
  * both nodes once the other is free and nobody waits; one that was
@@ -556,6 +588,7 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(restarting_victims),
 		cmocka_unit_test(partial_start_grows_back),
 		cmocka_unit_test(short_job_starts_small),
 		cmocka_unit_test(guaranteed_passes_restart_limit),
