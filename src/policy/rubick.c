@@ -48,17 +48,19 @@
  *     where that is cheapest, as long as the new job's gain exceeds the total
  *     loss (guaranteed and starving newcomers take their minimum whatever the
  *     loss). Victims: not the job itself, fewer than RUBICK_RESTART_LIMIT
- *     restarts (not asked of best-effort victims of a guaranteed newcomer
- *     shorter than them: AntMan's rule, §5.3), not starving, not finishing
- *     within one restart delay, longer than the newcomer (SRTF order); a
- *     guaranteed victim only while its
+ *     restarts or, past them, less time spent restarting than left to run
+ *     (restart_protected; neither asked of best-effort victims of a
+ *     guaranteed newcomer shorter than them: AntMan's rule, §5.3), not
+ *     starving, not finishing within one restart delay, longer than the
+ *     newcomer (SRTF order); a guaranteed victim only while its
  *     throughput stays at its baseline; only best-effort victims may be
  *     preempted to zero. A job on several nodes gives up a whole node and
  *     keeps running on the others. No victim is left below
  *     RUBICK_MIN_START_FRACTION of its throughput at the request: it is
  *     preempted instead, or not touched (victim_step).
  *  4. Grow back: with nobody waiting, a job started below its request and
- *     not reconfigured since moves to its request (grow_to_request).
+ *     not reconfigured since, or a victim on several nodes, moves to its
+ *     request (grow_to_request).
  *     Expand phase (work conservation): per node, leftover GPUs go to the
  *     single-node job there with the steepest normalised slope per GPU, if the
  *     slope exceeds RUBICK_MIN_SLOPE and, for a job already running, the time
@@ -108,6 +110,29 @@ static int quota_used(const struct round *R, const char *tenant)
 	return used;
 }
 
+/*
+ * The fewest GPUs pending `r` may start on, from gmin up to its start size
+ * gmax. Fewer GPUs than gmax only when they give a fair fraction of its speed
+ * (RUBICK_MIN_START_FRACTION): a 48-GPU LLM started on one offloading GPU
+ * would crawl, then pay restarts to grow; better to wait for GPUs to free up
+ * or be shrunk. That reason does not hold for a job that finishes within one
+ * restart delay even on the fewer GPUs: it never grows (growing would cost it
+ * more than its whole remaining run), so starting it small loses it less than
+ * one restart delay, while waiting for its full size can cost far more. Issue
+ * 15: on the base trace, 40- and 48-GPU LLaMA-30B jobs of a few seconds' work
+ * queued 400-1,450 s behind jobs frozen at the restart limit with 8 GPUs free
+ * (Synergy-SRTF ran them at once); measured in docs/policies.md "Measured".
+ */
+static int start_floor(const struct round *R, const struct rj *r, int gmin, int gmax)
+{
+	while (gmin < gmax && tput(r, gmin) < RUBICK_MIN_START_FRACTION * tput(r, gmax) &&
+	       remaining_s(r, gmin) > R->st->restart_s)
+		gmin++;
+	while (gmin < gmax && use_gpus(r, gmin) != gmin)
+		gmin++;
+	return gmin;
+}
+
 /* Step 2 then 3 for one pending job. */
 static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 {
@@ -136,13 +161,7 @@ static int start_pending(struct round *R, struct rj *r, int *want, int *rc)
 		start = gmax;
 	start = use_gpus(r, start) >= gmin ? use_gpus(r, start) : gmin;
 	gmax = start;
-	/* Fewer GPUs than that only when they give a fair fraction of its speed:
-	 * a 48-GPU LLM started on one offloading GPU would crawl, then pay
-	 * restarts to grow; better to wait for GPUs to free up or be shrunk. */
-	while (gmin < gmax && tput(r, gmin) < RUBICK_MIN_START_FRACTION * tput(r, gmax))
-		gmin++;
-	while (gmin < gmax && use_gpus(r, gmin) != gmin)
-		gmin++;
+	gmin = start_floor(R, r, gmin, gmax);
 	int top = gmax < R->cap.free_gpus_total ? gmax : R->cap.free_gpus_total;
 	if (q >= 0 && top > q - quota_used(R, r->job->tenant))
 		top = q - quota_used(R, r->job->tenant);
@@ -263,9 +282,17 @@ static int any_waiting(const struct round *R)
  * without this a job started on one node of the two it asked for stays there
  * on an empty cluster (measured: Shockwave's 220-job trace on 16 x 4 V100,
  * makespan 44% -> 17% over the best baseline's; average JCT 6,351 -> 6,273 s).
- * Jobs shrunk as victims are left to the expand phase: growing
- * those across nodes was measured to make later arrivals queue behind their
- * restarts (base 721 -> 787 s, bp 723 -> 1,002 s average JCT).
+ * A job shrunk as a victim on one node is left to the expand phase. One on
+ * several nodes, which the expand phase never grows, moves back to its
+ * request too. Growing those was measured to make later arrivals queue
+ * behind them while the restart limit was a count (base 721 -> 787 s, bp
+ * 723 -> 1,002 s average JCT): grown, they were frozen large. Under the
+ * time-based protection (restart_protected) a job with much left to run
+ * yields again, and on the base trace LLaMA-30B jobs left on 12 of their 40
+ * GPUs after a burst no longer crawl alone to the makespan
+ * (docs/policies.md "Measured"). Requiring that the grown job could still
+ * yield (not restart_protected after the growth) was measured worse (base
+ * 627 -> 652 s, makespan 59,386 -> 65,753 s at 260 s restarts).
  */
 static int grow_to_request(struct round *R)
 {
@@ -273,9 +300,9 @@ static int grow_to_request(struct round *R)
 		return RK_OK;
 	for (int i = 0; i < R->n; i++) {
 		struct rj *r = &R->j[i];
-		if (r->g < 1 || !r->view || r->guaranteed || !r->was_placed || r->fresh || r->shared ||
-		    r->job->state != RK_JOB_RUNNING || r->job->restarts > 0 ||
-		    r->g >= r->job->req_gpus)
+		if (r->g < 1 || !r->view || r->guaranteed || !r->was_placed || r->fresh ||
+		    r->shared || r->job->state != RK_JOB_RUNNING ||
+		    (r->job->restarts > 0 && r->node >= 0) || r->g >= r->job->req_gpus)
 			continue;
 		int g = use_gpus(r, r->job->req_gpus);
 		if (g <= r->g || remaining_s(r, r->g) - remaining_s(r, g) <= R->st->restart_s)

@@ -183,6 +183,27 @@ static inline double remaining_s(const struct rj *r, int g)
 	return (left > 0 ? left : 0) * r->job->global_batch / t * r->time_scale;
 }
 
+/*
+ * Is `r`, after `restarts` restarts and holding g GPUs, protected from being
+ * shrunk or preempted by a best-effort newcomer? The paper stops shrinking a
+ * job after RUBICK_RESTART_LIMIT restarts (§1.8.1 line 11) so that no job
+ * thrashes. A count alone froze long jobs small for the rest of their run
+ * (issue 15, base trace: a 40-GPU LLaMA-30B job held 12 GPUs on two nodes
+ * for its last 11,000 s) while shorter arrivals waited or ran small. Past
+ * the count, a job stays a victim while the time it has spent restarting
+ * (restarts x the restart delay) is less than its run left at g: each
+ * restart then costs it a small share of what it still runs (in the spirit
+ * of Sia's restart factor, which discounts a job by the time its restarts
+ * took out of its age, algorithms.md §5.1). Once it has spent as long
+ * restarting as it has left to run, it is protected. Measured in
+ * docs/policies.md "Measured".
+ */
+static inline int restart_protected(const struct round *R, const struct rj *r, int restarts, int g)
+{
+	return restarts >= RUBICK_RESTART_LIMIT &&
+	       !(restarts * R->st->restart_s < remaining_s(r, g));
+}
+
 /* The largest useful GPU count below g (0 = nothing useful: preemption). */
 static inline int step_down(const struct rj *r, int g)
 {

@@ -129,27 +129,68 @@ static void shrink_phase_makes_room(void **state)
 }
 
 /*
- * No victim: jobs restarted RUBICK_RESTART_LIMIT times, or about to finish
+ * No victim: jobs past RUBICK_RESTART_LIMIT restarts that have spent as long
+ * restarting as they have left to run (restart_protected; these have about
+ * 98,000 s left at 8 GPUs, 500 x 260 s of restarts), or about to finish
  * (less than one restart delay left), are never shrunk, so the new job waits.
+ * A job at the restart count with far more left than its restarts took
+ * (5 x 260 s) still yields to the short newcomer.
  */
 static void protected_victims(void **state)
 {
 	(void)state;
-	for (int why = 0; why < 2; why++) {
+	for (int why = 0; why < 3; why++) {
 		struct fixture f;
 		fx_init(&f, 2);
 		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
 		fx_run_on(a, 0, 0);
 		fx_run_on(b, 1, 0);
 		if (why == 0) {
-			a->restarts = b->restarts = 5;
-		} else {
+			a->restarts = b->restarts = 500;
+		} else if (why == 1) {
 			a->iters_total = b->iters_total = 10; /* seconds of work left */
+		} else {
+			a->restarts = b->restarts = 5;
 		}
 		long_job(&f, 3, 4, 0)->iters_total = 2000; /* short: only the protections stop it */
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, why == 1 ? "order=fifo" : NULL, &d);
-		assert_int_equal(d.n, 0);
+		if (why == 2)
+			assert_non_null(fx_decision(&d, 3));
+		else
+			assert_int_equal(d.n, 0);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
+ * Victims inside their restart delay (rubick_shrink.c may_lose_now): both
+ * nodes are held by long jobs paying their restart delay. A short newcomer
+ * takes GPUs from one of them (it makes no progress while restarting); not
+ * from jobs at RUBICK_RESTART_LIMIT restarts while they restart.
+ */
+static void restarting_victims(void **state)
+{
+	(void)state;
+	for (int at_limit = 0; at_limit < 2; at_limit++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->state = b->state = RK_JOB_RESTARTING;
+		a->restarts = b->restarts = at_limit ? 5 : 1;
+		long_job(&f, 3, 4, 0)->iters_total = 2000;
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		if (at_limit) {
+			assert_int_equal(d.n, 0);
+		} else {
+			const struct rk_decision *x = fx_decision(&d, 3);
+			assert_non_null(x);
+			assert_int_equal(x->alloc.n, 1);
+		}
 		rk_decisions_fini(&d);
 		fx_fini(&f);
 	}
@@ -159,27 +200,38 @@ static void protected_victims(void **state)
  * Grow back (rubick.c grow_to_request): a 16-GPU job started on one node of
  * 8 for lack of free GPUs, never restarted since, moves to its request over
  * both nodes once the other is free and nobody waits; one that was
- * reconfigured since (a victim: restarts > 0) stays.
+ * reconfigured since (a victim: restarts > 0) stays, left to the expand
+ * phase. A victim on several nodes (4 + 4 GPUs), which the expand phase
+ * never grows, moves to its request too.
  */
 static void partial_start_grows_back(void **state)
 {
 	(void)state;
-	for (int why = 0; why < 2; why++) {
+	for (int why = 0; why < 3; why++) {
 		struct fixture f;
 		fx_init(&f, 2);
 		struct rk_job *a = long_job(&f, 1, 16, 0);
 		a->req_plan = fx_dp_plan(32, 16, 0);
 		fx_run_on(a, 0, 0);
 		a->plan = fx_dp_plan(32, 8, 0);
-		a->alloc.shares[0].gpus = 8;
-		a->alloc.shares[0].cpus = 64;
-		a->alloc.shares[0].mem_mb = (int64_t)8 * 100 * 1024;
-		if (why == 1)
+		a->alloc.shares[0].gpus = why >= 2 ? 4 : 8;
+		a->alloc.shares[0].cpus = 8 * a->alloc.shares[0].gpus;
+		a->alloc.shares[0].mem_mb = (int64_t)a->alloc.shares[0].gpus * 100 * 1024;
+		if (why >= 2) {
+			struct rk_share half = a->alloc.shares[0];
+			half.node = 1;
+			rk_alloc_fini(&a->alloc);
+			assert_int_equal(
+			    rk_alloc_add(&a->alloc, 0, half.gpus, half.cpus, half.mem_mb), RK_OK);
+			assert_int_equal(
+			    rk_alloc_add(&a->alloc, 1, half.gpus, half.cpus, half.mem_mb), RK_OK);
+		}
+		if (why >= 1)
 			a->restarts = 1;
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, NULL, &d);
 		const struct rk_decision *x = fx_decision(&d, 1);
-		if (why == 0) {
+		if (why == 0 || why == 2) {
 			assert_non_null(x);
 			assert_int_equal(fx_gpus(&x->alloc), 16);
 			assert_int_equal(x->alloc.n, 2);
@@ -218,7 +270,7 @@ static void measured_speeds_grow_across_nodes(void **state)
 		}
 		struct rk_job *b = long_job(&f, 2, 4, 0);
 		fx_run_on(b, 0, 0);
-		b->restarts = 5; /* RUBICK_RESTART_LIMIT: not a victim */
+		b->restarts = 500; /* restart_protected: not a victim */
 		if (why == 2) {
 			/* Asks for all 16 GPUs and cannot take 8 of them from a and b. */
 			struct rk_job *c = long_job(&f, 3, 16, 0);
@@ -256,7 +308,7 @@ static void measured_speeds_start_across_nodes(void **state)
 		fx_init(&f, 2);
 		struct rk_job *b = long_job(&f, 10, 4, 0);
 		fx_run_on(b, 0, 0);
-		b->restarts = 5; /* RUBICK_RESTART_LIMIT: not a victim */
+		b->restarts = 500; /* restart_protected: not a victim */
 		struct rk_job *a = long_job(&f, 1, 1, 0);
 		a->global_batch = 96; /* plans on 12 GPUs too */
 		a->req_plan = fx_dp_plan(96, 1, 0);
@@ -278,11 +330,49 @@ static void measured_speeds_start_across_nodes(void **state)
 }
 
 /*
+ * Start floor (rubick.c start_floor): a 16-GPU newcomer finds 4 free GPUs
+ * beside jobs at the restart limit (no victims). 4 GPUs give less than
+ * RUBICK_MIN_START_FRACTION of its request's speed, so a long one waits; one
+ * that finishes within a restart delay even there starts on them at once.
+ */
+static void short_job_starts_small(void **state)
+{
+	(void)state;
+	for (int is_short = 0; is_short < 2; is_short++) {
+		struct fixture f;
+		fx_init(&f, 2);
+		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 4, 0);
+		fx_run_on(a, 0, 0);
+		fx_run_on(b, 1, 0);
+		a->restarts = b->restarts = 500;
+		long_job(&f, 3, 16, 0)->iters_total = is_short ? 10 : 1e6;
+		struct rk_curve c;
+		build_curve(&f, &c);
+		assert_true(curve_tput(&c, 4) < 0.5 * curve_tput(&c, 16)); /* else no test */
+		rk_curve_fini(&c);
+		struct rk_decisions d;
+		run_round(&f, &rk_policy_rubick, NULL, &d);
+		const struct rk_decision *x = fx_decision(&d, 3);
+		if (is_short) {
+			assert_non_null(x);
+			assert_int_equal(x->alloc.n, 1);
+			assert_int_equal(x->alloc.shares[0].node, 1);
+			assert_int_equal(fx_gpus(&x->alloc), 4);
+		} else {
+			assert_null(x); /* (the expand phase may grow job 2 instead) */
+		}
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+}
+
+/*
  * The restart limit protects a best-effort job from other best-effort jobs,
  * not from a guarantee (AntMan's rule): a short guaranteed newcomer takes its
- * request from best-effort jobs restarted RUBICK_RESTART_LIMIT times, as
- * long as they have more than its run time plus a restart left; a guaranteed
- * newcomer longer than them waits.
+ * request from best-effort jobs protected by their restarts
+ * (restart_protected: 500 restarts of 260 s, more than the ~98,000 s they
+ * have left), as long as they have more than its run time plus a restart
+ * left; a guaranteed newcomer longer than them waits.
  */
 static void guaranteed_passes_restart_limit(void **state)
 {
@@ -293,7 +383,7 @@ static void guaranteed_passes_restart_limit(void **state)
 		struct rk_job *a = long_job(&f, 1, 8, 0), *b = long_job(&f, 2, 8, 0);
 		fx_run_on(a, 0, 0);
 		fx_run_on(b, 1, 0);
-		a->restarts = b->restarts = 5;
+		a->restarts = b->restarts = 500;
 		long_job(&f, 3, 4, 1)->iters_total = longer ? 1e7 : 2000;
 		struct rk_decisions d;
 		run_round(&f, &rk_policy_rubick, NULL, &d);
@@ -349,7 +439,7 @@ static void not_scattered(void **state)
 	struct rk_job *a = long_job(&f, 1, 5, 0), *b = long_job(&f, 2, 5, 0);
 	fx_run_on(a, 0, 0);
 	fx_run_on(b, 1, 0);
-	a->restarts = b->restarts = 5; /* protected: free GPUs are all there is */
+	a->restarts = b->restarts = 500; /* protected (restart_protected): free GPUs are all there is */
 	long_job(&f, 3, 6, 0)->iters_total = 2000;
 	struct rk_decisions d;
 	run_round(&f, &rk_policy_rubick, NULL, &d);
@@ -674,9 +764,11 @@ int main(void)
 		cmocka_unit_test(lone_job_follows_curve),
 		cmocka_unit_test(shrink_phase_makes_room),
 		cmocka_unit_test(protected_victims),
+		cmocka_unit_test(restarting_victims),
 		cmocka_unit_test(partial_start_grows_back),
 		cmocka_unit_test(measured_speeds_grow_across_nodes),
 		cmocka_unit_test(measured_speeds_start_across_nodes),
+		cmocka_unit_test(short_job_starts_small),
 		cmocka_unit_test(guaranteed_passes_restart_limit),
 		cmocka_unit_test(driver_run_time_orders_queue),
 		cmocka_unit_test(not_scattered),

@@ -54,7 +54,7 @@ static struct rk_job *busy_node(struct fixture *f)
 	f->nodes[0].gpu_mem_mb = 80 * 1024; /* A800 80 GiB: the pair's memory is checked */
 	struct rk_job *b = fx_job(f, 1, 0, 8, 0);
 	b->iters_total = 1e6;
-	b->restarts = 5; /* RUBICK_RESTART_LIMIT: never shrunk */
+	b->restarts = 500; /* restart_protected (500 x 260 s > its ~98,000 s left): never shrunk */
 	fx_run_on(b, 0, 0);
 	return fx_job(f, 2, 1, 8, 0);
 }
@@ -228,7 +228,7 @@ static void starts_beside_a_pair_get_their_own_gpus(void **state)
 	f.model.perf = (struct rk_perf_params){0};
 	struct rk_job *b = fx_job(&f, 1, 0, 4, 0);
 	b->iters_total = 1e6;
-	b->restarts = 5;
+	b->restarts = 500; /* restart_protected: never shrunk */
 	fx_run_on(b, 0, 0);
 	b->alloc.shares[0].gpu_mask = 0x0f;
 	struct rk_job *a = fx_job(&f, 2, 1, 6, 0);
