@@ -49,6 +49,26 @@ int rk_baseline_tput_sps(const struct rk_job *job, const struct rk_plan *plan,
 			 const struct rk_placement *pl, int cpus_per_gpu,
 			 const struct rk_perf_env *env, double *tput_sps /* OUT */);
 
+/*
+ * Samples/s of `job` on `gpus` GPUs at its trace's own measured speeds
+ * (rk_job.native_sps times the global batch: Gavel and Shockwave job types,
+ * docs/oracle.md "Trace-native speeds"), 0 where the job has none at that
+ * count. The same figure Rubick's views price with (rubick_view.c
+ * native_at), so every policy that prices throughput per GPU count decides
+ * on the speeds the simulator runs the job at: Sia's authors profile each
+ * job type's throughput, Gavel's policies read this very matrix.
+ */
+double rk_baseline_native_sps(const struct rk_job *job, int gpus);
+
+/*
+ * 1 when `job` is priced from its measured speeds: it has one at its request
+ * (as rubick_view.c native_view). A policy then prices every GPU count from
+ * them (never mixing them with the fitted model's scale) and the fitted
+ * model only where they are silent (CPU threads: the measured speeds do not
+ * depend on them, and neither does the simulator's run of the job).
+ */
+int rk_baseline_is_native(const struct rk_job *job);
+
 /* 1 when the job holds resources (running or restarting with a non-empty alloc). */
 int rk_baseline_is_placed(const struct rk_job *job);
 

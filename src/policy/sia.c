@@ -12,7 +12,11 @@
  * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
  * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
  * jobs"), predicted by the fitted performance model (rk_perf_predict, §1.4),
- * never the simulator's oracle; each request's row of valid configurations,
+ * never the simulator's oracle. A job with its trace's own measured speeds
+ * per GPU count (rk_job.native_sps: Gavel and Shockwave job types, which the
+ * simulator runs at those speeds) is priced from them at every GPU count
+ * instead (rk_baseline_native_sps), as Sia's authors price each job type
+ * from its measured throughput profile; each request's row of valid configurations,
  * normalised goodputs and unscaled costs is kept across rounds until the
  * request, the configuration set or the environment changes (sia_cache.c;
  * rounds then price only the restart factor). A configuration is valid for a job when the

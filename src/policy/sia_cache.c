@@ -220,6 +220,7 @@ void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
 {
 	int n = 0;
 	double min_tput = HUGE_VAL;
+	int native = rk_baseline_is_native(j);
 	/* No configuration above the tenant's gpu_quota (the driver bounds what is held). */
 	for (int c = 0; c < n_cfg; c++) {
 		const struct sia_cfg *cf = &cfg[c];
@@ -240,10 +241,16 @@ void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
 		/* A tensor-parallel group must stay inside a node. */
 		if (rk_plan_check_placement(&v.plan, &pl, NULL))
 			continue;
+		/* Measured speeds at every count when the job has them, never mixed
+		 * with the model's scale (baseline.h rk_baseline_is_native). */
 		double tput = 0;
-		if (rk_baseline_tput_sps(j, &v.plan, &pl, sia_job_cpus_per_gpu(j, &types[cf->type]),
-					 in->env, &tput) ||
-		    !(tput > 0))
+		if (native)
+			tput = rk_baseline_native_sps(j, cf->gpus);
+		else if (rk_baseline_tput_sps(j, &v.plan, &pl,
+		                              sia_job_cpus_per_gpu(j, &types[cf->type]), in->env,
+		                              &tput))
+			continue;
+		if (!(tput > 0))
 			continue;
 		v.g = tput; /* raw goodput until the row is normalised below */
 		if (tput < min_tput)
@@ -289,4 +296,13 @@ void sia_row_key_init(struct sia_row_key *k, const struct sia_opts *o,
 	k->min_gpus = o->range_job ? j->min_gpus : 0;
 	k->max_gpus = o->range_job ? j->max_gpus : 0;
 	k->gpu_quota = rk_tenant_gpu_quota(in, j->tenant);
+	if (rk_baseline_is_native(j)) {
+		/* FNV-1a over the table's bytes: equal tables share a row. */
+		uint64_t h = 0xcbf29ce484222325ull;
+		const unsigned char *p = (const unsigned char *)(j->native_sps + 1);
+		for (size_t i = 0; i < (size_t)j->native_max * sizeof(double); i++)
+			h = (h ^ p[i]) * 0x100000001b3ull;
+		k->native_sig = h | 1;
+		k->native_max = j->native_max;
+	}
 }

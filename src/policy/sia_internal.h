@@ -98,6 +98,11 @@ struct sia_row_key {
 	int64_t req_mem_mb;
 	int global_batch, req_gpus, req_cpus, min_gpus, max_gpus;
 	int gpu_quota; /* the tenant's, -1 = none */
+	/* The trace's measured speeds (rk_job.native_sps) when the row is priced
+	 * from them (rk_baseline_is_native): a hash of the table and its length;
+	 * 0 when the row is the fitted model's. */
+	uint64_t native_sig;
+	int native_max;
 };
 
 /* One valid configuration of a row: before the restart factor. */

@@ -21,6 +21,8 @@
  *                    per-GPU request; with neither, the GPU-proportional share.
  *                    The model's throughput does not grow with more page
  *                    cache, so more than the need is never asked for.
+ *   A job with its trace's measured speeds (rk_job.native_sps) is profiled
+ *   from them instead (tput_at).
  *   A job the model cannot predict (unfitted) asks its own per-GPU CPU
  *   request, or the fair share when it gave none.
  * GPU-proportional fair share per GPU = node CPUs / node GPUs and node
@@ -124,9 +126,18 @@ static void synergy_destroy(void *state)
 	free(state);
 }
 
-/* Predicted samples/s of the job's own plan at its request with `cpg` threads per GPU. */
+/*
+ * Predicted samples/s of the job's own plan at its request with `cpg`
+ * threads per GPU. A job with its trace's measured speeds (Gavel and
+ * Shockwave job types) is profiled from them, as Synergy profiles the job
+ * itself: they do not depend on threads (nor does the simulator's run of the
+ * job, docs/oracle.md "Trace-native speeds"), so its best case is the fewest
+ * threads.
+ */
 static double tput_at(const struct round *r, const struct rk_job *j, int cpg)
 {
+	if (rk_baseline_is_native(j))
+		return rk_baseline_native_sps(j, j->req_gpus > 0 ? j->req_gpus : 1);
 	struct rk_placement pl;
 	if (rk_placement_consolidated(j->req_gpus, r->node_gpus, &pl, NULL))
 		return 0;
@@ -146,7 +157,7 @@ static void best_case(const struct round *r, struct item *it)
 	int lo = SYNERGY_MIN_CPUS_PER_GPU;
 	if (hi < lo)
 		hi = lo;
-	double top = r->in->env ? tput_at(r, j, hi) : 0;
+	double top = r->in->env || rk_baseline_is_native(j) ? tput_at(r, j, hi) : 0;
 	if (top > 0) {
 		/* Throughput is non-decreasing in threads: binary search the knee. */
 		while (lo < hi) {

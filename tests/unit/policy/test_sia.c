@@ -298,6 +298,57 @@ static void rows_follow_the_model(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * A job with its trace's measured speeds (rk_job.native_sps: Gavel and
+ * Shockwave job types) is priced from them, not from the model: a table that
+ * peaks at a size other than the model's best makes the lone job take the
+ * table's peak, in a fresh state and in one that priced the same request
+ * from the model a round before (the cached row is the model's: keyed apart).
+ */
+static void native_speeds_price_the_row(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *j = fx_job(&f, 1, 0, 2, 0);
+	int model_g = 0;
+	double best = 0;
+	const int sizes[] = {1, 2, 4, 8, 16};
+	for (int i = 0; i < 5; i++) {
+		double t = tput_at(&f, j, sizes[i]);
+		if (t > best) {
+			best = t;
+			model_g = sizes[i];
+		}
+	}
+	int peak = model_g == 4 ? 8 : 4;
+	double sps[17] = {0};
+	for (int g = 1; g <= 16; g++)
+		sps[g] = g <= peak ? 0.1 * g : 0.05 * peak; /* steps/s, falling past the peak */
+	void *st = NULL;
+	struct rk_error err;
+	assert_int_equal(rk_policy_sia.create(&st, NULL, &err), RK_OK);
+	struct rk_decisions d1, d2, fresh;
+	round_on(st, &f, 1000, &d1);
+	assert_int_equal(d1.n, 1);
+	assert_int_equal(fx_gpus(&d1.v[0].alloc), model_g);
+	j->native_sps = sps;
+	j->native_max = 16;
+	round_on(st, &f, 2000, &d2);
+	run_round(&f, NULL, 2000, &fresh);
+	assert_int_equal(d2.n, 1);
+	assert_int_equal(fresh.n, 1);
+	assert_int_equal(fx_gpus(&d2.v[0].alloc), peak);
+	assert_int_equal(fx_gpus(&fresh.v[0].alloc), peak);
+	assert_int_equal(fresh.v[0].plan.dp, peak);
+	assert_int_equal(fresh.v[0].plan.mb * fresh.v[0].plan.ga * fresh.v[0].plan.dp, 32);
+	rk_decisions_fini(&d1);
+	rk_decisions_fini(&d2);
+	rk_decisions_fini(&fresh);
+	rk_policy_sia.destroy(st);
+	fx_fini(&f);
+}
+
 static void options_are_checked(void **state)
 {
 	(void)state;
@@ -346,6 +397,7 @@ int main(void)
 		cmocka_unit_test(odd_width_runs_at_request),
 		cmocka_unit_test(ragged_and_unfitted_requests),
 		cmocka_unit_test(rows_follow_the_model),
+		cmocka_unit_test(native_speeds_price_the_row),
 		cmocka_unit_test(options_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,36 @@ static void demand_vectors_from_model(void **state)
 }
 
 /*
+ * A job with its trace's measured speeds (rk_job.native_sps) is profiled from
+ * them: they do not depend on CPU threads (nor does the simulator's run of
+ * such a job), so the ZeRO-Offload job that the model makes ask more than
+ * the fair share asks 1 thread per GPU.
+ */
+static void native_speeds_profile_the_job(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job *off = fx_job(&f, 1, 0, 1, 0);
+	off->req_plan = offload_plan(32, 1);
+	struct rk_decisions d;
+	run_round(&f, &rk_policy_synergy_srtf, &d);
+	assert_int_equal(d.n, 1);
+	assert_true(d.v[0].alloc.shares[0].cpus > 12);
+	rk_decisions_fini(&d);
+	const double sps[3] = {0, 2.0, 3.5};
+	off->native_sps = sps;
+	off->native_max = 2;
+	run_round(&f, &rk_policy_synergy_srtf, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 1);
+	assert_int_equal(d.v[0].alloc.shares[0].cpus, 1);
+	assert_true(rk_plan_equal(&d.v[0].plan, &off->req_plan));
+	rk_decisions_fini(&d);
+	fx_fini(&f);
+}
+
+/*
  * Step 3: node 1 has no free GPU; node 0 has 7 free GPUs but only 16 free
  * CPUs because offload job 1 holds 80 on its single GPU. Offload job 3 (4
  * GPUs) fails with its best case and with the fair share (48 CPUs), so job 1 is
@@ -200,6 +230,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(demand_vectors_from_model),
+		cmocka_unit_test(native_speeds_profile_the_job),
 		cmocka_unit_test(tune_shrinks_to_fair_share),
 		cmocka_unit_test(srtf_preempts_longest),
 		cmocka_unit_test(srtf_undoes_useless_preemption),
