@@ -54,7 +54,7 @@ int rk_baseline_tput_sps(const struct rk_job *job, const struct rk_plan *plan,
  * (rk_job.native_sps times the global batch: Gavel and Shockwave job types,
  * docs/oracle.md "Trace-native speeds"), 0 where the job has none at that
  * count. The same figure Rubick's views price with (rubick_view.c
- * native_at), so every policy that prices throughput per GPU count decides
+ * native_at calls this), so every policy that prices throughput per GPU count decides
  * on the speeds the simulator runs the job at: Sia's authors profile each
  * job type's throughput, Gavel's policies read this very matrix.
  */

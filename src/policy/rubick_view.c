@@ -244,10 +244,7 @@ static int view_alloc(struct rubick_view *v, int max_gpus)
  */
 static double native_at(const struct rk_job *job, int g)
 {
-	if (!job->native_sps || g < 1 || g > job->native_max)
-		return 0;
-	double t = job->native_sps[g] * job->global_batch;
-	return t > 0 && isfinite(t) ? t : 0;
+	return rk_baseline_native_sps(job, g); /* the figure every policy prices with */
 }
 
 /*
