@@ -20,8 +20,11 @@
 # BENCH_SCALE_GROWTH_ONLY=1 the budget tables; BENCH_SCALE_GPU (default v100)
 # is the clusters' GPU type. BENCH_SCALE_STRESS=1 adds the Gavel trace at its
 # stand-ins' zoo speeds (--throughputs none: ~50x its makespan, ~1,000 jobs
-# queued for most of it, the setting of issue 15's 196 s), reported against
-# the same 30 s, not counted in the exit status. sjf-bsbf and sjf-ffs run with
+# queued for most of it, the setting of issue 15's 196 s), against the same
+# 30 s and counted in the exit status, except for the policies in
+# BENCH_SCALE_STRESS_UNCOUNTED (default: sia, whose constrained rounds
+# re-solve the ILP every 60 s: > 75 s CPU for the first 2e7 s of the run;
+# bench/README.md), which are reported only. sjf-bsbf and sjf-ffs run with
 # --sharing on (they need it). Exit status 1 if a budget is missed. Not a test:
 # speed lives here, with budgets (docs: bench/README.md).
 set -u
@@ -65,7 +68,9 @@ run() {
 }
 
 missed=0
-# budget_table LABEL TRACE CLUSTER BUDGET_S COUNTS(1/0) [SIM_OPTION...]
+# budget_table LABEL TRACE CLUSTER BUDGET_S COUNTS(1/0) [SIM_OPTION...]; with COUNTS=1 the
+# policies in $uncounted are reported, not counted
+uncounted=
 budget_table() {
 	local label=$1 trace=$2 cluster=$3 budget=$4 counts=$5
 	shift 5
@@ -82,7 +87,10 @@ budget_table() {
 		verdict=ok
 		if [ "${st%%:*}" != done ] || awk -v c="$cpu" -v b="$budget" 'BEGIN{exit !(c > b)}'; then
 			verdict=MISSED
-			[ "$counts" = 1 ] && missed=1
+			case " $uncounted " in
+			*" $p "*) verdict="MISSED (not counted)" ;;
+			*) [ "$counts" = 1 ] && missed=1 ;;
+			esac
 		fi
 		echo "| $p | $cpu | $budget s: $verdict | ${st#*:} | $l |"
 	done
@@ -94,8 +102,10 @@ if [ "${BENCH_SCALE_GROWTH_ONLY:-0}" != 1 ]; then
 	budget_table "Gavel VC 0e4a51 (1,181 jobs), its own throughputs" "$gavel" "8x8:$gpu" 30 1
 fi
 if [ "${BENCH_SCALE_STRESS:-0}" = 1 ]; then
-	budget_table "Stress (not counted): Gavel VC 0e4a51 at the stand-ins' speeds (--throughputs none)" \
-		"$gavel" "8x8:$gpu" 30 0 --throughputs none
+	uncounted=${BENCH_SCALE_STRESS_UNCOUNTED-sia}
+	budget_table "Stress: Gavel VC 0e4a51 at the stand-ins' speeds (--throughputs none; not counted: ${uncounted:-none})" \
+		"$gavel" "8x8:$gpu" 30 1 --throughputs none
+	uncounted=
 fi
 
 # growth_row POLICY LIMIT_S "TRACE CLUSTER"... -> one table row, cpu s (load avg) per cell

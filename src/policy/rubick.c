@@ -630,6 +630,9 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	struct round R = {.st = st, .in = in, .n = in->n_jobs};
 	int rc = RK_OK;
 	int *want = NULL;
+	if (rubick_quiet_skip(st, in))
+		return RK_OK; /* provably nothing to decide (rubick_quiet.c) */
+	int n_before = out->n;
 	rubick_cache_trim(st->cache);
 	rubick_cache_reserve_jobs(st->cache, in->n_jobs);
 	cluster_shape(&R);
@@ -710,6 +713,8 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 		rc = rubick_share_name_gpus(&R);
 	if (!rc)
 		rc = emit(&R, out);
+	if (!rc)
+		rubick_quiet_note(st, &R, out->n > n_before);
 fail:
 	if (rc && (!err || err->code == RK_OK))
 		rk_error_set(err, rc, "rubick: round failed (%s)", rk_strerror(rc));

@@ -60,7 +60,15 @@ struct rubick_state {
 	int share_window;
 	int place_contention;
 	struct rubick_share_state *share_st; /* owned, NULL unless share */
+	/* Quiet rounds (rubick_quiet.c): owned, NULL with option quiet=off. */
+	struct rubick_quiet *quiet;
+	int no_quiet; /* option quiet=off */
 };
+
+struct rubick_quiet;
+/* The state quiet rounds keep across rounds. OUT: *out. RK_ENOMEM. */
+int rubick_quiet_create(struct rubick_quiet **out);
+void rubick_quiet_destroy(struct rubick_quiet *q);
 
 struct rubick_share_state;
 /* The state sharing=on keeps across rounds (rubick_share.c). OUT: *out. RK_ENOMEM. */

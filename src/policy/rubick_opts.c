@@ -6,7 +6,9 @@
  * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant),
  * "sharing=on|off", "share_window=N" and "placement=spread|contention"
  * (composition with GPU sharing and contention-aware placement, issue 15;
- * rubick_share.c, rubick_place.c).
+ * rubick_share.c, rubick_place.c), "quiet=on|off" (answer rounds that provably
+ * decide nothing without running them, rubick_quiet.c; off: every round in full,
+ * the same decisions, for tests).
  */
 #include "policy/rubick_internal.h"
 
@@ -86,10 +88,15 @@ static int parse_options(struct rubick_state *st, const char *options, struct rk
 						    "rubick: placement=%s: must be 'spread' or "
 						    "'contention'", v);
 			st->place_contention = !strcmp(v, "contention");
+		} else if (!strcmp(k, "quiet")) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return rk_error_set(err, RK_EINVAL,
+						    "rubick: quiet=%s: must be 'on' or 'off'", v);
+			st->no_quiet = !strcmp(v, "off");
 		} else {
 			return rk_error_set(err, RK_EINVAL,
 					    "rubick: unknown option '%s' (known: restart_s, order, "
-					    "guaranteed, quota, sharing, share_window, placement)",
+					    "guaranteed, quota, sharing, share_window, placement, quiet)",
 					    k);
 		}
 	}
@@ -112,7 +119,10 @@ int rubick_state_create(void **state, const char *options, struct rk_error *err,
 		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
 	if (!rc && st->share && rubick_share_state_create(&st->share_st))
 		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
+	if (!rc && !st->no_quiet && rubick_quiet_create(&st->quiet))
+		rc = rk_error_set(err, RK_ENOMEM, "rubick: out of memory");
 	if (rc) {
+		rubick_share_state_destroy(st->share_st);
 		rubick_cache_destroy(st->cache);
 		free(st->quota);
 		free(st);
@@ -129,6 +139,7 @@ void rubick_state_destroy(void *state)
 		return;
 	rubick_cache_destroy(st->cache);
 	rubick_share_state_destroy(st->share_st);
+	rubick_quiet_destroy(st->quiet);
 	free(st->quota);
 	free(st);
 }

@@ -110,6 +110,19 @@ void rubick_node_max_rem(struct round *R, int node);
 void rubick_replan_guaranteed(struct round *R);
 /* Shrink phase for pending `r` (sizes gmin..gmax); 1 when it was started. */
 int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc);
+/* May some running job yield GPUs to pending `r` at all? 0 only for a best-effort,
+ * non-starving job under SRTF order when every node's shrinkable jobs are shorter
+ * than it plus a restart (the shrink phase's first filter). */
+int rubick_shrink_may_yield(const struct round *R, const struct rj *r);
+
+/* ---- quiet rounds (rubick_quiet.c) ---- */
+
+/* 1 when the round `in` provably decides nothing (the last full round decided
+ * nothing and only the clock and running jobs' progress moved since, in ways
+ * that cannot start anybody): the caller then returns no decisions. */
+int rubick_quiet_skip(struct rubick_state *st, const struct rk_sched_input *in);
+/* After a full round that made `decided` decisions: what rubick_quiet_skip checks. */
+void rubick_quiet_note(struct rubick_state *st, const struct round *R, int decided);
 
 /* ---- composition with GPU sharing (rubick_share.c) and placement (rubick_place.c) ---- */
 

@@ -162,6 +162,16 @@ static int node_may_yield(const struct round *R, const struct rj *self, int node
 	       R->max_rem_s[node] >= self->key_s + R->st->restart_s;
 }
 
+int rubick_shrink_may_yield(const struct round *R, const struct rj *r)
+{
+	if (r->guaranteed || r->starving || !R->st->order_srtf)
+		return 1;
+	for (int n = 0; n < R->in->cluster->n_nodes; n++)
+		if (node_may_yield(R, r, n))
+			return 1;
+	return 0;
+}
+
 /*
  * Normalised throughput lost to free `x` GPUs on `node` for `self`: victims
  * give up one useful step at a time, the lowest loss per freed GPU first
@@ -347,13 +357,8 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc)
 {
 	int must = r->guaranteed || r->starving;
-	if (!must && R->st->order_srtf) {
-		int any = 0;
-		for (int n = 0; n < R->in->cluster->n_nodes && !any; n++)
-			any = node_may_yield(R, r, n);
-		if (!any)
-			return 0; /* every running job is shorter: nobody yields */
-	}
+	if (!rubick_shrink_may_yield(R, r))
+		return 0; /* every running job is shorter: nobody yields */
 	int best_t = 0;
 	double best_net = 0;
 	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
