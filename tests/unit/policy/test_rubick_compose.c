@@ -330,6 +330,39 @@ static void placement_avoids_contended_nodes(void **state)
 	}
 }
 
+/*
+ * A pair must not delay a job waiting ahead of the newcomer (rubick_share.c
+ * delays_ahead): a guaranteed job g, longer than the partner (so not allowed
+ * to shrink it), waits for the partner's 8 GPUs. The short newcomer sharing
+ * them would slow the partner and so hold g back: it does not share, though
+ * without g it does (shares_when_it_pays). Control: g shorter than the
+ * partner takes its GPUs by shrinking, and nobody shares.
+ */
+static void does_not_delay_a_guarantee_ahead(void **state)
+{
+	(void)state;
+	struct rk_xi_table xi;
+	xi_table(&xi, 1.1);
+	for (int c = 0; c < 2; c++) {
+		struct fixture f;
+		busy_node(&f);
+		struct rk_job *g = fx_job(&f, 3, 2, 8, 1);
+		g->iters_total = c == 0 ? 2e6 : 10;
+		struct rk_decisions d;
+		struct rk_error err;
+		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+		const struct rk_decision *nd = fx_decision(&d, 2);
+		if (nd && nd->alloc.n > 0 && nd->alloc.shares[0].gpu_mask != 0)
+			fail_msg("case %d: the newcomer shared ahead of a waiting guarantee", c);
+		if (c == 0)
+			assert_null(fx_decision(&d, 3)); /* g waits for the partner */
+		share_rules_hold(&f, &d);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+	}
+	rk_xi_table_fini(&xi);
+}
+
 static void options_are_checked(void **state)
 {
 	(void)state;
@@ -357,6 +390,7 @@ int main(void)
 	    cmocka_unit_test(shares_when_it_pays),
 	    cmocka_unit_test(declines_otherwise),
 	    cmocka_unit_test(pair_is_kept_next_round),
+	    cmocka_unit_test(does_not_delay_a_guarantee_ahead),
 	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
 	    cmocka_unit_test(contention_choose_cases),
 	    cmocka_unit_test(placement_avoids_contended_nodes),
