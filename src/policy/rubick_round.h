@@ -114,6 +114,9 @@ int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
  * non-starving job under SRTF order when every node's shrinkable jobs are shorter
  * than it plus a restart (the shrink phase's first filter). */
 int rubick_shrink_may_yield(const struct round *R, const struct rj *r);
+/* May the shrink phase take GPUs from v for self (its victim rules, the
+ * SRTF filter included)? */
+int rubick_shrink_victim_for(const struct round *R, const struct rj *self, const struct rj *v);
 
 /* ---- quiet rounds (rubick_quiet.c) ---- */
 
