@@ -84,6 +84,7 @@ struct rubick_share_round {
 	int gtime_n, gtime_skip;
 	int gtime_key; /* 1 + R->n_assign when gtime was sorted, 0 = never */
 	int tries, started;
+	int moved;    /* jobs that left a pair this round (rubick_unshare.c) */
 	int max_room; /* most GPUs one node could offer a newcomer: an upper bound for the round */
 };
 
@@ -311,6 +312,21 @@ static double real_left_s(const struct round *R, int k)
 {
 	const struct rj *r = &R->j[k];
 	return remaining_s(r, r->g) * present_factor(R, k);
+}
+
+int rubick_share_holders(const struct round *R, int node, int g, int *h)
+{
+	return holders(R->sh, node, g, h);
+}
+
+double rubick_share_left_s(const struct round *R, int k)
+{
+	return real_left_s(R, k);
+}
+
+void rubick_share_note_moved(struct round *R)
+{
+	R->sh->moved++;
 }
 
 static int by_double(const void *p, const void *q)
@@ -744,11 +760,12 @@ int rubick_share_start(struct round *R, struct rj *r, int g, int *rc)
 
 int rubick_share_name_gpus(struct round *R)
 {
-	if (!R->sh || R->sh->started == 0)
+	if (!R->sh || (R->sh->started == 0 && R->sh->moved == 0))
 		return RK_OK;
 	/* A fresh occupancy of what the round leaves: the pairs' named GPUs and
 	 * everything unchanged first, then the allocations this round made
-	 * without names take GPUs nobody holds. A failure leaves names unset:
+	 * without names take GPUs nobody holds (a job that left its pair takes
+	 * none of its partner's). A failure leaves names unset:
 	 * the driver's check then decides (the capacity counts agree). */
 	struct rk_gpu_occ o;
 	if (rk_gpu_occ_init(&o, R->in->cluster))

@@ -168,40 +168,52 @@ static void declines_otherwise(void **state)
 
 /*
  * The round after: two jobs hold the same GPUs. The capacity counts each
- * GPU once (plain rk_capacity_from_jobs would call it over-committed), the
- * pair is left alone (not grown onto the node's free GPUs, not shrunk), and
- * a new job starts on free GPUs beside it. Control: the same jobs on GPUs
- * of their own, where rubick does grow the first onto free GPUs.
+ * GPU once (plain rk_capacity_from_jobs would call it over-committed), and
+ * a new job starts on free GPUs beside the pair. With nobody waiting and
+ * GPUs free, a long pair splits (rubick_unshare.c): the first job in
+ * Rubick's order moves to GPUs nobody holds, its partner keeps its GPUs and
+ * runs alone; a short pair (its saving under two restart delays) is left
+ * alone. Control: the same jobs on GPUs of their own, where rubick grows
+ * the first onto free GPUs.
  */
-static void pair_is_kept_next_round(void **state)
+static void pair_splits_when_room_appears(void **state)
 {
 	(void)state;
 	struct rk_xi_table xi;
 	xi_table(&xi, 1.1);
-	for (int shared = 0; shared < 2; shared++) {
+	for (int c = 0; c < 3; c++) { /* 0 not shared, 1 long pair, 2 short pair */
 		struct fixture f;
 		fx_init(&f, 2);
 		f.nodes[0].gpu_mem_mb = f.nodes[1].gpu_mem_mb = 80 * 1024;
 		for (int id = 1; id <= 2; id++) {
 			struct rk_job *j = fx_job(&f, id, 0, 4, 0);
-			j->iters_total = 1e6;
-			fx_run_on(j, shared || id == 1 ? 0 : 1, 0);
+			j->iters_total = c == 2 ? 1e3 : 1e6;
+			fx_run_on(j, c || id == 1 ? 0 : 1, 0);
 			j->alloc.shares[0].gpu_mask = 0x0f;
 		}
 		struct rk_decisions d;
 		struct rk_error err;
 		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
-		if (shared) {
-			assert_null(fx_decision(&d, 1));
+		const struct rk_decision *d1 = fx_decision(&d, 1);
+		if (c == 1) {
+			assert_non_null(d1); /* the first leaves the pair */
+			assert_null(fx_decision(&d, 2));
+			assert_int_equal(d1->alloc.n, 1);
+			uint64_t m = d1->alloc.shares[0].gpu_mask;
+			assert_true(fx_gpus(&d1->alloc) >= 4);
+			if (d1->alloc.shares[0].node == 0) /* none of the partner's GPUs */
+				assert_int_equal(m & 0x0f, 0);
+		} else if (c == 2) {
+			assert_null(d1);
 			assert_null(fx_decision(&d, 2));
 		} else {
-			assert_non_null(fx_decision(&d, 1)); /* grown on node 0 */
+			assert_non_null(d1); /* grown on node 0 */
 		}
 		share_rules_hold(&f, &d);
 		rk_decisions_fini(&d);
-		fx_job(&f, 3, 5, 4, 0);
+		fx_job(&f, 5, 5, 4, 0);
 		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
-		assert_non_null(fx_decision(&d, 3));
+		assert_non_null(fx_decision(&d, 5));
 		share_rules_hold(&f, &d);
 		rk_decisions_fini(&d);
 		fx_fini(&f);
@@ -389,7 +401,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(shares_when_it_pays),
 	    cmocka_unit_test(declines_otherwise),
-	    cmocka_unit_test(pair_is_kept_next_round),
+	    cmocka_unit_test(pair_splits_when_room_appears),
 	    cmocka_unit_test(does_not_delay_a_guarantee_ahead),
 	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
 	    cmocka_unit_test(contention_choose_cases),
