@@ -508,11 +508,22 @@ static double mem_of(const struct round *R, int k)
 	return sh->mem[k];
 }
 
-/* A running job that may lend a GPU it holds alone. */
+/*
+ * A running job that may lend a GPU it holds alone: best-effort, unchanged
+ * this round, and holding no more than its request. GPUs beyond the request
+ * are leftovers Rubick lent it while nobody else could use them (expand,
+ * grow_measured: up to the whole cluster on a light load), and sharing any
+ * of them slows the job on all its GPUs (a data-parallel job steps at its
+ * slowest GPU's rate, the engine's largest-factor rule) and freezes the loan
+ * (rj.shared). Measured on Gavel VC 103959 on 4x8 (main e1a9647): one job
+ * grown from 4 to all 32 GPUs lent them to five newcomers in turn, ran at
+ * the slowed rate for most of its run (JCT 19,302 -> 38,302 s), and
+ * sharing=on lost 2.8 % to plain rubick; without such partners it is level.
+ */
 static int may_partner(const struct rj *b)
 {
 	return !b->guaranteed && b->was_placed && !b->changed && !b->fallback && b->g > 0 &&
-	       b->job->state == RK_JOB_RUNNING;
+	       b->job->state == RK_JOB_RUNNING && b->g <= b->job->req_gpus;
 }
 
 struct cand {

@@ -115,7 +115,9 @@ static void share_case(double factor)
  * it, a guaranteed newcomer, a guaranteed partner, and with interference
  * worse than time slicing (xi = 3 both ways): a partner about to end
  * (waiting for it is better) or a queue behind that would pay for the lost
- * GPU-seconds (shares_when_it_pays: without either, the short job shares).
+ * GPU-seconds (shares_when_it_pays: without either, the short job shares),
+ * and a partner holding more GPUs than its request (Rubick's leftovers: a
+ * share would slow it on all of them, rubick_share.c may_partner).
  */
 static void declines_otherwise(void **state)
 {
@@ -123,7 +125,7 @@ static void declines_otherwise(void **state)
 	struct rk_xi_table low, high;
 	xi_table(&low, 1.1);
 	xi_table(&high, 3.0);
-	for (int c = 0; c < 7; c++) { /* 6: case 5 without the queue, which shares */
+	for (int c = 0; c < 8; c++) { /* 6: case 5 without the queue, which shares */
 		struct fixture f;
 		struct rk_job *a = busy_node(&f);
 		const char *opts = c == 0 ? NULL : "sharing=on";
@@ -134,7 +136,10 @@ static void declines_otherwise(void **state)
 			f.jobs[0].guaranteed = 1;
 		if (c == 4)
 			f.jobs[0].iters_done = f.jobs[0].iters_total - 1;
-		if (c >= 5) /* 10x the newcomer: overtaking gains less than the queue pays */
+		if (c == 7) /* grown from 4 to the node's 8 GPUs */
+			f.jobs[0].req_gpus = 4;
+		/* 10x the newcomer: overtaking gains less than the queue pays */
+		if (c == 5 || c == 6)
 			f.jobs[0].iters_total = 1e4;
 		for (int q = 0; c == 5 && q < 10; q++)
 			fx_job(&f, 10 + q, 2, 8, 0)->iters_total = 5e5;
