@@ -23,9 +23,12 @@
  *
  * Rules: guaranteed jobs never share, on either side (a partner's slowdown
  * would break its baseline); only data-parallel-family plans (tp = pp = 1)
- * share; a job that shares, and its partners, are not resized, shrunk or
- * grown while they share (rj.shared), so the pair is never restarted by the
- * policy (as in SJF-BSBF, preemption-free for sharers). Bounded cost: at most
+ * share; a partner holds no more GPUs than its request (may_partner); a job
+ * that shares, and its partners, are not resized, shrunk or grown while they
+ * share (rj.shared), so the pair is never restarted by the policy (as in
+ * SJF-BSBF, preemption-free for sharers), except that with nobody waiting a
+ * shared job may leave its pair for GPUs of its own (rubick_unshare.c).
+ * Bounded cost: at most
  * share_window (default 32) pending jobs per round try.
  *
  * Two rules keep sharing from losing to plain Rubick (issue 15), because the
