@@ -7,11 +7,15 @@
  * and the policy never restarts a pair to make room. But once the cluster
  * empties, plain Rubick grows its jobs (grow_to_request, grow_measured,
  * expand) while the pair kept crawling on its shared GPUs at the slowed
- * rate to its end: measured on main 0541853, sharing=on lost to plain
- * rubick on light loads (Gavel VC 103959 +3.3 % average JCT on 8x8:v100,
- * +2.6 % on 4x8; the Muri testbed trace on 11x6:v100 with contention
- * +3.8 %). The rule: with nobody waiting, a shared best-effort job that has
- * run since the last round moves to GPUs of its own (its GPUs that nobody
+ * rate to its end. Measured (rubick sharing=on, --oracle model, against the
+ * same policy without this rule): Muri trace4 on 8x8:v100 758,932 ->
+ * 731,247 s average JCT, Gavel VC 6214e9 655,081 -> 640,778 s, Gavel VC
+ * 0e4a51 202,080 -> 207,915 s (still 26 % ahead of plain rubick), the
+ * other 13 cases of eval-sharing.sh and eval-contention.sh's "Both physics"
+ * within 0.5 %. (The light-load losses to plain rubick it was written for
+ * came from partners grown beyond their request: rubick_share.c
+ * may_partner.) The rule: with nobody waiting, a shared best-effort job
+ * that has run since the last round moves to GPUs of its own (its GPUs that nobody
  * else holds plus free ones, re-placed on the fewest nodes, at its size or
  * larger as grow_measured and grow_to_request allow), and each partner it
  * leaves runs alone at full speed from then on. Priced as grow_measured
