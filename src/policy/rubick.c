@@ -701,6 +701,9 @@ static int rubick_schedule(void *state, const struct rk_sched_input *in, struct 
 	for (int i = 0; i < R.n && !rc; i++)
 		if ((!R.j[i].was_placed || R.j[i].fallback) && R.j[i].g == 0)
 			start_pending(&R, &R.j[i], want, &rc);
+	/* sharing=on: a pair splits when exclusive room appears (rubick_unshare.c) */
+	if (!rc && R.sh && !any_waiting(&R))
+		rc = rubick_share_leave(&R);
 	if (!rc)
 		rc = grow_to_request(&R);
 	if (!rc)

@@ -140,6 +140,17 @@ void rubick_share_round_fini(struct round *R);
 /* Start best-effort pending `r` at g GPUs on one node, sharing GPUs with
  * running jobs, when the benefit test says it pays. 1 = started. */
 int rubick_share_start(struct round *R, struct rj *r, int g, int *rc);
+/* GPU g of node holds how many jobs (h: their indexes into R->j), from the
+ * snapshot plus the pairs started this round. */
+int rubick_share_holders(const struct round *R, int node, int g, int *h);
+/* Seconds job k has left at what it holds, at the rate it runs at now. */
+double rubick_share_left_s(const struct round *R, int k);
+/* A job left its pair this round: rubick_share_name_gpus names GPUs. */
+void rubick_share_note_moved(struct round *R);
+/* With nobody waiting, shared jobs that would save more than two restart
+ * delays (theirs and their partners' time) move to GPUs of their own
+ * (rubick_unshare.c). */
+int rubick_share_leave(struct round *R);
 /* Name the GPUs of every allocation this round changed (sharing=on), so
  * that jobs started beside a new pair take GPUs nobody holds. */
 int rubick_share_name_gpus(struct round *R);

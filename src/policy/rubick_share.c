@@ -23,9 +23,12 @@
  *
  * Rules: guaranteed jobs never share, on either side (a partner's slowdown
  * would break its baseline); only data-parallel-family plans (tp = pp = 1)
- * share; a job that shares, and its partners, are not resized, shrunk or
- * grown while they share (rj.shared), so the pair is never restarted by the
- * policy (as in SJF-BSBF, preemption-free for sharers). Bounded cost: at most
+ * share; a partner holds no more GPUs than its request (may_partner); a job
+ * that shares, and its partners, are not resized, shrunk or grown while they
+ * share (rj.shared), so the pair is never restarted by the policy (as in
+ * SJF-BSBF, preemption-free for sharers), except that with nobody waiting a
+ * shared job may leave its pair for GPUs of its own (rubick_unshare.c).
+ * Bounded cost: at most
  * share_window (default 32) pending jobs per round try.
  *
  * Two rules keep sharing from losing to plain Rubick (issue 15), because the
@@ -84,6 +87,7 @@ struct rubick_share_round {
 	int gtime_n, gtime_skip;
 	int gtime_key; /* 1 + R->n_assign when gtime was sorted, 0 = never */
 	int tries, started;
+	int moved;    /* jobs that left a pair this round (rubick_unshare.c) */
 	int max_room; /* most GPUs one node could offer a newcomer: an upper bound for the round */
 };
 
@@ -313,6 +317,21 @@ static double real_left_s(const struct round *R, int k)
 	return remaining_s(r, r->g) * present_factor(R, k);
 }
 
+int rubick_share_holders(const struct round *R, int node, int g, int *h)
+{
+	return holders(R->sh, node, g, h);
+}
+
+double rubick_share_left_s(const struct round *R, int k)
+{
+	return real_left_s(R, k);
+}
+
+void rubick_share_note_moved(struct round *R)
+{
+	R->sh->moved++;
+}
+
 static int by_double(const void *p, const void *q)
 {
 	double x = *(const double *)p, y = *(const double *)q;
@@ -492,11 +511,22 @@ static double mem_of(const struct round *R, int k)
 	return sh->mem[k];
 }
 
-/* A running job that may lend a GPU it holds alone. */
+/*
+ * A running job that may lend a GPU it holds alone: best-effort, unchanged
+ * this round, and holding no more than its request. GPUs beyond the request
+ * are leftovers Rubick lent it while nobody else could use them (expand,
+ * grow_measured: up to the whole cluster on a light load), and sharing any
+ * of them slows the job on all its GPUs (a data-parallel job steps at its
+ * slowest GPU's rate, the engine's largest-factor rule) and freezes the loan
+ * (rj.shared). Measured on Gavel VC 103959 on 4x8 (main e1a9647): one job
+ * grown from 4 to all 32 GPUs lent them to five newcomers in turn, ran at
+ * the slowed rate for most of its run (JCT 19,302 -> 38,302 s), and
+ * sharing=on lost 2.8 % to plain rubick; without such partners it is level.
+ */
 static int may_partner(const struct rj *b)
 {
 	return !b->guaranteed && b->was_placed && !b->changed && !b->fallback && b->g > 0 &&
-	       b->job->state == RK_JOB_RUNNING;
+	       b->job->state == RK_JOB_RUNNING && b->g <= b->job->req_gpus;
 }
 
 struct cand {
@@ -744,11 +774,12 @@ int rubick_share_start(struct round *R, struct rj *r, int g, int *rc)
 
 int rubick_share_name_gpus(struct round *R)
 {
-	if (!R->sh || R->sh->started == 0)
+	if (!R->sh || (R->sh->started == 0 && R->sh->moved == 0))
 		return RK_OK;
 	/* A fresh occupancy of what the round leaves: the pairs' named GPUs and
 	 * everything unchanged first, then the allocations this round made
-	 * without names take GPUs nobody holds. A failure leaves names unset:
+	 * without names take GPUs nobody holds (a job that left its pair takes
+	 * none of its partner's). A failure leaves names unset:
 	 * the driver's check then decides (the capacity counts agree). */
 	struct rk_gpu_occ o;
 	if (rk_gpu_occ_init(&o, R->in->cluster))

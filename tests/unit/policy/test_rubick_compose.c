@@ -115,7 +115,9 @@ static void share_case(double factor)
  * it, a guaranteed newcomer, a guaranteed partner, and with interference
  * worse than time slicing (xi = 3 both ways): a partner about to end
  * (waiting for it is better) or a queue behind that would pay for the lost
- * GPU-seconds (shares_when_it_pays: without either, the short job shares).
+ * GPU-seconds (shares_when_it_pays: without either, the short job shares),
+ * and a partner holding more GPUs than its request (Rubick's leftovers: a
+ * share would slow it on all of them, rubick_share.c may_partner).
  */
 static void declines_otherwise(void **state)
 {
@@ -123,7 +125,7 @@ static void declines_otherwise(void **state)
 	struct rk_xi_table low, high;
 	xi_table(&low, 1.1);
 	xi_table(&high, 3.0);
-	for (int c = 0; c < 7; c++) { /* 6: case 5 without the queue, which shares */
+	for (int c = 0; c < 8; c++) { /* 6: case 5 without the queue, which shares */
 		struct fixture f;
 		struct rk_job *a = busy_node(&f);
 		const char *opts = c == 0 ? NULL : "sharing=on";
@@ -134,7 +136,10 @@ static void declines_otherwise(void **state)
 			f.jobs[0].guaranteed = 1;
 		if (c == 4)
 			f.jobs[0].iters_done = f.jobs[0].iters_total - 1;
-		if (c >= 5) /* 10x the newcomer: overtaking gains less than the queue pays */
+		if (c == 7) /* grown from 4 to the node's 8 GPUs */
+			f.jobs[0].req_gpus = 4;
+		/* 10x the newcomer: overtaking gains less than the queue pays */
+		if (c == 5 || c == 6)
 			f.jobs[0].iters_total = 1e4;
 		for (int q = 0; c == 5 && q < 10; q++)
 			fx_job(&f, 10 + q, 2, 8, 0)->iters_total = 5e5;
@@ -168,40 +173,52 @@ static void declines_otherwise(void **state)
 
 /*
  * The round after: two jobs hold the same GPUs. The capacity counts each
- * GPU once (plain rk_capacity_from_jobs would call it over-committed), the
- * pair is left alone (not grown onto the node's free GPUs, not shrunk), and
- * a new job starts on free GPUs beside it. Control: the same jobs on GPUs
- * of their own, where rubick does grow the first onto free GPUs.
+ * GPU once (plain rk_capacity_from_jobs would call it over-committed), and
+ * a new job starts on free GPUs beside the pair. With nobody waiting and
+ * GPUs free, a long pair splits (rubick_unshare.c): the first job in
+ * Rubick's order moves to GPUs nobody holds, its partner keeps its GPUs and
+ * runs alone; a short pair (its saving under two restart delays) is left
+ * alone. Control: the same jobs on GPUs of their own, where rubick grows
+ * the first onto free GPUs.
  */
-static void pair_is_kept_next_round(void **state)
+static void pair_splits_when_room_appears(void **state)
 {
 	(void)state;
 	struct rk_xi_table xi;
 	xi_table(&xi, 1.1);
-	for (int shared = 0; shared < 2; shared++) {
+	for (int c = 0; c < 3; c++) { /* 0 not shared, 1 long pair, 2 short pair */
 		struct fixture f;
 		fx_init(&f, 2);
 		f.nodes[0].gpu_mem_mb = f.nodes[1].gpu_mem_mb = 80 * 1024;
 		for (int id = 1; id <= 2; id++) {
 			struct rk_job *j = fx_job(&f, id, 0, 4, 0);
-			j->iters_total = 1e6;
-			fx_run_on(j, shared || id == 1 ? 0 : 1, 0);
+			j->iters_total = c == 2 ? 1e3 : 1e6;
+			fx_run_on(j, c || id == 1 ? 0 : 1, 0);
 			j->alloc.shares[0].gpu_mask = 0x0f;
 		}
 		struct rk_decisions d;
 		struct rk_error err;
 		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
-		if (shared) {
-			assert_null(fx_decision(&d, 1));
+		const struct rk_decision *d1 = fx_decision(&d, 1);
+		if (c == 1) {
+			assert_non_null(d1); /* the first leaves the pair */
+			assert_null(fx_decision(&d, 2));
+			assert_int_equal(d1->alloc.n, 1);
+			uint64_t m = d1->alloc.shares[0].gpu_mask;
+			assert_true(fx_gpus(&d1->alloc) >= 4);
+			if (d1->alloc.shares[0].node == 0) /* none of the partner's GPUs */
+				assert_int_equal(m & 0x0f, 0);
+		} else if (c == 2) {
+			assert_null(d1);
 			assert_null(fx_decision(&d, 2));
 		} else {
-			assert_non_null(fx_decision(&d, 1)); /* grown on node 0 */
+			assert_non_null(d1); /* grown on node 0 */
 		}
 		share_rules_hold(&f, &d);
 		rk_decisions_fini(&d);
-		fx_job(&f, 3, 5, 4, 0);
+		fx_job(&f, 5, 5, 4, 0);
 		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
-		assert_non_null(fx_decision(&d, 3));
+		assert_non_null(fx_decision(&d, 5));
 		share_rules_hold(&f, &d);
 		rk_decisions_fini(&d);
 		fx_fini(&f);
@@ -389,7 +406,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(shares_when_it_pays),
 	    cmocka_unit_test(declines_otherwise),
-	    cmocka_unit_test(pair_is_kept_next_round),
+	    cmocka_unit_test(pair_splits_when_room_appears),
 	    cmocka_unit_test(does_not_delay_a_guarantee_ahead),
 	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
 	    cmocka_unit_test(contention_choose_cases),
