@@ -310,14 +310,8 @@ static int grow_to_request(struct round *R)
 		int rc = rk_capacity_give(&R->cap, &r->now, NULL);
 		if (rc)
 			return rc;
-		struct rk_alloc a;
-		rk_alloc_init(&a);
-		if (rubick_try_place(R, r, g, &R->cap, &a) == 0 &&
-		    rk_capacity_take(&R->cap, &a, NULL) == 0) {
-			rubick_assign(R, r, &a, g);
+		if (rubick_place_at(R, r, g))
 			continue;
-		}
-		rk_alloc_fini(&a);
 		if (rk_capacity_take(&R->cap, &r->now, NULL))
 			return RK_EINTERNAL; /* its own GPUs were just given back */
 	}
@@ -376,15 +370,10 @@ static int grow_measured(struct round *R)
 			if (!moved && (rc = rk_capacity_give(&R->cap, &r->now, NULL)))
 				return rc;
 			moved = 1;
-			struct rk_alloc a;
-			rk_alloc_init(&a);
-			if (rubick_try_place(R, r, best, &R->cap, &a) == 0 &&
-			    rk_capacity_take(&R->cap, &a, NULL) == 0) {
-				rubick_assign(R, r, &a, best);
+			if (rubick_place_at(R, r, best)) {
 				moved = 2;
 				break;
 			}
-			rk_alloc_fini(&a);
 			hi = best - 1;
 		}
 		if (moved == 1 && rk_capacity_take(&R->cap, &r->now, NULL))

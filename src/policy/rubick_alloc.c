@@ -132,3 +132,19 @@ int rubick_resize(struct round *R, struct rj *r, int g)
 	rubick_assign(R, r, &a, g);
 	return RK_OK;
 }
+
+/* Place running job r at g GPUs on the round's capacity (its own GPUs
+ * already given back by the caller) and take them: 1 when placed, 0 when g
+ * does not fit (nothing taken). The growth and leave steps share it. */
+int rubick_place_at(struct round *R, struct rj *r, int g)
+{
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	if (rubick_try_place(R, r, g, &R->cap, &a) == 0 &&
+	    rk_capacity_take(&R->cap, &a, NULL) == 0) {
+		rubick_assign(R, r, &a, g);
+		return 1;
+	}
+	rk_alloc_fini(&a);
+	return 0;
+}

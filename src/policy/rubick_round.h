@@ -109,6 +109,9 @@ void rubick_node_max_rem(struct round *R, int node);
 /* Step 5, guaranteed=reconfigure: refitted guaranteed jobs re-plan in place (rubick_guarantee.c). */
 void rubick_replan_guaranteed(struct round *R);
 /* Shrink phase for pending `r` (sizes gmin..gmax); 1 when it was started. */
+/* Place running job r at g GPUs on the round's capacity (its own GPUs given
+ * back by the caller) and take them: 1 placed, 0 g does not fit. */
+int rubick_place_at(struct round *R, struct rj *r, int g);
 int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *want, int *rc);
 /* May some running job yield GPUs to pending `r` at all? 0 only for a best-effort,
  * non-starving job under SRTF order when every node's shrinkable jobs are shorter

@@ -150,16 +150,11 @@ static int leave_one(struct round *R, int k)
 		}
 		if (!best)
 			break;
-		struct rk_alloc a;
-		rk_alloc_init(&a);
-		if (rubick_try_place(R, r, best, &R->cap, &a) == 0 &&
-		    rk_capacity_take(&R->cap, &a, NULL) == 0) {
-			rubick_assign(R, r, &a, best);
+		if (rubick_place_at(R, r, best)) {
 			r->shared = 0; /* alone now */
 			moved = 1;
 			break;
 		}
-		rk_alloc_fini(&a);
 		hi = best - 1;
 	}
 	if (!moved && rk_capacity_take(&R->cap, &give, NULL))
