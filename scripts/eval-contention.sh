@@ -53,17 +53,17 @@ both_case() { # label trace cluster
 	echo
 	echo "### $label — \`--cluster $cluster --sharing on --contention on --oracle model\`"
 	echo
-	echo "| policy | avg JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | avg JCT vs sjf-bco | guarantees missed |"
-	echo "|---|---|---|---|---|---|"
+	echo "| policy | avg JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | avg JCT vs sjf-bco | guarantees missed | guaranteed preempted |"
+	echo "|---|---|---|---|---|---|---|"
 	"$rubick" sim --trace "$trace" --cluster "$cluster" --oracle model --sharing on --contention on \
 		--policy 'sjf-bsbf,sjf-bco,sjf,rubick,rubick:sharing=on,rubick:placement=contention,rubick[sharing=on,placement=contention]' \
 		--no-timing --skip-bad 2>/dev/null |
-		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-bco|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; k[n]=$5; v[n]=$12;
+		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-bco|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; k[n]=$5; v[n]=$12; q[n]=$14;
 			if (p[n] ~ /^rubick\[/) { sub(/^rubick\[/, "rubick ", p[n]); sub(/\]$/, "", p[n]); gsub(/,/, " ", p[n]) }
 			if ($1 == "sjf-bsbf") rs=$2; if ($1 == "sjf-bco") rc=$2 }
 		     END { for (i=1; i<=n; i++)
-			printf "| %s | %.1f | %.1f | %+.1f%% | %+.1f%% | %s |\n", p[i], a[i]/3600, k[i]/3600,
-				(a[i]-rs)/rs*100, (a[i]-rc)/rc*100, v[i] }'
+			printf "| %s | %.1f | %.1f | %+.1f%% | %+.1f%% | %s | %s |\n", p[i], a[i]/3600, k[i]/3600,
+				(a[i]-rs)/rs*100, (a[i]-rc)/rc*100, v[i], q[i] }'
 }
 
 echo

@@ -13,9 +13,10 @@
 # Prints one markdown table per trace and ratio lines: the best of sia,
 # synergy-fifo, synergy-srtf, antman and tiresias average JCT over rubick's,
 # rubick's makespan against the best baseline makespan and, on traces with
-# guaranteed jobs, the best baseline that keeps every guarantee. The last
-# column counts the guaranteed jobs that ran below their performance baseline
-# (docs/sim.md). The restart-delay noise band: RK_EVAL_RESTART_S=240 and 280.
+# guaranteed jobs, the best baseline that keeps every guarantee (no guaranteed
+# job below its baseline and none preempted). The last two columns count the
+# guaranteed jobs that ran below their performance baseline and those that were
+# preempted (docs/sim.md, include/rubick/metrics.h). The restart-delay noise band: RK_EVAL_RESTART_S=240 and 280.
 # Shockwave's 220/460-job and Gavel's Philly VC traces are not in the default
 # set: the first two are the held-out checks of docs/policies.md (their own
 # 64/128-GPU clusters), Gavel VC 0e4a51 takes rubick > 22 s (issue 15, speed).
@@ -51,8 +52,8 @@ for item in "${traces[@]}"; do
 	echo
 	echo "### $(basename "$(dirname "$trace")")/$(basename "$trace") on $on"
 	echo
-	echo "| policy | avg JCT (s) | p99 JCT (s) | makespan (s) | reconfigs/job | GPU util | completed | guaranteed below baseline |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| policy | avg JCT (s) | p99 JCT (s) | makespan (s) | reconfigs/job | GPU util | completed | guaranteed below baseline | guaranteed preempted |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	# Read --json (keys, not column positions): robust to new table columns.
 	"$rubick" sim --trace "$trace" --cluster "$on" --policy "$policies" \
 		--oracle "measured=$here/data/measured/rubick" --interval 60 --restart-cost "$restart" \
@@ -60,16 +61,17 @@ for item in "${traces[@]}"; do
 		python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-jct, ms, viol, guar = {}, {}, {}, 0
+jct, ms, viol, pre, guar = {}, {}, {}, {}, 0
 for r in d["results"]:
     # guaranteed jobs that ran below their baseline / guaranteed jobs, and their seconds below
-    print("| %s | %.0f | %.0f | %.0f | %.3f | %.3f | %d/%d | %d/%d (%.0f s) |" % (
+    print("| %s | %.0f | %.0f | %.0f | %.3f | %.3f | %d/%d | %d/%d (%.0f s) | %d/%d |" % (
         r["policy"], r["avg_jct_s"], r["p99_jct_s"], r["makespan_s"], r["reconfigs"],
         r["gpu_util"], r["completed"], d["jobs"], r["sla_violations"], r["guaranteed"],
-        r["sla_violation_s"]))
+        r["sla_violation_s"], r["sla_preempted"], r["guaranteed"]))
     jct[r["policy"]] = r["avg_jct_s"]
     ms[r["policy"]] = r["makespan_s"]
     viol[r["policy"]] = r["sla_violations"]
+    pre[r["policy"]] = r["sla_preempted"]
     guar = r["guaranteed"]
 base = [p for p in jct if p in ("sia", "synergy-fifo", "synergy-srtf", "antman", "tiresias")]
 if base and jct.get("rubick", 0) > 0:
@@ -79,17 +81,24 @@ if base and jct.get("rubick", 0) > 0:
     bm = min(base, key=lambda p: (ms[p], p))
     print("makespan: best baseline %s %.0f s; rubick %.0f s (%+.1f%%)" % (
         bm, ms[bm], ms["rubick"], 100.0 * (ms["rubick"] / ms[bm] - 1)))
-    keep = [p for p in base if viol[p] == 0]
+    keep = [p for p in base if viol[p] == 0 and pre[p] == 0]
     if guar and keep:
-        # With guaranteed jobs: the best baseline that kept every guarantee.
+        # With guaranteed jobs: the best baseline that kept every guarantee
+        # (a preempted guaranteed job runs at no throughput until it resumes).
         k = min(keep, key=lambda p: (jct[p], p))
-        print("best guarantee-keeping baseline %s: %.0f s (0/%d below baseline); ratio %.2fx" % (
+        print("best guarantee-keeping baseline %s: %.0f s (0/%d below baseline, 0 preempted); ratio %.2fx" % (
             k, jct[k], guar, jct[k] / jct["rubick"]))
+    if guar and viol["rubick"] == 0 and pre["rubick"] == 0:
+        # Each baseline that beat rubick only by breaking guarantees, with what it broke.
+        for p in sorted(base, key=lambda p: (jct[p], p)):
+            if jct[p] < jct["rubick"] and p not in keep:
+                print("  %s %.0f s (ratio %.2fx) breaks guarantees: %d/%d below baseline, %d/%d preempted" % (
+                    p, jct[p], jct[p] / jct["rubick"], viol[p], guar, pre[p], guar))
     if guar and "antman" in jct:
         # The baseline that also serves guaranteed jobs first (the paper
         # compares the multi-tenant trace against AntMan).
-        print("guaranteed-first baseline antman: %.0f s (%d/%d below baseline); ratio %.2fx" % (
-            jct["antman"], viol["antman"], guar, jct["antman"] / jct["rubick"]))
+        print("guaranteed-first baseline antman: %.0f s (%d/%d below baseline, %d preempted); ratio %.2fx" % (
+            jct["antman"], viol["antman"], guar, pre["antman"], jct["antman"] / jct["rubick"]))
 '
 done
 
@@ -107,8 +116,8 @@ if [ "$#" -eq 0 ]; then
 	echo
 	echo "### guaranteed modes"
 	echo
-	echo "| trace | guaranteed | refit | avg JCT (s) | makespan (s) | guaranteed below baseline | worst ratio |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| trace | guaranteed | refit | avg JCT (s) | makespan (s) | guaranteed below baseline | guaranteed preempted | worst ratio |"
+	echo "|---|---|---|---|---|---|---|---|"
 	# Muri's trace3 too (half its jobs guaranteed, on Muri's 8 x 8 V100): where
 	# ZeRO-adding re-plans in place broke guarantees (docs/policies.md).
 	for item in "$mt" "$tmp/workload-bp-mt.csv" "$shared/traces/muri/trace-data/trace3.csv@8x8:v100"; do
@@ -127,8 +136,9 @@ import json, os, sys
 d = json.load(sys.stdin)
 for r in d["results"]:
     mode = r["policy"].split("=")[1].rstrip("]")
-    print("| %s | %s | %s | %.0f | %.0f | %d/%d | %.3f |" % (os.environ["T"], mode, os.environ["R"],
-        r["avg_jct_s"], r["makespan_s"], r["sla_violations"], r["guaranteed"], r["sla_worst_ratio"]))
+    print("| %s | %s | %s | %.0f | %.0f | %d/%d | %d/%d | %.3f |" % (os.environ["T"], mode, os.environ["R"],
+        r["avg_jct_s"], r["makespan_s"], r["sla_violations"], r["guaranteed"], r["sla_preempted"],
+        r["guaranteed"], r["sla_worst_ratio"]))
 '
 		done
 	done

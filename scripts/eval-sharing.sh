@@ -37,8 +37,8 @@ run_case() { # label trace cluster
 	echo
 	echo "### $label — \`--cluster $cluster --sharing on --oracle model\`"
 	echo
-	echo "| policy | avg JCT (h) | median JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | guarantees missed |"
-	echo "|---|---|---|---|---|---|"
+	echo "| policy | avg JCT (h) | median JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | guarantees missed | guaranteed preempted |"
+	echo "|---|---|---|---|---|---|---|"
 	{
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
 			--sharing on --no-timing --skip-bad 2>/dev/null
@@ -48,13 +48,13 @@ run_case() { # label trace cluster
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$rubicks" --oracle model \
 			--sharing on --no-timing --skip-bad 2>/dev/null
 	} |
-		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf|sjf_placement=spread|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5; v[n]=$12;
+		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf|sjf_placement=spread|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5; v[n]=$12; q[n]=$14;
 			if (p[n] == "sjf_placement=spread") p[n] = "sjf placement=spread";
 			if (p[n] ~ /^rubick\[/) { sub(/^rubick\[/, "rubick ", p[n]); sub(/\]$/, "", p[n]); gsub(/,/, " ", p[n]) }
 			if ($1 == "sjf-bsbf") ref=$2 }
 		     END { for (i=1; i<=n; i++)
-			printf "| %s | %.1f | %.1f | %.1f | %+.1f%% | %s |\n", p[i], a[i]/3600, m[i]/3600, k[i]/3600,
-				(a[i]-ref)/ref*100, v[i] }'
+			printf "| %s | %.1f | %.1f | %.1f | %+.1f%% | %s | %s |\n", p[i], a[i]/3600, m[i]/3600, k[i]/3600,
+				(a[i]-ref)/ref*100, v[i], q[i] }'
 }
 
 # Each case into its own file, at most $jobs at once, printed in order.

@@ -38,6 +38,15 @@
  *    below it, sla_violation_s sums their running seconds below it, and
  *    sla_worst_ratio is the smallest ratio any guaranteed job ran at (0 when
  *    no guaranteed job ran).
+ *  - A guaranteed job the policy preempts (sends back to pending after it
+ *    started, rk_job_outcome.preemptions > 0) runs at no throughput until it
+ *    resumes: that breaks its guarantee too, however fast it runs otherwise
+ *    (AntMan never preempts a guaranteed job, Rubick only shrinks one while
+ *    it keeps its baseline, algorithms.md §1.7). The below-baseline seconds
+ *    cover running time only, so preempted guaranteed jobs are counted apart:
+ *    sla_preempted. A guarantee is kept when the job never ran below its
+ *    baseline and was never preempted. A restart it pays for a new plan or
+ *    allocation is not a preemption.
  */
 #ifndef RUBICK_METRICS_H
 #define RUBICK_METRICS_H
@@ -101,6 +110,7 @@ struct rk_sim_summary {
 	int sla_violations;   /* guaranteed jobs that ever ran below their baseline */
 	double sla_violation_s; /* running seconds below baseline, all guaranteed jobs */
 	double sla_worst_ratio; /* smallest current/baseline seen; 0 = no guaranteed job ran */
+	int sla_preempted;      /* guaranteed jobs preempted at least once */
 };
 
 /*

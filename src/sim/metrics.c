@@ -165,6 +165,8 @@ int rk_metrics_summarize(const struct rk_job_outcome *outcomes, int n,
 		}
 		if (o->guaranteed && o->sla_below_s > 0)
 			s.sla_violations++;
+		if (o->guaranteed && o->preemptions > 0)
+			s.sla_preempted++;
 		s.sla_violation_s += o->sla_below_s;
 		/* 0 = the job never ran: it says nothing about the worst ratio. */
 		if (o->guaranteed && o->sla_worst_ratio > 0 &&

@@ -135,18 +135,21 @@ int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *e
 		fprintf(f, ", oracle %s", r->oracle);
 	fputc('\n', f);
 	/* New columns go last: scripts read the table by column number. */
-	fprintf(f, "%-12s %12s %12s %12s %12s %12s %8s %10s %9s %10s %8s %10s %8s\n", "policy",
-		"avg_jct_s", "median_s", "p99_jct_s", "makespan_s", "avg_queue_s", "gpu_util",
-		"gpu_hours", "reconfigs", "completed", "wall_s", "sla_viol", "rejected");
+	fprintf(f, "%-12s %12s %12s %12s %12s %12s %8s %10s %9s %10s %8s %10s %8s %11s\n",
+		"policy", "avg_jct_s", "median_s", "p99_jct_s", "makespan_s", "avg_queue_s", "gpu_util",
+		"gpu_hours", "reconfigs", "completed", "wall_s", "sla_viol", "rejected", "sla_preempt");
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_report_run *u = &r->runs[i];
 		const struct rk_sim_summary *s = &u->summary;
-		/* sla_viol: guaranteed jobs that ran below their baseline / guaranteed jobs. */
+		/* sla_viol: guaranteed jobs that ran below their baseline / guaranteed jobs;
+		 * sla_preempt: guaranteed jobs preempted / guaranteed jobs (metrics.h). */
+		char preempted[32];
+		snprintf(preempted, sizeof(preempted), "%d/%d", s->sla_preempted, s->guaranteed);
 		fprintf(f, "%-12s %12.1f %12.1f %12.1f %12.1f %12.1f %8.3f %10.2f %9.3f %5d/%-4d %8.3f "
-			"%5d/%-4d %8d\n",
+			"%5d/%-4d %8d %11s\n",
 			nz(u->policy), s->avg_jct_s, s->median_jct_s, s->p99_jct_s, s->makespan_s,
 			s->avg_queue_s, s->gpu_util, s->gpu_hours, s->reconfigs_per_job, s->completed,
-			s->jobs, u->wall_s, s->sla_violations, s->guaranteed, s->rejected);
+			s->jobs, u->wall_s, s->sla_violations, s->guaranteed, s->rejected, preempted);
 	}
 	if (report_seeds_table(f, r))
 		return rk_error_set(err, RK_EINVAL, "table: a run's seed values are missing");

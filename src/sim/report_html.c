@@ -375,7 +375,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 	fputs("<table>\n<tr><th>policy</th><th>avg JCT (s)</th><th>median (s)</th><th>p95 (s)</th>"
 	      "<th>p99 (s)</th><th>makespan (s)</th><th>avg queue (s)</th><th>GPU util</th>"
 	      "<th>GPU-hours</th><th>reconfigs/job</th><th>completed</th><th>unfinished</th>"
-	      "<th>guaranteed below baseline</th><th>rejected</th></tr>\n",
+	      "<th>guaranteed below baseline</th><th>rejected</th><th>guaranteed preempted</th></tr>\n",
 	      f);
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_sim_summary *s = &r->runs[i].summary;
@@ -383,10 +383,11 @@ static void summary_table(FILE *f, const struct rk_report *r)
 		put_escaped(f, r->runs[i].policy);
 		fprintf(f, "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
 			   "<td>%.1f</td><td>%.3f</td><td>%.2f</td><td>%.3f</td><td>%d</td><td>%d</td>"
-			   "<td>%d/%d</td><td>%d</td></tr>\n",
+			   "<td>%d/%d</td><td>%d</td><td>%d/%d</td></tr>\n",
 			s->avg_jct_s, s->median_jct_s, s->p95_jct_s, s->p99_jct_s, s->makespan_s,
 			s->avg_queue_s, s->gpu_util, s->gpu_hours, s->reconfigs_per_job, s->completed,
-			s->unfinished, s->sla_violations, s->guaranteed, s->rejected);
+			s->unfinished, s->sla_violations, s->guaranteed, s->rejected, s->sla_preempted,
+			s->guaranteed);
 	}
 	fputs("</table>\n", f);
 	seeds_table(f, r);

@@ -138,6 +138,7 @@ static json_t *run_json(struct jb *b, const struct rk_report_run *u)
 	put(b, o, "sla_violations", json_integer(s->sla_violations));
 	put_real(b, o, "sla_violation_s", s->sla_violation_s);
 	put_real(b, o, "sla_worst_ratio", s->sla_worst_ratio);
+	put(b, o, "sla_preempted", json_integer(s->sla_preempted));
 	if (u->has_oracle_stats) {
 		json_t *st = json_object();
 		if (!st) {

@@ -268,16 +268,21 @@ static void csv_files(void **state)
 	assert_int_equal(count(c, "\n"), 1 + 2 * FIXTURE_NS);
 	free(c);
 
-	/* the table's last columns: sla_viol = violating/guaranteed, then rejected */
+	/* the table's last columns: sla_viol = violating/guaranteed, then rejected,
+	 * then sla_preempt = preempted/guaranteed (job 2, made guaranteed here) */
+	f.o[1].guaranteed = 1;
+	f.o[1].preemptions = 1;
 	assert_int_equal(rk_metrics_summarize(f.o, 4, fixture_samples, FIXTURE_NS, 0, 320000,
 					      &f.runs[0].summary, NULL), 0);
 	c = capture(rk_report_write_table, &f.r);
-	assert_non_null(strstr(c, " wall_s   sla_viol rejected\n"));
-	assert_non_null(strstr(c, "    1/2           1\n"));
+	assert_int_equal(f.runs[0].summary.sla_preempted, 1);
+	assert_non_null(strstr(c, " wall_s   sla_viol rejected sla_preempt\n"));
+	assert_non_null(strstr(c, "    1/3           1         1/3\n"));
 	free(c);
 	c = capture(rk_report_write_html, &f.r);
-	assert_non_null(strstr(c, "<th>guaranteed below baseline</th><th>rejected</th></tr>"));
-	assert_non_null(strstr(c, "<td>1/2</td><td>1</td></tr>"));
+	assert_non_null(strstr(c, "<th>guaranteed below baseline</th><th>rejected</th>"
+				  "<th>guaranteed preempted</th></tr>"));
+	assert_non_null(strstr(c, "<td>1/3</td><td>1</td><td>1/3</td></tr>"));
 	assert_non_null(strstr(c, "fifo"));
 	assert_non_null(strstr(c, "srtf"));
 	assert_non_null(strstr(c, "workload-base.csv"));

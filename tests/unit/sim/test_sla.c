@@ -39,8 +39,12 @@ static int toy_iter(void *ctx, const struct rk_job *job, const struct rk_plan *p
 
 /* ---- a policy that starts jobs at their request or at half of it --------- */
 
-/* GROW: half the request first, three quarters of it from t = 10 s on */
-enum mode { FULL, HALF, GROW };
+/* GROW: half the request first, three quarters of it from t = 10 s on;
+ * PREEMPT: at the request, every job preempted once in its first round at or
+ * after t = 60 s, restarted at its request in the next */
+enum mode { FULL, HALF, GROW, PREEMPT };
+static int64_t preempted_ids[8];
+static int n_preempted;
 static enum mode mode;
 static int rounds_with_quotas, rounds_seen;
 
@@ -80,7 +84,19 @@ static int tp_schedule(void *state, const struct rk_sched_input *in, struct rk_d
 	for (int i = 0; i < in->n_jobs; i++) {
 		const struct rk_job *j = in->jobs[i];
 		int held = rk_alloc_total_gpus(&j->alloc);
-		int g = mode == FULL ? j->req_gpus : j->req_gpus / 2;
+		if (mode == PREEMPT && held > 0 && in->now_ms >= 60000) {
+			int done = 0;
+			for (int k = 0; k < n_preempted; k++)
+				done |= preempted_ids[k] == j->id;
+			if (done || n_preempted == 8)
+				continue;
+			preempted_ids[n_preempted++] = j->id;
+			int rc = rk_decisions_push(out, j->id, NULL, NULL);
+			if (rc)
+				return rc;
+			continue;
+		}
+		int g = mode == FULL || mode == PREEMPT ? j->req_gpus : j->req_gpus / 2;
 		if (mode == GROW && held > 0 && held < j->req_gpus && in->now_ms >= 10000)
 			g = j->req_gpus * 3 / 4;
 		else if (held > 0)
@@ -132,6 +148,7 @@ static void setup_cluster(const char *spec)
 	assert_int_equal(rk_cluster_parse(&cl, spec, "t", &err), 0);
 	nt = 0;
 	rounds_seen = rounds_with_quotas = 0;
+	n_preempted = 0;
 }
 
 static void run(struct rk_sim_config *cfg, struct rk_sim_result *r, struct rk_sim_summary *sum)
@@ -241,6 +258,31 @@ static void horizon_closes_the_interval(void **state)
 	rk_sim_result_fini(&r);
 }
 
+/* A preempted guaranteed job runs at its baseline whenever it runs, but not
+ * while preempted: it is counted in sla_preempted, not in sla_violations
+ * (metrics.h); a preempted best-effort job is not counted. */
+static void preempted_guaranteed_job_counts(void **state)
+{
+	(void)state;
+	setup_cluster("1x8");
+	add(1, 0, 4, 100, 1, "a"); /* 1 s per iteration at its request: 100 s */
+	add(2, 0, 4, 100, 0, "a");
+	mode = PREEMPT;
+	struct rk_sim_config cfg;
+	rk_sim_config_default(&cfg);
+	struct rk_sim_result r;
+	struct rk_sim_summary s;
+	run(&cfg, &r, &s);
+	assert_int_equal(r.outcomes[0].preemptions, 1);
+	assert_int_equal(r.outcomes[1].preemptions, 1);
+	assert_int_equal(r.outcomes[0].completed, 1);
+	assert_int_equal(s.guaranteed, 1);
+	assert_int_equal(s.sla_preempted, 1);
+	assert_int_equal(s.sla_violations, 0);
+	assert_true(s.sla_worst_ratio == 1.0);
+	rk_sim_result_fini(&r);
+}
+
 /* ---- quotas -------------------------------------------------------------------- */
 
 static void quota_rejects_at_submission(void **state)
@@ -344,6 +386,7 @@ int main(void)
 		cmocka_unit_test(job_at_request_counts_none),
 		cmocka_unit_test(restart_time_is_not_running_time),
 		cmocka_unit_test(horizon_closes_the_interval),
+		cmocka_unit_test(preempted_guaranteed_job_counts),
 		cmocka_unit_test(quota_rejects_at_submission),
 		cmocka_unit_test(quota_zero_rejects_every_guaranteed_job),
 		cmocka_unit_test(quota_text),
