@@ -119,7 +119,7 @@ static void share_case(double factor)
  * (waiting for it is better) or a queue behind that would pay for the lost
  * GPU-seconds (shares_when_it_pays: without either, the short job shares),
  * and a partner holding more GPUs than its request (Rubick's leftovers: a
- * share would slow it on all of them, rubick_share.c may_partner).
+ * share would slow it on all of them, rubick_share_internal.h may_partner).
  */
 static void declines_otherwise(void **state)
 {
@@ -350,10 +350,11 @@ static void placement_avoids_contended_nodes(void **state)
 }
 
 /*
- * A pair must not delay a job waiting ahead of the newcomer (rubick_share.c
- * delays_ahead): a guaranteed job g, longer than the partner (so not allowed
- * to shrink it), waits for the partner's 8 GPUs. The short newcomer sharing
- * them would slow the partner and so hold g back: it does not share, though
+ * A pair must not delay a job waiting ahead of the newcomer
+ * (rubick_share_choose.c delays_ahead): a guaranteed job g, longer than the
+ * partner (so not allowed to shrink it), waits for the partner's 8 GPUs. The
+ * short newcomer sharing them would slow the partner and so hold g back: it
+ * does not share, though
  * without g it does (shares_when_it_pays). Control: g shorter than the
  * partner takes its GPUs by shrinking, and nobody shares.
  */
@@ -383,7 +384,7 @@ static void does_not_delay_a_guarantee_ahead(void **state)
 }
 
 /*
- * The margin of the sharing rule (rubick_share.c try_node): a pair forms
+ * The margin of the sharing rule (rubick_share_choose.c try_node): a pair forms
  * only when its predicted gain exceeds 2 x (RUBICK_SLA_MARGIN - 1) of the
  * not-sharing sum, the model's error on both estimates. busy_node with the
  * partner's run left rho = 2 times the newcomer's (same model, same
