@@ -13,7 +13,7 @@
  * 0e4a51 202,080 -> 207,915 s (still 26 % ahead of plain rubick), the
  * other 13 cases of eval-sharing.sh and eval-contention.sh's "Both physics"
  * within 0.5 %. (The light-load losses to plain rubick it was written for
- * came from partners grown beyond their request: rubick_share.c
+ * came from partners grown beyond their request: rubick_share_internal.h
  * may_partner.) The rule: with nobody waiting, a shared best-effort job
  * that has run since the last round moves to GPUs of its own (its GPUs that nobody
  * else holds plus free ones, re-placed on the fewest nodes, at its size or

@@ -5,9 +5,11 @@
  */
 #include "baseline_fixture.h"
 
+#include "policy/rubick_round.h"
 #include "rubick/sharing.h"
 
 #include <limits.h>
+#include <math.h>
 
 extern const struct rk_policy_ops rk_policy_rubick;
 
@@ -117,7 +119,7 @@ static void share_case(double factor)
  * (waiting for it is better) or a queue behind that would pay for the lost
  * GPU-seconds (shares_when_it_pays: without either, the short job shares),
  * and a partner holding more GPUs than its request (Rubick's leftovers: a
- * share would slow it on all of them, rubick_share.c may_partner).
+ * share would slow it on all of them, rubick_share_internal.h may_partner).
  */
 static void declines_otherwise(void **state)
 {
@@ -348,10 +350,11 @@ static void placement_avoids_contended_nodes(void **state)
 }
 
 /*
- * A pair must not delay a job waiting ahead of the newcomer (rubick_share.c
- * delays_ahead): a guaranteed job g, longer than the partner (so not allowed
- * to shrink it), waits for the partner's 8 GPUs. The short newcomer sharing
- * them would slow the partner and so hold g back: it does not share, though
+ * A pair must not delay a job waiting ahead of the newcomer
+ * (rubick_share_choose.c delays_ahead): a guaranteed job g, longer than the
+ * partner (so not allowed to shrink it), waits for the partner's 8 GPUs. The
+ * short newcomer sharing them would slow the partner and so hold g back: it
+ * does not share, though
  * without g it does (shares_when_it_pays). Control: g shorter than the
  * partner takes its GPUs by shrinking, and nobody shares.
  */
@@ -378,6 +381,56 @@ static void does_not_delay_a_guarantee_ahead(void **state)
 		fx_fini(&f);
 	}
 	rk_xi_table_fini(&xi);
+}
+
+/*
+ * The margin of the sharing rule (rubick_share_choose.c try_node): a pair forms
+ * only when its predicted gain exceeds 2 x (RUBICK_SLA_MARGIN - 1) of the
+ * not-sharing sum, the model's error on both estimates. busy_node with the
+ * partner's run left rho = 2 times the newcomer's (same model, same
+ * throughput at their GPUs), nobody queued behind and no free GPU (so no
+ * start on fewer GPUs): the group test is then rk_pair_evaluate(E, rho E,
+ * xi, xi) (sharing.h), whose gain over t_seq is (rho / 2 + 1 - xi) /
+ * (rho + 0.5), positive for every xi < 2. xi is set so that the gain is 0.9
+ * and 1.1 times the margin: below it no pair forms, though the gain is
+ * positive (without the margin it would share); above it the pair forms.
+ */
+static void shares_only_past_the_models_error(void **state)
+{
+	(void)state;
+	const double rho = 2, margin = 2 * (RUBICK_SLA_MARGIN - 1);
+	for (int above = 0; above < 2; above++) {
+		double frac = margin * (above ? 1.1 : 0.9);
+		double x = rho / 2 + 1 - frac * (rho + 0.5);
+		struct rk_pair_outcome o;
+		assert_int_equal(rk_pair_evaluate(1, rho, x, x, &o, NULL), RK_OK);
+		assert_true(o.share); /* the plain test says share, in both cases */
+		assert_true(fabs(o.benefit_s / o.t_seq_s - frac) < 1e-9);
+		struct rk_xi_table xi;
+		xi_table(&xi, x);
+		struct fixture f;
+		struct rk_job *a = busy_node(&f);
+		a->iters_total = 1e5;
+		f.jobs[0].iters_total = rho * a->iters_total;
+		struct rk_decisions d;
+		struct rk_error err;
+		assert_int_equal(round_of(&f, "sharing=on", 1, &xi, &d, &err), RK_OK);
+		const struct rk_decision *nd = fx_decision(&d, 2);
+		if (above) {
+			if (!nd)
+				fail_msg("gain %.3f of t_seq (xi %.4f), margin %.3f: no pair", frac,
+				         x, margin);
+			assert_true(nd->alloc.n == 1 && nd->alloc.shares[0].gpu_mask != 0);
+			share_rules_hold(&f, &d);
+		} else if (nd) {
+			fail_msg("gain %.3f of t_seq (xi %.4f), margin %.3f: the pair formed", frac,
+			         x, margin);
+		}
+		assert_int_equal(d.n, above);
+		rk_decisions_fini(&d);
+		fx_fini(&f);
+		rk_xi_table_fini(&xi);
+	}
 }
 
 static void options_are_checked(void **state)
@@ -408,6 +461,7 @@ int main(void)
 	    cmocka_unit_test(declines_otherwise),
 	    cmocka_unit_test(pair_splits_when_room_appears),
 	    cmocka_unit_test(does_not_delay_a_guarantee_ahead),
+	    cmocka_unit_test(shares_only_past_the_models_error),
 	    cmocka_unit_test(starts_beside_a_pair_get_their_own_gpus),
 	    cmocka_unit_test(contention_choose_cases),
 	    cmocka_unit_test(placement_avoids_contended_nodes),
