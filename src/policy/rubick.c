@@ -52,7 +52,8 @@
  *     (restart_protected; neither asked of best-effort victims of a
  *     guaranteed newcomer shorter than them: AntMan's rule, §5.3), not
  *     starving, not finishing within one restart delay, longer than the
- *     newcomer (SRTF order); a guaranteed victim only while its
+ *     newcomer (SRTF order; at trace-native speeds the newcomer's time at the
+ *     size it would start at, rubick_shrink.c yield_at); a guaranteed victim only while its
  *     throughput stays at its baseline; only best-effort victims may be
  *     preempted to zero. A job on several nodes gives up a whole node and
  *     keeps running on the others. No victim is left below
@@ -585,6 +586,7 @@ static int init_job(struct round *R, struct rj *r, struct rk_job *job)
 		if (!isfinite(r->key_s))
 			r->key_s = HUGE_VAL;
 	}
+	r->yield_s = r->key_s;
 	return RK_OK;
 }
 

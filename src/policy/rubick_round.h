@@ -49,6 +49,8 @@ struct rj {
 	int changed, fresh; /* fresh: started this round (no restart to pay for growth) */
 	int shared;       /* holds a GPU with another job (sharing=on): never resized */
 	double key_s;     /* predicted run time left at the request: queue order */
+	double yield_s;   /* run time left the shrink phase asks victims to exceed:
+			   * key_s, or at the size it prices (rubick_shrink.c) */
 	double time_scale; /* the driver's run time at the request over the model's */
 	struct rk_alloc now;
 	int own_now; /* 0: `now` is the job's own alloc, borrowed; 1: the round's, freed with it */

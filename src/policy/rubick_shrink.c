@@ -48,7 +48,7 @@ static int shrinkable_for(const struct round *R, const struct rj *self, const st
 {
 	if (self->guaranteed && !v->guaranteed && v->was_placed && !v->fresh && v->g > 0 &&
 	    v->job->state == RK_JOB_RUNNING && !v->starving && !v->shared &&
-	    remaining_s(v, v->g) >= self->key_s + R->st->restart_s)
+	    remaining_s(v, v->g) >= self->yield_s + R->st->restart_s)
 		return 1;
 	return shrinkable(R, v);
 }
@@ -62,7 +62,7 @@ int rubick_shrink_victim_for(const struct round *R, const struct rj *self, const
 	if (v == self || !shrinkable_for(R, self, v))
 		return 0;
 	return self->guaranteed || self->starving || !R->st->order_srtf ||
-	       remaining_s(v, v->g) >= self->key_s + R->st->restart_s;
+	       remaining_s(v, v->g) >= self->yield_s + R->st->restart_s;
 }
 
 static int gpus_on(const struct rk_alloc *a, int node)
@@ -171,7 +171,7 @@ void rubick_node_max_rem(struct round *R, int node)
 static int node_may_yield(const struct round *R, const struct rj *self, int node)
 {
 	return self->guaranteed || self->starving || !R->st->order_srtf ||
-	       R->max_rem_s[node] >= self->key_s + R->st->restart_s;
+	       R->max_rem_s[node] >= self->yield_s + R->st->restart_s;
 }
 
 int rubick_shrink_may_yield(const struct round *R, const struct rj *r)
@@ -200,7 +200,7 @@ static double free_on_node(struct round *R, const struct rj *self, int node, int
 	/* A best-effort newcomer under SRTF order: the price depends on it only
 	 * through the victims its threshold lets in (struct node_price). */
 	int cacheable = !apply && R->st->order_srtf && !(self->guaranteed || self->starving);
-	double thr = self->key_s + R->st->restart_s;
+	double thr = self->yield_s + R->st->restart_s;
 	struct node_price *pr = &R->price[node];
 	if (cacheable && pr->valid && pr->x == x && thr > pr->max_out && thr <= pr->min_in &&
 	    (pr->exact || limit <= pr->limit))
@@ -361,6 +361,28 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
 }
 
 /*
+ * What victims must have left (plus a restart) to yield to `r` started on t
+ * GPUs: its remaining time there, not at its request, where the driver
+ * measured its speed at every size (rk_job.native_sps). The exchange
+ * argument behind SRTF compares the run times the two jobs will have, and
+ * victims are priced at the size they hold; a newcomer priced at its request
+ * but started below it (start_floor) looked shorter than it would run, so
+ * two jobs asking for 2 GPUs and running on 1 preempted each other in turns,
+ * each paying a restart (issue 15, Shockwave's 120-job trace: 56 of 97
+ * preemptions hit a job inside its restart delay). With the stand-ins'
+ * extrapolated scaling the same rule was measured worse (Muri testbed
+ * 206,205 -> 213,530 s): there the request's time, which the driver's run
+ * time calibrates (time_scale), is the figure to trust.
+ */
+static double yield_at(const struct rj *r, int t)
+{
+	if (!r->view || !r->job->native_sps)
+		return r->key_s;
+	double at = remaining_s(r, t);
+	return at > r->key_s ? at : r->key_s;
+}
+
+/*
  * Shrink phase for pending job `r` that free resources could not start:
  * the size (between its minimum and its max config, doubling) and nodes with
  * the best gain minus loss; guaranteed and starving jobs take their minimum
@@ -375,6 +397,7 @@ int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
 	double best_net = 0;
 	for (int t = gmin; t >= 1 && t <= gmax; t = (t < gmax && 2 * t > gmax) ? gmax : 2 * t) {
 		if (use_gpus(r, t) == t) {
+			r->yield_s = yield_at(r, t);
 			/* Sizes whose loss reaches their gain minus the best net so far
 			 * cannot win: their pricing stops there (same choice, less work). */
 			double c = choose_nodes(R, r, t, want, must ? INFINITY : norm(r, t) - best_net);
@@ -387,8 +410,11 @@ int rubick_shrink_for(struct round *R, struct rj *r, int gmin, int gmax, int *wa
 		if (must || t == gmax)
 			break;
 	}
-	if (!best_t)
+	if (!best_t) {
+		r->yield_s = r->key_s;
 		return 0;
+	}
+	r->yield_s = yield_at(r, best_t);
 	choose_nodes(R, r, best_t, want, INFINITY);
 	int n_nodes = R->in->cluster->n_nodes;
 	for (int n = 0; n < n_nodes && !*rc; n++)
