@@ -46,6 +46,7 @@ struct sia_opts {
 	double p, lambda_n, restart_s, time_limit_ms, gap;
 	int max_nodes; /* branch-and-bound nodes per round; 0 = no limit */
 	int range_job; /* 1: GPU counts limited to [min_gpus, max_gpus] */
+	int quiet;     /* 1: skip rounds proven to repeat the last (sia_quiet.c) */
 };
 
 struct sia_type {
