@@ -645,7 +645,7 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 {
 	struct sia_state *st = state;
 	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
-	int n = in->n_jobs, rc = RK_OK;
+	int n = in->n_jobs, rc = RK_OK, n_before = out->n;
 	if (n == 0)
 		return RK_OK;
 	if (!in->env)
@@ -707,7 +707,6 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 			goto out;
 		}
 	}
-	int n_before = out->n;
 	if (r.n_var > 0) {
 		rc = solve_ilp(&r, err);
 		if (rc)
@@ -717,8 +716,11 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	if (!rc) {
 		int64_t w = next_wake(&r);
 		/* A constrained round that decided nothing: see sia_quiet.c. */
-		if (st->o.quiet && r.dp_solved && out->n == n_before && sia_quiet_wake(&r, &w))
+		int64_t until = 0;
+		if (st->o.quiet && r.dp_solved && out->n == n_before &&
+		    sia_quiet_wake(&r, &w, &until))
 			rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		out->quiet_until_ms = until;
 		if (!rc && w && (out->wake_ms == 0 || w < out->wake_ms))
 			out->wake_ms = w;
 	}

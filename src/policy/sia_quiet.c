@@ -130,7 +130,7 @@ out:
 	return rc;
 }
 
-int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms)
+int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms, int64_t *until_ms)
 {
 	int64_t now = r->in->now_ms;
 	int same = 0;
@@ -139,6 +139,7 @@ int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms)
 		return rc;
 	if (same) {
 		*wake_ms = 0; /* until something happens */
+		*until_ms = INT64_MAX;
 		return RK_OK;
 	}
 	int64_t proven = now;
@@ -152,5 +153,6 @@ int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms)
 		proven = t;
 	}
 	*wake_ms = proven + 1;
+	*until_ms = proven > now ? proven + 1 : 0;
 	return RK_OK;
 }

@@ -64,10 +64,11 @@ int sia_round_solve_one_type(struct sia_round *r);
 
 /*
  * After a round solved by sia_round_solve_one_type that decided nothing:
- * the instant (ms) up to which every later round would answer the same, as a
- * wake-up for the driver (0 = until something happens), or now + 1 when no
- * such instant past this round is proven (sia_quiet.c). RK_ENOMEM on failure.
+ * OUT: *until_ms, the instant before which every later round would answer
+ * the same (INT64_MAX: until something happens; 0: none past this round is
+ * proven), and *wake_ms, the wake-up that goes with it (0 = none, or
+ * now + 1) (sia_quiet.c). RK_ENOMEM on failure.
  */
-int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms);
+int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms, int64_t *until_ms);
 
 #endif
