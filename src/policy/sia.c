@@ -646,6 +646,14 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	struct sia_state *st = state;
 	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
 	int n = in->n_jobs, rc = RK_OK, n_before = out->n;
+	if (in->incremental && in->n_changed > 0) {
+		if (st->last_event_ms >= 0) {
+			double gap = (double)(in->now_ms - st->last_event_ms);
+			st->event_gap_ms = st->event_gap_ms > 0 ? 0.875 * st->event_gap_ms + 0.125 * gap
+								: gap;
+		}
+		st->last_event_ms = in->now_ms;
+	}
 	if (n == 0)
 		return RK_OK;
 	if (!in->env)
@@ -717,9 +725,22 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		int64_t w = next_wake(&r);
 		/* A constrained round that decided nothing: see sia_quiet.c. */
 		int64_t until = 0;
-		if (st->o.quiet && r.dp_solved && out->n == n_before &&
-		    sia_quiet_wake(&r, &w, &until))
-			rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		if (st->o.quiet && r.dp_solved && out->n == n_before) {
+			if (st->quiet_wait > 0) {
+				st->quiet_wait--;
+			} else if (sia_quiet_wake(&r, st->event_gap_ms, &w, &until)) {
+				rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+			} else if (until == 0) {
+				/* Where the answer keeps changing (events every few rounds),
+				 * failed tries would cost a DP each: back off, up to 64. */
+				st->quiet_backoff = st->quiet_backoff ? 2 * st->quiet_backoff : 1;
+				if (st->quiet_backoff > SIA_QUIET_MAX_BACKOFF)
+					st->quiet_backoff = SIA_QUIET_MAX_BACKOFF;
+				st->quiet_wait = st->quiet_backoff;
+			} else {
+				st->quiet_backoff = 0;
+			}
+		}
 		out->quiet_until_ms = until;
 		if (!rc && w && (out->wake_ms == 0 || w < out->wake_ms))
 			out->wake_ms = w;

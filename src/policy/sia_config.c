@@ -120,6 +120,9 @@ int sia_create(void **state, const char *options, struct rk_error *err)
 		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 	}
 	s->o = o;
+	s->quiet_wait = s->quiet_backoff = 0;
+	s->event_gap_ms = 0;
+	s->last_event_ms = -1;
 	*state = s;
 	return RK_OK;
 }

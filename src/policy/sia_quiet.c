@@ -37,9 +37,17 @@
  * map it to the same nothing. The rest of a round (configurations, classes,
  * rows, placement) does not read the clock.
  *
- * The certificate is tried at T = infinity first (the steady queue: every
- * placed job at its best configuration even were restarts free), then at
- * now + 1, 2, 4, ... minutes while it holds; each try is one more DP. Only
+ * The certificate is tried at T = now + 1 minute, then, if it holds, at
+ * T = infinity (the steady queue: every placed job at its best configuration
+ * even were restarts free), else at now + 2, 4, ... minutes while it holds;
+ * each try is one more DP. When and how far to try is free (a round without
+ * a proof asks for the next grid round, as before), so tries are spent where
+ * they pay: not at all while events (rounds with something in the change
+ * feed) come less than two grid rounds apart on average (philly.csv on 256x8:
+ * tries there cost more DPs than the rounds they skipped), up to about twice
+ * the mean gap between events (an event runs a round anyway), T = infinity
+ * only when that gap is 16 minutes or more, and after a failed try sia.c
+ * waits 1, 2, 4, ... (up to SIA_QUIET_MAX_BACKOFF) eligible rounds. Only
  * one-GPU-type clusters are covered (GLPK's answers, gap- and node-limited,
  * are not exact optima); with several types every round runs, as before.
  */
@@ -56,6 +64,9 @@
 #define SIA_QUIET_STEP_MS 60000
 /* Doublings of the step tried (2^20 minutes: about two years). */
 #define SIA_QUIET_MAX_DOUBLINGS 20
+/* The proof for good (T = infinity) is tried when events are this many
+ * doublings of the step apart (16 minutes) or more. */
+#define SIA_QUIET_FOREVER_K 4
 
 /* s_j: the largest restart factor of job j over [now, t_ms] (file comment). */
 static double factor_sup(const struct sia_round *r, const struct rk_job *j, int64_t t_ms)
@@ -130,20 +141,25 @@ out:
 	return rc;
 }
 
-int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms, int64_t *until_ms)
+int sia_quiet_wake(const struct sia_round *r, double event_gap_ms, int64_t *wake_ms,
+                   int64_t *until_ms)
 {
-	int64_t now = r->in->now_ms;
-	int same = 0;
-	int rc = holds_until(r, INT64_MAX, &same);
-	if (rc)
-		return rc;
-	if (same) {
-		*wake_ms = 0; /* until something happens */
-		*until_ms = INT64_MAX;
-		return RK_OK;
+	int64_t now = r->in->now_ms, proven = now;
+	int same = 0, rc = RK_OK;
+	/* Past about twice the usual time to the next event a longer proof
+	 * saves nothing: the event runs a round anyway. */
+	int max_k = SIA_QUIET_MAX_DOUBLINGS;
+	*wake_ms = now + 1;
+	*until_ms = 0;
+	if (event_gap_ms > 0 && event_gap_ms < 2.0 * SIA_QUIET_STEP_MS)
+		return RK_OK; /* events come about every grid round: little to skip */
+	if (event_gap_ms > 0) {
+		max_k = 0;
+		while (max_k < SIA_QUIET_MAX_DOUBLINGS &&
+		       (double)((int64_t)SIA_QUIET_STEP_MS << max_k) < 2 * event_gap_ms)
+			max_k++;
 	}
-	int64_t proven = now;
-	for (int k = 0; k <= SIA_QUIET_MAX_DOUBLINGS; k++) {
+	for (int k = 0; k <= max_k; k++) {
 		int64_t t = now + ((int64_t)SIA_QUIET_STEP_MS << k);
 		rc = holds_until(r, t, &same);
 		if (rc)
@@ -151,6 +167,17 @@ int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms, int64_t *until_m
 		if (!same)
 			break;
 		proven = t;
+		/* The first step holds: try for good. */
+		if (k == 0 && max_k >= SIA_QUIET_FOREVER_K) {
+			rc = holds_until(r, INT64_MAX, &same);
+			if (rc)
+				return rc;
+			if (same) {
+				*wake_ms = 0; /* until something happens */
+				*until_ms = INT64_MAX;
+				return RK_OK;
+			}
+		}
 	}
 	*wake_ms = proven + 1;
 	*until_ms = proven > now ? proven + 1 : 0;

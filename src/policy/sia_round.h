@@ -67,8 +67,10 @@ int sia_round_solve_one_type(struct sia_round *r);
  * OUT: *until_ms, the instant before which every later round would answer
  * the same (INT64_MAX: until something happens; 0: none past this round is
  * proven), and *wake_ms, the wake-up that goes with it (0 = none, or
- * now + 1) (sia_quiet.c). RK_ENOMEM on failure.
+ * now + 1) (sia_quiet.c). event_gap_ms (0 = unknown) bounds how far it
+ * tries to prove. RK_ENOMEM on failure.
  */
-int sia_quiet_wake(const struct sia_round *r, int64_t *wake_ms, int64_t *until_ms);
+int sia_quiet_wake(const struct sia_round *r, double event_gap_ms, int64_t *wake_ms,
+		   int64_t *until_ms);
 
 #endif
