@@ -4,9 +4,13 @@
  * 2x8 cluster (placed jobs of every age and restart count, pending ones),
  * settled by applying rounds until one decides nothing, a round that
  * promised quiet until U is followed by rounds on the same snapshot at later
- * instants: every one before U decides nothing too. Some snapshots must promise (else nothing is
- * tested) and some must decide something at a later instant past their promise (else the clock
- * never mattered and any promise would pass).
+ * instants: every one before U decides nothing too. Some snapshots must
+ * promise (else nothing is tested) and some must decide something at a
+ * later instant past their promise (else the clock never mattered and any
+ * promise would pass). Promising for good whenever the first step holds, or
+ * pricing the restart factors at the round's own instant instead of their
+ * bound, fails it; bounding a job younger than the penalty by its factor at
+ * T instead of 1 does not (no snapshot here needs that case).
  */
 #include "baseline_fixture.h"
 
