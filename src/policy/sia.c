@@ -47,7 +47,10 @@
  * Sia's 1e-4, from the previous round's solution (placed jobs in what they
  * hold, the rest greedily) as first incumbent, stopped at SIA_MAX_NODES
  * nodes or SIA_TIME_LIMIT_MS with its incumbent. The greedy solution is the
- * fallback should the solver stop without one.
+ * fallback should the solver stop without one. On one GPU type the ILP is
+ * solved exactly by dynamic programming (sia_dp.c), and a round it solved
+ * that decided nothing asks to be woken only once a later round could answer
+ * otherwise (quiet rounds, sia_quiet.c; option quiet=off runs them all).
  *
  * Mapping: jobs whose chosen configuration equals the shape of what they hold
  * keep their nodes; the rest are placed largest first (whole nodes for
@@ -347,7 +350,8 @@ static int unconstrained_choice(struct sia_round *r)
  * not scaled; a chosen job that did not fit stays pending with the same row
  * and meets the same nodes). R is the restart count now (a change this round
  * adds one, which only delays the crossing: the wake-up comes early, never
- * late). After a constrained round: the next round of the grid, as before.
+ * late). After a constrained round: the next round of the grid, as before,
+ * unless sia_quiet.c proves more (sia_schedule).
  */
 static int64_t next_wake(const struct sia_round *r)
 {
