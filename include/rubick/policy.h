@@ -76,6 +76,13 @@ struct rk_sched_input {
 	int n_holders;
 	struct rk_job *const *changed;
 	int n_changed;
+	/*
+	 * 1: the driver skips the rounds an RK_POLICY_EVENT_DRIVEN policy
+	 * answers by rk_decisions.wake_ms and quiet_until_ms (the simulator), so
+	 * proving that rounds would repeat pays (Sia, sia_quiet.c); 0 (rubickd):
+	 * every round runs and such proofs are wasted work.
+	 */
+	int skips_quiet;
 };
 
 /*

@@ -729,7 +729,7 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 		int64_t w = next_wake(&r);
 		/* A constrained round that decided nothing: see sia_quiet.c. */
 		int64_t until = 0;
-		if (st->o.quiet && r.dp_solved && out->n == n_before) {
+		if (st->o.quiet && in->skips_quiet && r.dp_solved && out->n == n_before) {
 			if (st->quiet_wait > 0) {
 				st->quiet_wait--;
 			} else if (sia_quiet_wake(&r, st->event_gap_ms, &w, &until)) {

@@ -165,6 +165,7 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		.n_holders = s->n_hl,
 		.changed = s->chg,
 		.n_changed = s->n_chg,
+		.skips_quiet = 1,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);

@@ -55,6 +55,7 @@ static int round_at(struct fixture *f, const char *opts, int64_t now_ms, int64_t
 	struct rk_error err;
 	assert_int_equal(rk_policy_sia.create(&st, opts, &err), RK_OK);
 	struct rk_sched_input in = fx_input(f, now_ms);
+	in.skips_quiet = 1; /* as the simulator */
 	struct rk_decisions d;
 	rk_decisions_init(&d);
 	if (rk_policy_sia.schedule(st, &in, &d, &err) != RK_OK)
@@ -76,6 +77,7 @@ static int64_t settle(struct fixture *f, int64_t now_ms)
 		struct rk_error err;
 		assert_int_equal(rk_policy_sia.create(&st, NULL, &err), RK_OK);
 		struct rk_sched_input in = fx_input(f, now_ms);
+		in.skips_quiet = 1; /* as the simulator */
 		struct rk_decisions d;
 		rk_decisions_init(&d);
 		if (rk_policy_sia.schedule(st, &in, &d, &err) != RK_OK)
@@ -151,7 +153,8 @@ static void promises_hold(void **state)
 	assert_true(later_moves >= 5);
 }
 
-/* quiet=off never promises; bad values are refused with the option named. */
+/* quiet=off never promises, nor does a round for a driver that runs every
+ * round; bad values are refused with the option named. */
 static void quiet_option(void **state)
 {
 	(void)state;
@@ -165,6 +168,25 @@ static void quiet_option(void **state)
 		assert_int_equal(until, 0);
 		fx_fini(&f);
 	}
+	/* A driver that runs every round (rubickd) gets no promise either. */
+	int promised = 0;
+	for (int c = 0; c < 20; c++) {
+		snapshot(&f, &x, now);
+		promised += settle(&f, now) > now;
+		void *st = NULL;
+		struct rk_error err;
+		assert_int_equal(rk_policy_sia.create(&st, NULL, &err), RK_OK);
+		struct rk_sched_input in = fx_input(&f, now);
+		struct rk_decisions d;
+		rk_decisions_init(&d);
+		assert_int_equal(rk_policy_sia.schedule(st, &in, &d, &err), RK_OK);
+		assert_int_equal(d.n, 0);
+		assert_int_equal(d.quiet_until_ms, 0);
+		rk_policy_sia.destroy(st);
+		fx_decisions_free(&d);
+		fx_fini(&f);
+	}
+	assert_true(promised > 0);
 	void *st = NULL;
 	struct rk_error err;
 	assert_int_equal(rk_policy_sia.create(&st, "quiet=maybe", &err), RK_EINVAL);
