@@ -76,6 +76,13 @@ struct rk_sched_input {
 	int n_holders;
 	struct rk_job *const *changed;
 	int n_changed;
+	/*
+	 * 1: the driver skips the rounds an RK_POLICY_EVENT_DRIVEN policy
+	 * answers by rk_decisions.wake_ms and quiet_until_ms (the simulator), so
+	 * proving that rounds would repeat pays (Sia, sia_quiet.c); 0 (rubickd):
+	 * every round runs and such proofs are wasted work.
+	 */
+	int skips_quiet;
 };
 
 /*
@@ -99,6 +106,16 @@ struct rk_decisions {
 	 * round grid.
 	 */
 	int64_t wake_ms;
+	/*
+	 * For RK_POLICY_EVENT_DRIVEN policies: every round of the driver's grid
+	 * before this instant (INT64_MAX = all) would decide nothing and, of
+	 * itself, ask for the next grid round; the policy answers them by
+	 * wake_ms instead. A driver that skips them keeps its grid as if they had
+	 * run: a round it then runs for an event that is not an arrival or a
+	 * completion (a restart that ends) happens at the grid round it would
+	 * have waited for after them (Sia's quiet rounds, sia_quiet.c). 0 = none.
+	 */
+	int64_t quiet_until_ms;
 };
 
 struct rk_policy_ops {

@@ -193,6 +193,7 @@ int sched_decisions_filter(struct rkd_sched *s, const struct rk_sched_input *vin
 		                    s->policy->name);
 	}
 	keep.wake_ms = ds->wake_ms;
+	keep.quiet_until_ms = ds->quiet_until_ms;
 	rk_decisions_fini(ds);
 	*ds = keep;
 	return dropped;

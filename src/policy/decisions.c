@@ -17,6 +17,7 @@ void rk_decisions_init(struct rk_decisions *d)
 	d->cap = 0;
 	d->v = NULL;
 	d->wake_ms = 0;
+	d->quiet_until_ms = 0;
 }
 
 void rk_decisions_clear(struct rk_decisions *d)
@@ -25,6 +26,7 @@ void rk_decisions_clear(struct rk_decisions *d)
 		rk_alloc_fini(&d->v[i].alloc);
 	d->n = 0;
 	d->wake_ms = 0;
+	d->quiet_until_ms = 0;
 }
 
 void rk_decisions_fini(struct rk_decisions *d)

@@ -47,7 +47,10 @@
  * Sia's 1e-4, from the previous round's solution (placed jobs in what they
  * hold, the rest greedily) as first incumbent, stopped at SIA_MAX_NODES
  * nodes or SIA_TIME_LIMIT_MS with its incumbent. The greedy solution is the
- * fallback should the solver stop without one.
+ * fallback should the solver stop without one. On one GPU type the ILP is
+ * solved exactly by dynamic programming (sia_dp.c), and a round it solved
+ * that decided nothing asks to be woken only once a later round could answer
+ * otherwise (quiet rounds, sia_quiet.c; option quiet=off runs them all).
  *
  * Mapping: jobs whose chosen configuration equals the shape of what they hold
  * keep their nodes; the rest are placed largest first (whole nodes for
@@ -61,6 +64,7 @@
  */
 #include "policy/baseline.h"
 #include "policy/sia_internal.h"
+#include "policy/sia_round.h"
 #include "rubick/lp.h"
 #include "rubick/placement.h"
 #include "rubick/policy.h"
@@ -70,47 +74,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One (job, configuration) pair of the ILP. */
-struct sia_var {
-	int job, cfg;
-	double cost; /* objective coefficient: G^p - λ_n (p < 0) or G^p + λ_n (p > 0) */
-	double g;    /* normalised, clipped goodput before the restart factor */
-	struct rk_plan plan; /* the user's plan scaled to the configuration */
-};
-
-struct sia_round {
-	const struct sia_opts *o;
-	struct sia_cache *cache; /* rows kept across rounds (policy state) */
-	struct sia_row_var *row; /* scratch for a row being built */
-	int cap_row;
-	const struct rk_sched_input *in;
-	struct sia_type types[SIA_MAX_TYPES];
-	int n_types;
-	int *node_type;     /* per node: type index or -1 */
-	struct sia_cfg *cfg;
-	int n_cfg;
-	struct sia_var *var;
-	int n_var, cap_var;
-	int *first_var;     /* per job: first var index; vars of job j are contiguous */
-	int *n_job_var;
-	int *cur;           /* per job: current config index or -1 */
-	int *choice;        /* per job: chosen var index or -1 */
-	/* Per representative: the two largest unscaled goodputs among its valid
-	 * configurations (pruned ones too) and the configuration of the first;
-	 * what the restart factor's growth could make beat the chosen one. */
-	double *g1, *g2;
-	int *g1_cfg;
-	int unconstrained; /* this round's choice is unconstrained_choice's */
-	char *asked;        /* asked[g]: some job requests g GPUs */
-	/* Pending jobs with identical requests form one class: only its first
-	 * job (the representative) carries variables, general integers counting
-	 * how many of the class take each configuration. */
-	int *rep;           /* per job: index of its class representative */
-	int *csize;         /* per representative: jobs in its class */
-	int *members;       /* job indexes, each class contiguous in FIFO order */
-	int *first_member;  /* per representative: its class's start in members */
-};
 
 static int push_var(struct sia_round *r, const struct sia_var *v)
 {
@@ -126,8 +89,7 @@ static int push_var(struct sia_round *r, const struct sia_var *v)
 	return RK_OK;
 }
 
-/* Sia's restart factor r_j (§5.1); 1 for jobs younger than the penalty. */
-static double restart_factor(const struct rk_job *j, int64_t now_ms, double penalty_s)
+double sia_restart_factor(const struct rk_job *j, int64_t now_ms, double penalty_s)
 {
 	double age_s = (double)(now_ms - j->submit_ms) / 1000.0;
 	if (penalty_s <= 0 || age_s < penalty_s)
@@ -167,9 +129,9 @@ static void prune_dominated(struct sia_round *r, int ji, int first)
 /*
  * The valid configurations of job `ji`, their goodputs and costs: the row of
  * its request (from the cache, or built and cached), with the restart factor
- * on every configuration but the one it holds.
+ * on every configuration but the one it holds (sia_round.h).
  */
-static int job_vars(struct sia_round *r, int ji)
+int sia_round_job_vars(struct sia_round *r, int ji, double rf)
 {
 	const struct rk_job *j = r->in->jobs[ji];
 	struct sia_row_key key;
@@ -195,7 +157,10 @@ static int job_vars(struct sia_round *r, int ji)
 	}
 	int first = r->n_var;
 	r->first_var[ji] = first;
-	double rf = r->cur[ji] >= 0 ? restart_factor(j, r->in->now_ms, r->o->restart_s) : 1.0;
+	if (r->cur[ji] < 0)
+		rf = 1.0;
+	else if (rf < 0)
+		rf = sia_restart_factor(j, r->in->now_ms, r->o->restart_s);
 	for (int k = 0; k < n_row; k++) {
 		struct sia_var v = {.job = ji, .cfg = row[k].cfg, .g = row[k].g, .plan = row[k].plan};
 		if (v.g > r->g1[ji]) {
@@ -385,7 +350,8 @@ static int unconstrained_choice(struct sia_round *r)
  * not scaled; a chosen job that did not fit stays pending with the same row
  * and meets the same nodes). R is the restart count now (a change this round
  * adds one, which only delays the crossing: the wake-up comes early, never
- * late). After a constrained round: the next round of the grid, as before.
+ * late). After a constrained round: the next round of the grid, as before,
+ * unless sia_quiet.c proves more (sia_schedule).
  */
 static int64_t next_wake(const struct sia_round *r)
 {
@@ -445,7 +411,7 @@ static void hand_out(struct sia_round *r, int *count)
  * 0 when it solved the round, 1 when the caller should use GLPK (several
  * types, or a table too large), or RK_ENOMEM.
  */
-static int solve_one_type(struct sia_round *r)
+int sia_round_solve_one_type(struct sia_round *r)
 {
 	if (r->n_types != 1)
 		return 1;
@@ -483,7 +449,8 @@ static int solve_ilp(struct sia_round *r, struct rk_error *err)
 {
 	if (unconstrained_choice(r))
 		return RK_OK;
-	int one = solve_one_type(r);
+	int one = sia_round_solve_one_type(r);
+	r->dp_solved = one == 0;
 	if (one == RK_ENOMEM)
 		return rk_error_set(err, RK_ENOMEM, "sia: out of memory for the solver");
 	if (one == 0)
@@ -682,7 +649,15 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 {
 	struct sia_state *st = state;
 	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
-	int n = in->n_jobs, rc = RK_OK;
+	int n = in->n_jobs, rc = RK_OK, n_before = out->n;
+	if (in->incremental && in->n_changed > 0) {
+		if (st->last_event_ms >= 0) {
+			double gap = (double)(in->now_ms - st->last_event_ms);
+			st->event_gap_ms = st->event_gap_ms > 0 ? 0.875 * st->event_gap_ms + 0.125 * gap
+								: gap;
+		}
+		st->last_event_ms = in->now_ms;
+	}
 	if (n == 0)
 		return RK_OK;
 	if (!in->env)
@@ -739,7 +714,7 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	for (int ji = 0; ji < n; ji++) {
 		if (r.rep[ji] != ji)
 			continue; /* shares its representative's variables */
-		if (job_vars(&r, ji)) {
+		if (sia_round_job_vars(&r, ji, -1.0)) {
 			rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for ILP variables");
 			goto out;
 		}
@@ -752,7 +727,26 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	rc = map_and_decide(&r, out, err);
 	if (!rc) {
 		int64_t w = next_wake(&r);
-		if (w && (out->wake_ms == 0 || w < out->wake_ms))
+		/* A constrained round that decided nothing: see sia_quiet.c. */
+		int64_t until = 0;
+		if (st->o.quiet && in->skips_quiet && r.dp_solved && out->n == n_before) {
+			if (st->quiet_wait > 0) {
+				st->quiet_wait--;
+			} else if (sia_quiet_wake(&r, st->event_gap_ms, &w, &until)) {
+				rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+			} else if (until == 0) {
+				/* Where the answer keeps changing (events every few rounds),
+				 * failed tries would cost a DP each: back off, up to 64. */
+				st->quiet_backoff = st->quiet_backoff ? 2 * st->quiet_backoff : 1;
+				if (st->quiet_backoff > SIA_QUIET_MAX_BACKOFF)
+					st->quiet_backoff = SIA_QUIET_MAX_BACKOFF;
+				st->quiet_wait = st->quiet_backoff;
+			} else {
+				st->quiet_backoff = 0;
+			}
+		}
+		out->quiet_until_ms = until;
+		if (!rc && w && (out->wake_ms == 0 || w < out->wake_ms))
 			out->wake_ms = w;
 	}
 out:

@@ -27,7 +27,8 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 	*o = (struct sia_opts){.p = SIA_P_DEFAULT, .lambda_n = SIA_LAMBDA_N_DEFAULT,
 			       .restart_s = SIA_RESTART_S_DEFAULT,
 			       .time_limit_ms = SIA_TIME_LIMIT_MS_DEFAULT, .gap = SIA_GAP_DEFAULT,
-			       .max_nodes = SIA_MAX_NODES_DEFAULT, .range_job = 1};
+			       .max_nodes = SIA_MAX_NODES_DEFAULT, .range_job = 1,
+			       .quiet = 1};
 	if (!options || !*options)
 		return RK_OK;
 	/* Walk "k=v,k=v" in place; the option text is short and caller-owned. */
@@ -58,6 +59,13 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 						    "jobs' ranges instead (rubick sim --gpu-range free)");
 			if (strcmp(v, "job"))
 				return rk_error_set(err, RK_EINVAL, "sia: range=%s: must be 'job'", v);
+			continue;
+		}
+		if (!strcmp(k, "quiet")) {
+			if (strcmp(v, "on") && strcmp(v, "off"))
+				return rk_error_set(err, RK_EINVAL, "sia: quiet=%s: must be 'on' or 'off'",
+						    v);
+			o->quiet = !strcmp(v, "on");
 			continue;
 		}
 		if (parse_double(v, &x))
@@ -92,7 +100,7 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 		} else {
 			return rk_error_set(err, RK_EINVAL,
 					    "sia: unknown option '%s' (known: p, lambda_n, restart_s, "
-					    "time_limit_ms, max_nodes, gap, range)",
+					    "time_limit_ms, max_nodes, gap, range, quiet)",
 					    k);
 		}
 	}
@@ -112,6 +120,9 @@ int sia_create(void **state, const char *options, struct rk_error *err)
 		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 	}
 	s->o = o;
+	s->quiet_wait = s->quiet_backoff = 0;
+	s->event_gap_ms = 0;
+	s->last_event_ms = -1;
 	*state = s;
 	return RK_OK;
 }

@@ -41,11 +41,14 @@
 /* GPUs up to which every whole-node count is a configuration (the artifact's
  * sets end at 64 GPUs); above, powers of two of nodes (sia_build_configs). */
 #define SIA_DENSE_GPUS 64
+/* Most eligible rounds skipped without a quiet-round try after failed ones. */
+#define SIA_QUIET_MAX_BACKOFF 64
 
 struct sia_opts {
 	double p, lambda_n, restart_s, time_limit_ms, gap;
 	int max_nodes; /* branch-and-bound nodes per round; 0 = no limit */
 	int range_job; /* 1: GPU counts limited to [min_gpus, max_gpus] */
+	int quiet;     /* 1: skip rounds proven to repeat the last (sia_quiet.c) */
 };
 
 struct sia_type {
@@ -148,10 +151,19 @@ const struct sia_row_var *sia_cache_find(const struct sia_cache *c, const struct
 int sia_cache_put(struct sia_cache *c, const struct sia_row_key *key, const struct sia_row_var *v,
 		  int n);
 
-/* The policy's state: options and the row cache. */
+/* The policy's state: options, the row cache and the quiet rounds' back-off. */
 struct sia_state {
 	struct sia_opts o;
 	struct sia_cache *cache;
+	/* Eligible rounds left without a quiet-round certificate, and the next
+	 * such wait after a failed one (sia_quiet.c: when to try is free, what a
+	 * try proves is exact). */
+	int quiet_wait, quiet_backoff;
+	/* Mean time between rounds with something in the change feed (ms,
+	 * exponentially weighted; 0 = unknown) and the last such round: proofs
+	 * much past the next event are not worth their DPs. */
+	double event_gap_ms;
+	int64_t last_event_ms;
 };
 
 /* A job class for sia_dp_solve: its variables first..first+n-1, `mult` jobs. */

@@ -165,6 +165,7 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 		.n_holders = s->n_hl,
 		.changed = s->chg,
 		.n_changed = s->n_chg,
+		.skips_quiet = 1,
 	};
 	s->res.rounds++;
 	rk_decisions_clear(&s->ds);
@@ -195,6 +196,7 @@ static int run_round(struct sim *s, const struct rk_policy_ops *p, void *pstate,
 	/* A round is idempotent: applying its own decisions gives the next nothing new. */
 	s->dirty = 0;
 	s->wake_ms = s->ds.wake_ms > s->now_ms ? s->ds.wake_ms : 0;
+	s->quiet_until_ms = s->ds.quiet_until_ms > s->now_ms ? s->ds.quiet_until_ms : 0;
 	return sim_apply(s, &s->ds, p->name, err);
 }
 
@@ -258,6 +260,22 @@ static int64_t next_instant(struct sim *s, const struct rk_policy_ops *p)
 	return t;
 }
 
+/*
+ * The grid rounds before t that the policy said would repeat its last one
+ * (rk_decisions.quiet_until_ms) count as run: the next grid round is the
+ * first after the last of them, as it would be had they run.
+ */
+static void skip_quiet_rounds(struct sim *s, int64_t t)
+{
+	int64_t lim = t < s->quiet_until_ms ? t : s->quiet_until_ms;
+	if (s->next_round_ms >= lim)
+		return;
+	int64_t last = s->res.start_ms +
+		       (lim - 1 - s->res.start_ms) / s->cfg.interval_ms * s->cfg.interval_ms;
+	if (last >= s->next_round_ms)
+		s->next_round_ms = last + s->cfg.interval_ms;
+}
+
 int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct rk_error *err)
 {
 	int rc = 0;
@@ -289,6 +307,7 @@ int sim_loop(struct sim *s, const struct rk_policy_ops *p, void *pstate, struct 
 			changed = 1;
 			s->dirty = 1;
 		}
+		skip_quiet_rounds(s, t);
 		if (!rc && (changed || t >= s->next_round_ms) &&
 		    (changed || !(p->flags & RK_POLICY_EVENT_DRIVEN) || s->dirty ||
 		     (s->wake_ms && t >= s->wake_ms))) {

@@ -89,6 +89,7 @@ struct sim {
 	int last_round_decisions;
 	int dirty;                 /* something happened since the last round */
 	int64_t wake_ms;           /* round the policy asked for (rk_decisions.wake_ms), 0 = none */
+	int64_t quiet_until_ms;    /* rk_decisions.quiet_until_ms of the last round, 0 = none */
 	int n_pending, n_holding, n_done;
 	int n_rejected;            /* arrived and rejected (state RK_JOB_CANCELLED) */
 	int n_guaranteed;          /* guaranteed jobs, for skipping the SLA sweep */

@@ -71,11 +71,16 @@ int sim_refit_sweep(struct sim *s, struct rk_error *err)
 		f->pl = pl;
 		f->cpus = cpus;
 		f->iter_ms = sj->iter_ms;
+		int fits = f->r.n_fits;
 		int rc = rk_refit_observe(&f->r, &f->model, s->cfg.env, &j->plan, &pl, cpus,
 		                          j->global_batch, j->observed_sps, err);
 		if (rc)
 			return rk_error_prefix(err, "simulator: job %lld (%s): refit",
 			                       (long long)j->id, j->name);
+		/* A refitted model is news to event-driven policies (Sia prices rows
+		 * from it and may have asked for no wake-up, sia_quiet.c). */
+		if (f->r.n_fits != fits)
+			s->dirty = 1;
 		j->model_refits = f->r.n_fits;
 		j->model_miss = f->r.max_pred_err;
 	}
