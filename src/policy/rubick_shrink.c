@@ -56,7 +56,7 @@ static int shrinkable_for(const struct round *R, const struct rj *self, const st
 /* May the shrink phase take GPUs from `v` for `self` (shrinkable_for and, for
  * a best-effort newcomer under SRTF order, the victim filter of free_on_node:
  * more than the newcomer's run plus a restart left)? One predicate, so that
- * rubick_share.c's wait estimate follows the shrink phase's rules. */
+ * rubick_share_choose.c's wait estimate follows the shrink phase's rules. */
 int rubick_shrink_victim_for(const struct round *R, const struct rj *self, const struct rj *v)
 {
 	if (v == self || !shrinkable_for(R, self, v))
