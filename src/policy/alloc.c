@@ -226,38 +226,54 @@ int rk_capacity_copy(struct rk_capacity *dst, const struct rk_capacity *src)
 	return 0;
 }
 
-/* Check that `a` can be taken; the first shortfall goes into err. */
-static int check_take(const struct rk_capacity *cap, const struct rk_alloc *a,
-		      struct rk_error *err)
+/*
+ * 1 when a's shares name strictly increasing nodes (what rk_alloc_add keeps),
+ * so every node appears once and on_node(a, node) is that node's share: the
+ * O(n^2) per-node summing below can be skipped with the same result (issue 15:
+ * an elastic job on hundreds of nodes made it most of aryl's CPU time).
+ */
+static int nodes_unique_sorted(const struct rk_alloc *a)
 {
+	for (int i = 1; i < a->n; i++)
+		if (a->shares[i].node <= a->shares[i - 1].node)
+			return 0;
+	return 1;
+}
+
+/* Check that `a` can be taken; the first shortfall goes into err. */
+static int check_take(const struct rk_capacity *cap, const struct rk_alloc *a, struct rk_error *err)
+{
+	int unique = nodes_unique_sorted(a);
 	for (int i = 0; i < a->n; i++) {
 		int node = a->shares[i].node;
 		if (node < 0 || node >= cap->n_nodes)
-			return rk_error_set(err, RK_EINFEASIBLE, "node %d does not exist (cluster "
-					    "has %d nodes)", node, cap->n_nodes);
+			return rk_error_set(err, RK_EINFEASIBLE,
+			                    "node %d does not exist (cluster "
+			                    "has %d nodes)",
+			                    node, cap->n_nodes);
 		const struct rk_node *nd = &cap->cluster->nodes[node];
 		if (!nd->up && (a->shares[i].gpus || a->shares[i].cpus || a->shares[i].mem_mb))
 			return rk_error_set(err, RK_EINFEASIBLE, "node %d is down", node);
 		/* Shares may repeat a node, so compare the node's sum, once. */
 		int first = 1;
-		for (int j = 0; j < i && a->n > 1; j++)
+		for (int j = 0; j < i && !unique; j++)
 			if (a->shares[j].node == node)
 				first = 0;
 		if (!first)
 			continue;
-		struct rk_share s = a->n == 1 ? a->shares[0] : on_node(a, node);
+		struct rk_share s = unique ? a->shares[i] : on_node(a, node);
 		if (s.gpus < 0 || s.cpus < 0 || s.mem_mb < 0)
 			return rk_error_set(err, RK_EINVAL, "negative share on node %d", node);
 		if (s.gpus > cap->free_gpus[node])
 			return rk_error_set(err, RK_EINFEASIBLE, "node %d: %d GPUs asked, %d free",
-					    node, s.gpus, cap->free_gpus[node]);
+			                    node, s.gpus, cap->free_gpus[node]);
 		if (s.cpus > cap->free_cpus[node])
 			return rk_error_set(err, RK_EINFEASIBLE, "node %d: %d CPUs asked, %d free",
-					    node, s.cpus, cap->free_cpus[node]);
+			                    node, s.cpus, cap->free_cpus[node]);
 		if (s.mem_mb > cap->free_mem_mb[node])
 			return rk_error_set(err, RK_EINFEASIBLE,
-					    "node %d: %lld MiB memory asked, %lld MiB free", node,
-					    (long long)s.mem_mb, (long long)cap->free_mem_mb[node]);
+			                    "node %d: %lld MiB memory asked, %lld MiB free", node,
+			                    (long long)s.mem_mb, (long long)cap->free_mem_mb[node]);
 	}
 	return 0;
 }
@@ -284,20 +300,23 @@ int rk_capacity_take(struct rk_capacity *cap, const struct rk_alloc *a, struct r
 
 int rk_capacity_give(struct rk_capacity *cap, const struct rk_alloc *a, struct rk_error *err)
 {
+	int unique = nodes_unique_sorted(a);
 	for (int i = 0; i < a->n; i++) {
 		int node = a->shares[i].node;
 		if (node < 0 || node >= cap->n_nodes)
 			return rk_error_set(err, RK_EINTERNAL, "give back: node %d does not exist",
-					    node);
+			                    node);
 		const struct rk_node *nd = &cap->cluster->nodes[node];
-		struct rk_share s = on_node(a, node);
+		struct rk_share s = unique ? a->shares[i] : on_node(a, node);
 		int gmax = nd->up ? nd->gpus : 0, cmax = nd->up ? nd->cpus : 0;
 		int64_t mmax = nd->up ? nd->mem_mb : 0;
 		if (s.gpus < 0 || s.cpus < 0 || s.mem_mb < 0 ||
 		    cap->free_gpus[node] + s.gpus > gmax || cap->free_cpus[node] + s.cpus > cmax ||
 		    cap->free_mem_mb[node] + s.mem_mb > mmax)
-			return rk_error_set(err, RK_EINTERNAL, "give back: node %d would hold more "
-					    "than it has installed (double release?)", node);
+			return rk_error_set(err, RK_EINTERNAL,
+			                    "give back: node %d would hold more "
+			                    "than it has installed (double release?)",
+			                    node);
 	}
 	for (int i = 0; i < a->n; i++) {
 		const struct rk_share *s = &a->shares[i];
@@ -310,7 +329,7 @@ int rk_capacity_give(struct rk_capacity *cap, const struct rk_alloc *a, struct r
 }
 
 int rk_capacity_from_jobs(struct rk_capacity *cap, const struct rk_cluster *c,
-			  struct rk_job *const *jobs, int n, struct rk_error *err)
+                          struct rk_job *const *jobs, int n, struct rk_error *err)
 {
 	struct rk_capacity tmp;
 	int rc = rk_capacity_init(&tmp, c);
@@ -319,7 +338,8 @@ int rk_capacity_from_jobs(struct rk_capacity *cap, const struct rk_cluster *c,
 	for (int i = 0; i < n; i++) {
 		rc = rk_capacity_take(&tmp, &jobs[i]->alloc, err);
 		if (rc) {
-			rk_error_prefix(err, "job %lld (%s)", (long long)jobs[i]->id, jobs[i]->name);
+			rk_error_prefix(err, "job %lld (%s)", (long long)jobs[i]->id,
+			                jobs[i]->name);
 			rk_capacity_fini(&tmp);
 			return rc;
 		}
