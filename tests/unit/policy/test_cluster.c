@@ -301,6 +301,38 @@ static void capacity_take_give(void **state)
 	rk_cluster_fini(&c);
 }
 
+/* Shares built by hand may repeat a node or be out of order (rk_alloc_add
+ * keeps them sorted and unique, which lets take and give skip summing per
+ * node): the node's sum is what is checked, against what is free. */
+static void capacity_repeated_shares(void **state)
+{
+	(void)state;
+	struct rk_cluster c;
+	struct rk_error err;
+	assert_int_equal(rk_cluster_parse(&c, "3x8,cpus=96,mem=1000M", "c", &err), 0);
+	struct rk_capacity cap;
+	assert_int_equal(rk_capacity_init(&cap, &c), 0);
+	struct rk_share sh[3] = {
+	    {.node = 2, .gpus = 5}, {.node = 0, .gpus = 1}, {.node = 2, .gpus = 4}};
+	struct rk_alloc a = {.n = 3, .shares = sh};
+	assert_false(rk_capacity_fits(&cap, &a));
+	assert_int_equal(rk_capacity_take(&cap, &a, &err), RK_EINFEASIBLE);
+	assert_string_equal(err.msg, "node 2: 9 GPUs asked, 8 free");
+	assert_int_equal(rk_capacity_free_gpus(&cap), 24);
+	sh[2].gpus = 3; /* 5 + 3 on node 2 fits exactly */
+	assert_int_equal(rk_capacity_take(&cap, &a, &err), 0);
+	assert_int_equal(cap.free_gpus[2], 0);
+	assert_int_equal(cap.free_gpus[0], 7);
+	/* Giving back checks the node's sum too: node 2 was taken whole. */
+	sh[0].gpus = 6;
+	assert_int_equal(rk_capacity_give(&cap, &a, &err), RK_EINTERNAL);
+	sh[0].gpus = 5;
+	assert_int_equal(rk_capacity_give(&cap, &a, &err), 0);
+	assert_int_equal(rk_capacity_free_gpus(&cap), 24);
+	rk_capacity_fini(&cap);
+	rk_cluster_fini(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -310,6 +342,7 @@ int main(void)
 		cmocka_unit_test(gpu_table),
 		cmocka_unit_test(alloc_ops),
 		cmocka_unit_test(capacity_take_give),
+		cmocka_unit_test(capacity_repeated_shares),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
