@@ -21,7 +21,7 @@ struct rk_mckp_item {
  * Solve: choose k_i in 0..n_choices_i-1 per item with sum k_i <= capacity
  * maximising sum value_i[k_i]. Ties keep the smaller k (no scaling for
  * nothing): a choice replaces a lighter one only when strictly better by more
- * than 1e-12 relative. O(capacity x sum of n_choices) time, O(n x capacity)
+ * than 1e-12 relative. O(capacity x allowed (finite) choices) time, O(n x capacity)
  * bytes for the backtracking table. OUT: choice[n] (caller's storage), *best
  * (may be NULL). RK_EINVAL for bad arguments (naming the item), RK_ENOMEM.
  */
