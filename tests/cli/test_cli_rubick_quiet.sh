@@ -9,28 +9,8 @@
 set -uo pipefail
 R=$1
 . "$(dirname "$0")/lib.sh"
-python3 - "$work/contended.csv" <<'PY' || fail "could not write the trace"
-import sys
-models = [("bert", 32), ("gpt2", 32), ("vit", 64), ("roberta", 32), ("t5", 32)]
-head = ("name,submit_s,duration_s,model,job_type,gpus,gpu_milli,cpus,mem_mb,net_gbps,"
-        "global_batch,plan,iters,guaranteed,tenant,min_gpus,max_gpus")
-x = 12345
-def nxt():  # a fixed linear congruential sequence: the same trace on every run
-    global x
-    x = (x * 1103515245 + 12345) % 2**31
-    return x
-with open(sys.argv[1], "w") as f:
-    print(head, file=f)
-    t = 0.0
-    for i in range(160):
-        t += 60 + nxt() % 900
-        m, b = models[nxt() % len(models)]
-        g = [1, 1, 2, 2, 4, 8][nxt() % 6]
-        dur = 2000 + (nxt() % 1000) ** 2 / 4
-        gu = 1 if i % 7 == 3 else 0
-        print(f"{m}-{i},{t:.3f},{dur:.1f},{m},{m},{g},1000,{4 * g},0,0,{b},,0,{gu},"
-              f"{'a' if i % 2 else 'b'},,", file=f)
-PY
+python3 "$(dirname "$0")/contended_trace.py" "$work/contended.csv" 12345 160 60 900 7 ||
+	fail "could not write the trace"
 # Two cases where a round with nothing in the change feed must still act:
 # B waits behind the shorter A until B turns starving (age > 200,000 s, A
 # younger) and then takes GPUs from A; D waits while A, which gave C one of

@@ -11,26 +11,8 @@
 set -uo pipefail
 R=$1
 . "$(dirname "$0")/lib.sh"
-python3 - "$work/contended.csv" <<'PY' || fail "could not write the trace"
-import sys
-models = [("bert", 32), ("gpt2", 32), ("vit", 64), ("roberta", 32), ("t5", 32)]
-head = ("name,submit_s,duration_s,model,job_type,gpus,gpu_milli,cpus,mem_mb,net_gbps,"
-        "global_batch,plan,iters,guaranteed,tenant,min_gpus,max_gpus")
-x = 4242
-def nxt():  # a fixed linear congruential sequence: the same trace on every run
-    global x
-    x = (x * 1103515245 + 12345) % 2**31
-    return x
-with open(sys.argv[1], "w") as f:
-    print(head, file=f)
-    t = 0.0
-    for i in range(120):
-        t += 30 + nxt() % 600
-        m, b = models[nxt() % len(models)]
-        g = [1, 1, 2, 2, 4, 8][nxt() % 6]
-        dur = 2000 + (nxt() % 1000) ** 2 / 4
-        print(f"{m}-{i},{t:.3f},{dur:.1f},{m},{m},{g},1000,{4 * g},0,0,{b},,0,0,,,", file=f)
-PY
+python3 "$(dirname "$0")/contended_trace.py" "$work/contended.csv" 4242 120 30 600 ||
+	fail "could not write the trace"
 trace=$work/contended.csv cluster=2x8:v100
 run() { # NAME QUIET POLICY [FLAGS...]: replay into $work/NAME-QUIET
 	local name=$1 q=$2 p=$3
