@@ -23,31 +23,15 @@ printf '%s\nX,0,1000,bert,bert,8,1000,32,0,0,32,,0,0,,,\nB,10,5000000,bert,bert,
 printf '%s\nA,0,1000000,bert,bert,24,1000,96,0,0,96,,0,0,,,\nC,1000,2000,bert,bert,8,1000,32,0,0,32,,0,0,,,\nD,1100,50000,vit,vit,8,1000,32,0,0,64,,0,0,,,\n' \
 	"$head" >"$work/restart.csv"
 trace=$work/contended.csv cluster=2x8:v100
-run() { # NAME QUIET POLICY [FLAGS...]: replay into $work/NAME-QUIET
-	local name=$1 q=$2 p=$3
-	shift 3
-	"$R" sim --trace "$trace" --cluster "$cluster" --policy "$p" --no-timing \
-		--policy-options "quiet=$q" --out "$work/$name-$q" --json "$@" >"$work/$name-$q.json" \
-		2>"$err" || fail "$name quiet=$q: $(cat "$err")"
-}
-same() { # NAME [POLICY FLAGS...]
-	local name=$1
-	shift
-	run "$name" on "$@"
-	run "$name" off "$@"
-	for f in jobs.csv samples.csv; do
-		cmp -s "$work/$name-on/$f" "$work/$name-off/$f" || fail "$name: $f differs with quiet=off"
-	done
-}
-same rubick rubick
-same plan-only rubick-plan-only
-same res-only rubick-res-only
-same fifo 'rubick[order=fifo]'
-same reconfigure 'rubick[guaranteed=reconfigure]' --refit
+quiet_same rubick rubick
+quiet_same plan-only rubick-plan-only
+quiet_same res-only rubick-res-only
+quiet_same fifo 'rubick[order=fifo]'
+quiet_same reconfigure 'rubick[guaranteed=reconfigure]' --refit
 trace=$work/starve.csv cluster=1x8:v100
-same starve rubick
+quiet_same starve rubick
 trace=$work/restart.csv cluster=3x8:v100
-same restart rubick
+quiet_same restart rubick
 start_s() { awk -F, -v n="$2" '$3 == n {print $7}' "$work/$1-on/jobs.csv"; }
 [ "$(start_s starve B)" = 200040.000 ] || fail "starve: B started at $(start_s starve B), want 200040.000"
 [ "$(start_s restart D)" = 1260.000 ] || fail "restart: D started at $(start_s restart D), want 1260.000"

@@ -14,29 +14,13 @@ R=$1
 python3 "$(dirname "$0")/contended_trace.py" "$work/contended.csv" 4242 120 30 600 ||
 	fail "could not write the trace"
 trace=$work/contended.csv cluster=2x8:v100
-run() { # NAME QUIET POLICY [FLAGS...]: replay into $work/NAME-QUIET
-	local name=$1 q=$2 p=$3
-	shift 3
-	"$R" sim --trace "$trace" --cluster "$cluster" --policy "$p" --no-timing \
-		--policy-options "quiet=$q" --out "$work/$name-$q" --json "$@" >"$work/$name-$q.json" \
-		2>"$err" || fail "$name quiet=$q: $(cat "$err")"
-}
-same() { # NAME POLICY [FLAGS...]
-	local name=$1
-	shift
-	run "$name" on "$@"
-	run "$name" off "$@"
-	for f in jobs.csv samples.csv; do
-		cmp -s "$work/$name-on/$f" "$work/$name-off/$f" || fail "$name: $f differs with quiet=off"
-	done
-}
-same sia sia
-same paid sia --first-start paid
-same request sia --gpu-range request
-same short 'sia[restart_s=30]'
-same p1 'sia[p=1]'
+quiet_same sia sia
+quiet_same paid sia --first-start paid
+quiet_same request sia --gpu-range request
+quiet_same short 'sia[restart_s=30]'
+quiet_same p1 'sia[p=1]'
 cluster=1x8:v100
-same small sia
+quiet_same small sia
 # Muri's trace3 on 8x8 V100 (as scripts/eval-rubick.sh runs it): restarts that
 # end between grid rounds the quiet ones stood for, whose rounds must come at
 # the grid round they would have waited for (rk_decisions.quiet_until_ms;
@@ -44,9 +28,9 @@ same small sia
 # stand-ins' zoo speeds, the stress case of bench/bench_scale.sh, to 2e6 s.
 shared=${RK_SHARED_DIR:?}
 trace=$shared/traces/muri/trace-data/trace3.csv cluster=8x8:v100
-same trace3 sia --oracle "measured=${RK_DATA_DIR:?}/measured/rubick" --interval 60 --skip-bad
+quiet_same trace3 sia --oracle "measured=${RK_DATA_DIR:?}/measured/rubick" --interval 60 --skip-bad
 trace=$shared/traces/gavel/msr/seed0/0e4a51.trace
-same stress sia --throughputs none --horizon 2000000
+quiet_same stress sia --throughputs none --horizon 2000000
 # The case is contended (else nothing was skipped) and Sia moved running jobs
 # (else the restart factor never decided anything).
 python3 - "$work/sia-on.json" <<'PY' || fail "the trace is not contended"
