@@ -14,8 +14,16 @@ import sys
 
 if len(sys.argv) not in (6, 7):
     sys.exit(__doc__)
-out, seed, jobs, gap_min, gap_span = sys.argv[1], *map(int, sys.argv[2:6])
-every = int(sys.argv[6]) if len(sys.argv) == 7 else 0
+names = ["SEED", "JOBS", "GAP_MIN", "GAP_SPAN", "GUARANTEED_EVERY"]
+try:
+    nums = [int(a) for a in sys.argv[2:]]
+except ValueError:
+    sys.exit("contended_trace.py: %s must be integers, got %s" % (
+        ", ".join(names[:len(sys.argv) - 2]), " ".join(sys.argv[2:])))
+if nums[2] < 0 or nums[3] < 1 or (len(nums) == 5 and nums[4] < 4):
+    sys.exit("contended_trace.py: need GAP_MIN >= 0, GAP_SPAN >= 1 and GUARANTEED_EVERY >= 4")
+out, (seed, jobs, gap_min, gap_span) = sys.argv[1], nums[:4]
+every = nums[4] if len(nums) == 5 else 0
 models = [("bert", 32), ("gpt2", 32), ("vit", 64), ("roberta", 32), ("t5", 32)]
 head = ("name,submit_s,duration_s,model,job_type,gpus,gpu_milli,cpus,mem_mb,net_gbps,"
         "global_batch,plan,iters,guaranteed,tenant,min_gpus,max_gpus")
