@@ -1,7 +1,9 @@
 /*
  * The simulator's throughput oracle (oracle.h): measured Rubick tables with
  * the interpolation rules listed in oracle.h, Sia/Pollux profiles
- * (oracle_sia.c), and the analytic model (perf.h) as the last resort.
+ * (oracle_sia.c), and the analytic model (perf.h, oracle_model.c) as the last
+ * resort. The core of src/sim/oracle: it dispatches a lookup to its parts,
+ * which never call back (the graph is in oracle_internal.h).
  * References: algorithms.md §6 D1 (tables), §7 "Throughput oracle interface",
  * §1.4 (the model), §1.2 (plan families).
  */
@@ -32,49 +34,6 @@ const char *rk_oracle_source_name(enum rk_oracle_source s)
 	case RK_ORACLE_SRC_TYPE_SCALED: return "type-scaled";
 	default: return "unknown";
 	}
-}
-
-void oracle_model_key(const char *name, char *out, size_t cap)
-{
-	size_t n = 0;
-	for (; name[n] && n + 1 < cap; n++)
-		out[n] = (char)tolower((unsigned char)name[n]);
-	out[n] = '\0';
-	/* "llama7b" and "llama7" name the same zoo model (the artifact uses both). */
-	if (n >= 2 && out[n - 1] == 'b' && isdigit((unsigned char)out[n - 2]))
-		out[n - 1] = '\0';
-}
-
-void oracle_placement_canon(struct rk_placement *pl)
-{
-	for (int i = 1; i < pl->n_nodes; i++) {
-		int v = pl->gpus[i], j = i;
-		for (; j > 0 && pl->gpus[j - 1] < v; j--)
-			pl->gpus[j] = pl->gpus[j - 1];
-		pl->gpus[j] = v;
-	}
-}
-
-int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap)
-{
-	if (!plan || !buf || cap < RK_ORACLE_FAMILY_MAX)
-		return RK_EINVAL;
-	if (plan->tp > 1 || plan->pp > 1) {
-		/* 3D plans are named by their PP,TP,DP digits (§1.2, "244"). */
-		if (plan->pp > 9 || plan->tp > 9 || plan->dp > 9 || plan->pp < 1 || plan->tp < 1 ||
-		    plan->dp < 1)
-			return RK_ERANGE;
-		snprintf(buf, cap, "%d%d%d", plan->pp, plan->tp, plan->dp);
-	} else if (plan->offload) {
-		snprintf(buf, cap, "%s", plan->gc ? "zero-offload+gc" : "zero-offload");
-	} else if (plan->zero > 0) {
-		snprintf(buf, cap, "zero-dp");
-	} else if (plan->gc) {
-		snprintf(buf, cap, "gc");
-	} else {
-		snprintf(buf, cap, "ga");
-	}
-	return 0;
 }
 
 static int create(struct rk_oracle **out, const struct rk_perf_env *env, int measured,
@@ -250,38 +209,6 @@ int rk_oracle_add_rubick_table(struct rk_oracle *o, const char *model_name, int 
 	t->n = n_rows;
 	t->rows = rows;
 	oracle_cache_clear(&o->cache); /* answers may change with the new table */
-	return 0;
-}
-
-/* ---- the analytic model --------------------------------------------------------- */
-
-int oracle_model_usable(const struct rk_oracle *o, const struct rk_model *m)
-{
-	if (o->measured && o->fallback == RK_ORACLE_FALLBACK_NONE)
-		return 0;
-	return o->env != NULL && m->perf_fitted;
-}
-
-int oracle_model_iter_s(const struct rk_oracle *o, const struct rk_model *m,
-			const struct rk_plan *plan, const struct rk_placement *pl, int cpus_per_gpu,
-			double *iter_s, struct rk_error *err)
-{
-	if (!o->env)
-		return rk_error_set(err, RK_ENOTFOUND, "model '%s': no performance env for the model",
-				    m->name);
-	if (!m->perf_fitted)
-		return rk_error_set(err, RK_ENOTFOUND,
-				    "model '%s' has no fitted performance parameters (zoo)", m->name);
-	double ms = 0.0;
-	int rc = rk_perf_predict(m, &m->perf, o->env, plan, pl, cpus_per_gpu, &ms);
-	if (rc)
-		return rk_error_set(err, rc, "model '%s': performance model rejected the plan: %s",
-				    m->name, rk_strerror(rc));
-	if (!isfinite(ms) || ms <= 0.0)
-		return rk_error_set(err, RK_EINTERNAL,
-				    "model '%s': performance model predicted %g ms per iteration",
-				    m->name, ms);
-	*iter_s = ms / 1000.0;
 	return 0;
 }
 

@@ -1,7 +1,20 @@
 /*
- * Internal to the throughput oracle (oracle.c, oracle_sia.c): the tables it
- * holds and the helpers its two measured back-ends share. See oracle.h for
- * the lookup rules.
+ * Internal to the throughput oracle (src/sim/oracle): the tables it holds and
+ * the helpers its back-ends share. See oracle.h for the lookup rules.
+ *
+ * Calls go one way, from the core down to its parts; no part calls a file
+ * above it (scripts/callgraph.py over the folder's objects: test
+ * layout_oracle_calls):
+ *
+ *   driver  oracle_load.c    -> oracle sia target (reads files; the rest does not)
+ *   core    oracle.c         -> cache gavel gpu rubick sia key model
+ *   parts   oracle_sia.c     -> cache gpu key
+ *           oracle_rubick.c  -> key model
+ *           oracle_gavel.c   -> cache interference
+ *           oracle_gpu.c     -> model
+ *           oracle_cache.c   -> key
+ *           oracle_target.c  -> key
+ *   leaves  oracle_key.c, oracle_model.c, interference.c
  */
 #ifndef RK_SIM_ORACLE_INTERNAL_H
 #define RK_SIM_ORACLE_INTERNAL_H
@@ -101,11 +114,15 @@ struct rk_oracle {
 	struct gavel_table *gavel;          /* trace-native throughputs (oracle_gavel.c); NULL = none */
 };
 
+/* ---- canonical keys (oracle_key.c) ---- */
+
 /* Normalised model key: lower case, a "b" after the size digits dropped ("llama7b" -> "llama7"). */
 void oracle_model_key(const char *name, char *out, size_t cap);
 
 /* Sort a placement's nodes by GPUs, descending (node order does not matter). */
 void oracle_placement_canon(struct rk_placement *pl);
+
+/* ---- the analytic model (oracle_model.c) ---- */
 
 /* 1 when rules 4-5 may use the analytic model for `m`. */
 int oracle_model_usable(const struct rk_oracle *o, const struct rk_model *m);

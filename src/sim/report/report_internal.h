@@ -1,7 +1,8 @@
 /*
- * What the report writers of src/sim share (report.h is the public side):
- * the seeds block of the table, and the HTML style (colours, dashes, legend,
- * the per-policy bar chart) that report_html.c and report_bars.c both use.
+ * What the report writers of src/sim/report share (report.h is the public
+ * side): the seeds block of the table, and the HTML style (colours, dashes,
+ * legend, the per-policy bar chart) that report_html.c and report_bars.c both
+ * use.
  */
 #ifndef RUBICK_SIM_REPORT_INTERNAL_H
 #define RUBICK_SIM_REPORT_INTERNAL_H

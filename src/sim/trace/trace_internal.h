@@ -1,5 +1,5 @@
 /*
- * Shared machinery of the trace readers (src/sim/trace_*.c): a line split into
+ * Shared machinery of the trace readers (src/sim/trace/trace_*.c): a line split into
  * fields in place (no allocation), typed field readers that report
  * "FILE:LINE:COL: column 'x': why", header-to-column mapping, and the reader
  * table entry each format file exports. Not a public header.
