@@ -1,5 +1,5 @@
 /*
- * Check mode (issue 3 "Correctness"): after every instant the engine handled,
+ * Check mode (`--check`, docs/sim.md): after every instant the engine handled,
  * verify from scratch — not from the engine's own counters — that
  *  - time never went backwards;
  *  - no node holds more GPUs, CPUs or memory than installed, and the

@@ -1,5 +1,5 @@
 /*
- * Co-location physics of the simulator (issue 6, docs/sharing.md), behind
+ * Co-location physics of the simulator (docs/sharing.md), behind
  * rk_sim_config.sharing and .contention:
  *  - GPU sharing: decisions are validated on a view of the cluster with two
  *    slots per GPU (rk_decisions_validate: CPUs, memory and plans as usual)

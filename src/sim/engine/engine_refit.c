@@ -1,5 +1,5 @@
 /*
- * Online refit in the simulator (cfg.refit; issue 15): each running job's
+ * Online refit in the simulator (cfg.refit, docs/sim.md): each running job's
  * performance model is refitted from the iteration times it is observed to
  * run at, with the daemon's sample rules and fit (rubick/refit.h; rubickd
  * does the same from progress reports, src/daemon/refit.c). An observation is

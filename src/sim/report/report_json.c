@@ -1,5 +1,5 @@
 /*
- * The JSON summary of a simulation (report.h, issue 3 "Metrics and output").
+ * The JSON summary of a simulation (report.h, docs/sim.md).
  * The only report file that includes jansson. Keys keep insertion order
  * (jansson >= 2.8) and reals print with 12 significant digits, so identical
  * runs give identical bytes.

@@ -1,7 +1,7 @@
 /*
  * Trace dispatch: format detection from the first line, the line loop with
  * bad-line policy (fail with FILE:LINE:COL, or skip and count with the first
- * reasons kept — never silent, issue 3 "Correctness"), the common completion of
+ * reasons kept — never silent), the common completion of
  * every record (default name, seeded model mapping, elastic range, unique
  * names), then ordering by submit time and the window / max-jobs cut.
  */

@@ -1,8 +1,8 @@
 /*
  * Field splitting and typed field readers shared by every trace reader. Fields
  * stay slices of the caller's buffer; numbers are parsed from a small stack
- * copy, so a line costs no allocation (issue 3: philly.csv's 82k lines in well
- * under 0.5 s).
+ * copy, so a line costs no allocation (bench_trace: philly.csv's 82k lines in
+ * well under 0.5 s).
  */
 #include "sim/trace/trace_internal.h"
 
