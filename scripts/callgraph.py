@@ -2,7 +2,7 @@
 """Who calls whom among a folder's files, from the objects a build made.
 
     scripts/callgraph.py build/src/daemon/librubickd.a.p 'sched*.o'
-    scripts/callgraph.py build/src/librubick.a.p 'src_sim_engine*.o'
+    scripts/callgraph.py build/src/librubick_sim.a.p 'sim_engine_*.o'
 
 Prints one line per file (`a.c -> b.c c.c`: a uses a symbol b or c defines)
 and exits 1 when the files call each other in a circle, naming each circle.

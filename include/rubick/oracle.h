@@ -12,7 +12,7 @@
  *  - model: the analytic performance model alone (§1.4, rk_perf_predict).
  *
  * The oracle does no I/O: callers hand it table text plus a file name for
- * messages. rk_oracle_load_dir() (src/sim/oracle_load.c, simulator floor) is
+ * messages. rk_oracle_load_dir() (src/sim/oracle/oracle_load.c, simulator floor) is
  * the convenience driver that reads a folder.
  *
  * Lookup rules for a Rubick table (each lookup records which rule answered):
@@ -217,7 +217,7 @@ int rk_oracle_lookup(struct rk_oracle *o, const struct rk_job *job, const struct
 		     struct rk_oracle_result *res, struct rk_error *err);
 
 /*
- * Trace-native speeds (src/sim/oracle_gavel.c, docs/oracle.md "Trace-native
+ * Trace-native speeds (src/sim/oracle/oracle_gavel.c, docs/oracle.md "Trace-native
  * speeds"): a Gavel/Shockwave throughput file ({gpu_type: {"('JOB TYPE', SF)":
  * {"null": steps/s}}}). A job whose rk_job.job_type the file holds is answered
  * from it before any other rule: 1 / steps/s on the node's GPU type at the GPUs
@@ -266,7 +266,7 @@ const char *rk_oracle_source_name(enum rk_oracle_source s);
 int rk_oracle_plan_family(const struct rk_plan *plan, char *buf, size_t cap);
 
 /*
- * Driver (src/sim/oracle_load.c; reads files): add every table under `dir`.
+ * Driver (src/sim/oracle/oracle_load.c; reads files): add every table under `dir`.
  * Each subfolder is one model: `<dir>/<model>/placements.csv` in the Rubick
  * format (header starts "exec_plan"), or Sia/Pollux `placements[-<gpu>].csv`
  * and `scalability[-<gpu>].csv`. A folder named `<model>_bsz<N>` holds a table

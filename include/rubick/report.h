@@ -52,7 +52,7 @@ struct rk_report_run {
 };
 
 /*
- * Repetitions over seeds (`rubick sim --seeds A-B`, src/sim/report_seeds.c):
+ * Repetitions over seeds (`rubick sim --seeds A-B`, src/sim/report/report_seeds.c):
  * one value per seed of the figures a paper compares, in seed order. The
  * run's own summary, outcomes and samples are those of the first seed.
  */
@@ -161,7 +161,7 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
  * and makespan relative to `normalize` (error bars: the seed interval), JCT
  * CDF, GPU utilisation and queue length over time in 200 fixed time bins.
  * Up to 20 policies get distinct colour and dash pairs; legends sit outside
- * the plot area (src/sim/report_bars.c has the bars and the shared style).
+ * the plot area (src/sim/report/report_bars.c has the bars and the shared style).
  */
 int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err);
 

@@ -150,7 +150,7 @@ int rk_sim_run(const struct rk_cluster *cluster, const struct rk_job *jobs, int 
 	       const struct rk_policy_ops *policy, const struct rk_sim_config *cfg,
 	       struct rk_sim_result *out, struct rk_error *err);
 
-/* ---- jobs from a trace (src/sim/sim_jobs.c) ------------------------------ */
+/* ---- jobs from a trace (src/sim/engine/sim_jobs.c) ----------------------- */
 
 struct rk_trace;
 struct rk_zoo;
@@ -194,7 +194,7 @@ int rk_sim_jobs_free_range(const struct rk_trace *t, struct rk_job *jobs, int n,
 /*
  * The GPU type a trace format's run times were measured on ("a800" for
  * Rubick traces, "t4" for Sia's, "v100" for Philly-derived ones, ...; the
- * table and its sources are in src/sim/sim_jobs.c and docs/oracle.md), or ""
+ * table and its sources are in src/sim/engine/sim_jobs.c and docs/oracle.md), or ""
  * for an unknown format. rk_sim_jobs_from_trace sets every job's
  * ref_gpu_type to it; rk_sim_jobs_set_ref_gpu overrides it ("" = the cluster
  * each job runs on, the length rubick used before GPU types were modelled).

@@ -130,7 +130,7 @@ int rk_trace_map_model(const char *source_type, int gpus, const char *job_key, u
 		       const char *const *models, char model[RK_MODEL_NAME_MAX]);
 
 /*
- * Load sweeps (src/sim/trace_arrivals.c, `rubick trace --load/--poisson`).
+ * Load sweeps (src/sim/trace/trace_arrivals.c, `rubick trace --load/--poisson`).
  * rk_trace_scale_load divides every inter-arrival time by `factor` (2 =
  * twice the arrival rate, half the span; the first arrival stays).
  * rk_trace_poisson replaces the arrivals by a Poisson process of

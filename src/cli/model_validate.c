@@ -14,7 +14,6 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,16 +69,6 @@ static struct rk_validate_fit *add_fit(struct rk_validate *v)
 	struct rk_validate_fit *f = &v->fits[v->n_fits++];
 	memset(f, 0, sizeof(*f));
 	return f;
-}
-
-void rk_validate_note(struct rk_validate_fit *f, const char *fmt, ...)
-{
-	if (f->n_notes >= 24)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(f->notes[f->n_notes++], sizeof(f->notes[0]), fmt, ap);
-	va_end(ap);
 }
 
 /* Last path component of the folder holding `path` ("a/b/c.csv" -> "b"). */
@@ -231,20 +220,6 @@ static int row_plan(const struct rk_measured_row *mr, const char *mpath,
 		plan->ga = 1;
 	}
 	return 0;
-}
-
-void rk_validate_row_sample(const struct rk_measured_row *mr, const struct rk_plan *plan,
-		       const struct rk_validate_opts *o, struct rk_perf_sample *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->plan = *plan;
-	s->placement = mr->placement;
-	s->cpus_per_gpu = mr->cpu_threads > 0 ? mr->cpu_threads : o->cpus_per_gpu;
-	s->iter_ms = mr->iter_s * 1000.0;
-	s->fwd_ms = mr->has_phases && mr->fwd_ms > 0 ? mr->fwd_ms : -1;
-	s->sync_ms = mr->has_phases && mr->sync_ms > 0 ? mr->sync_ms : -1;
-	s->opt_ms = mr->has_phases && mr->opt_ms > 0 ? mr->opt_ms : -1;
-	s->line = mr->line;
 }
 
 /* lcm(1..16): divisible by any GPU count a profile row may have, so the
@@ -575,12 +550,6 @@ out:
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	return rc;
-}
-
-int rk_validate_cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 int rk_validate_fit_only(struct rk_validate *v, const struct rk_zoo *zoo, const char *ppath,

@@ -1,6 +1,12 @@
 /*
  * Internal to `rubick model validate` (model_validate*.c): helpers the
- * driver and its training-protocol file share.
+ * driver and its training-protocol file share. Calls go one way:
+ *
+ *   model_validate.c        -> train fit   (the driver: reads files, pairs, scores)
+ *   model_validate_train.c  -> fit         (the training protocol)
+ *   model_validate_fit.c                   (a leaf: what both build a fit from)
+ *
+ * model_validate_print.c (statistics and output) calls none of them.
  */
 #ifndef RUBICK_CLI_MODEL_VALIDATE_INTERNAL_H
 #define RUBICK_CLI_MODEL_VALIDATE_INTERNAL_H
@@ -8,6 +14,8 @@
 #include "cli/model_validate.h"
 #include "rubick/measured.h"
 #include "rubick/profile.h"
+
+/* ---- model_validate_fit.c ---- */
 
 /* Append a note (trap met, decision taken) to a fit's report; at most 24. */
 void rk_validate_note(struct rk_validate_fit *f, const char *fmt, ...)
@@ -19,6 +27,8 @@ void rk_validate_row_sample(const struct rk_measured_row *mr, const struct rk_pl
 
 /* qsort comparator of doubles, ascending. */
 int rk_validate_cmp_dbl(const void *a, const void *b);
+
+/* ---- model_validate_train.c ---- */
 
 /* enum rk_vclass of a plan on a placement. */
 int rk_validate_placement_class(const struct rk_plan *p, const struct rk_placement *pl);

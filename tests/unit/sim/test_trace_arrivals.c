@@ -1,5 +1,5 @@
 /*
- * Arrival-rate changes (trace.h, src/sim/trace_arrivals.c): the load factor
+ * Arrival-rate changes (trace.h, src/sim/trace/trace_arrivals.c): the load factor
  * divides every gap from the first arrival, Poisson arrivals are seeded,
  * ordered and have the asked mean gap, and bad factors or rates leave the
  * trace unchanged.
