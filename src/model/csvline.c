@@ -1,5 +1,5 @@
 /* Line/field scanner for src/model's tables (see csvline.h). */
-#include "model/csvline.h"
+#include "rubick/csvline.h"
 
 #include <errno.h>
 #include <math.h>

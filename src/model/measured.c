@@ -5,7 +5,7 @@
  */
 #include "rubick/measured.h"
 
-#include "model/csvline.h"
+#include "rubick/csvline.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  */
 #include "rubick/profile.h"
 
-#include "model/csvline.h"
+#include "rubick/csvline.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  */
 #include "sim/oracle/oracle_internal.h"
 
-#include "model/csvline.h"
+#include "rubick/csvline.h"
 #include "rubick/gpu.h"
 
 #include <ctype.h>

@@ -8,7 +8,7 @@
  */
 #include "sim/oracle/oracle_internal.h"
 
-#include "model/csvline.h"
+#include "rubick/csvline.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,10 +1,11 @@
 /*
- * Internal: a tiny line/field scanner for the comma- and space-separated
- * tables src/model reads (measured placements, profiles). Works on a
- * caller-owned buffer; never allocates; tracks line and column for messages.
+ * A tiny line/field scanner for comma- and space-separated tables: the ones
+ * src/model reads (measured placements, profiles) and the simulator's oracle
+ * tables (Sia profiles, validation targets). Works on a caller-owned buffer;
+ * never allocates; tracks line and column for messages.
  */
-#ifndef RK_MODEL_CSVLINE_H
-#define RK_MODEL_CSVLINE_H
+#ifndef RUBICK_CSVLINE_H
+#define RUBICK_CSVLINE_H
 
 #include "rubick/error.h"
 
