@@ -1,7 +1,7 @@
 /* The Rubick policy (algorithms.md §1.8.1) and its ablations on hand-built 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
 #include "rubick/curve.h"
 
 #include <math.h>

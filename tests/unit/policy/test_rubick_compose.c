@@ -5,7 +5,7 @@
  */
 #include "baseline_fixture.h"
 
-#include "policy/rubick_round.h"
+#include "policy/rubick/rubick_round.h"
 #include "rubick/sharing.h"
 
 #include <limits.h>

@@ -1,7 +1,7 @@
 /* Sia baseline (algorithms.md §5.1) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /*
- * Sia's quiet rounds (src/policy/sia_quiet.c): what a round promises through
+ * Sia's quiet rounds (src/policy/sia/sia_quiet.c): what a round promises through
  * rk_decisions.quiet_until_ms holds. On random contended snapshots of a
  * 2x8 cluster (placed jobs of every age and restart count, pending ones),
  * settled by applying rounds until one decides nothing, a round that
@@ -14,7 +14,7 @@
  */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
 
 #include <stdint.h>
 

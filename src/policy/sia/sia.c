@@ -1,0 +1,764 @@
+/*
+ * Sia baseline (algorithms.md §5.1; Jayaram Subramanya et al., SOSP 2023,
+ * artifact sia-simulator/sia.py): every round, one binary ILP over
+ * (job, configuration) pairs picks each job's GPU type and (nodes, GPUs)
+ * configuration, then the configurations are mapped onto concrete nodes.
+ *
+ * Configurations per GPU type k with N_k nodes of n_k GPUs: one node with
+ * 1, 2, 4, ... GPUs up to n_k, then m whole nodes (m, m*n_k) for every m up
+ * to 64 GPUs (Sia's config sets, §5.1) and powers of two of nodes beyond,
+ * plus each size an active job requests (see sia_build_configs).
+ *
+ * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
+ * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
+ * jobs"), predicted by the fitted performance model (rk_perf_predict, §1.4),
+ * never the simulator's oracle. A job with its trace's own measured speeds
+ * per GPU count (rk_job.native_sps: Gavel and Shockwave job types, which the
+ * simulator runs at those speeds) is priced from them at every GPU count
+ * instead (rk_baseline_native_sps), as Sia's authors price each job type
+ * from its measured throughput profile; each request's row of valid configurations,
+ * normalised goodputs and unscaled costs is kept across rounds until the
+ * request, the configuration set or the environment changes (sia_cache.c;
+ * rounds then price only the restart factor). A configuration is valid for a job when the
+ * user's plan scales to its GPU count without re-planning
+ * (rk_baseline_plan_scale: tp and pp kept, dp' = GPUs/(tp*pp) divides the
+ * batch, micro-batch never above the user's, ZeRO plans not shrunk below the
+ * user's dp) and tp divides the GPUs per node, and the GPU count lies in the
+ * job's [min_gpus, max_gpus] (rk_job_gpu_range; option range=plan, which
+ * ignored it, is gone). So Sia scales jobs'
+ * GPU counts like its strong-scaling jobs, while the plan stays the user's.
+ * All GPU types share one performance model (the cluster env has no per-type
+ * constants), so types differ only in capacity.
+ *
+ * Each job's row is normalised by its smallest valid goodput (so its worst
+ * configuration scores 1). Restart factor (§5.1): for a job that holds an
+ * allocation, every configuration except its current one is multiplied by
+ * r = max(age - restarts*P, 0) / (age + P) (r = 1 while age < P), P the
+ * restart penalty; floored at SIA_MIN_GOODPUT (Sia's value for invalid
+ * configurations). A pending job pays one start whichever configuration it
+ * gets, so its row is not scaled.
+ *
+ * ILP (p < 0, the default p = -0.5, λ_n = 1.1):
+ *   minimise  Σ_j Σ_c x_jc (G_jc^p - λ_n)        (the constant λ_n·J dropped)
+ *   s.t.      Σ_c x_jc <= 1 per job; Σ_{c of type k} x_jc·gpus(c) <= GPUs of type k.
+ * For p > 0: maximise Σ x_jc (G_jc^p + λ_n). When every job's best
+ * configuration fits at once that is the optimum and no solver runs
+ * (unconstrained_choice); else GLPK through rk_lp, relative gap SIA_GAP as
+ * Sia's 1e-4, from the previous round's solution (placed jobs in what they
+ * hold, the rest greedily) as first incumbent, stopped at SIA_MAX_NODES
+ * nodes or SIA_TIME_LIMIT_MS with its incumbent. The greedy solution is the
+ * fallback should the solver stop without one. On one GPU type the ILP is
+ * solved exactly by dynamic programming (sia_dp.c), and a round it solved
+ * that decided nothing asks to be woken only once a later round could answer
+ * otherwise (quiet rounds, sia_quiet.c; option quiet=off runs them all).
+ *
+ * Mapping: jobs whose chosen configuration equals the shape of what they hold
+ * keep their nodes; the rest are placed largest first (whole nodes for
+ * multi-node configs, best fit for one-node configs). A job that no longer
+ * fits because of fragmentation waits this round, as in Sia. CPUs and memory
+ * go with each GPU: the job's per-GPU request, capped at the node's
+ * GPU-proportional share so GPU capacity alone decides feasibility.
+ *
+ * Not modelled: λ_a (allocation-change penalty, a CLI knob in the artifact),
+ * non-preemptible jobs, per-type throughput profiles.
+ */
+#include "policy/common/baseline.h"
+#include "policy/sia/sia_internal.h"
+#include "policy/sia/sia_round.h"
+#include "rubick/lp.h"
+#include "rubick/placement.h"
+#include "rubick/policy.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int push_var(struct sia_round *r, const struct sia_var *v)
+{
+	if (r->n_var == r->cap_var) {
+		int cap = r->cap_var ? 2 * r->cap_var : 1024;
+		struct sia_var *nv = realloc(r->var, (size_t)cap * sizeof(*nv));
+		if (!nv)
+			return RK_ENOMEM;
+		r->var = nv;
+		r->cap_var = cap;
+	}
+	r->var[r->n_var++] = *v;
+	return RK_OK;
+}
+
+double sia_restart_factor(const struct rk_job *j, int64_t now_ms, double penalty_s)
+{
+	double age_s = (double)(now_ms - j->submit_ms) / 1000.0;
+	if (penalty_s <= 0 || age_s < penalty_s)
+		return 1.0;
+	double num = age_s - j->restarts * penalty_s;
+	return num > 0 ? num / (age_s + penalty_s) : 0.0;
+}
+
+/*
+ * Drop the configurations of job `ji` (vars first..n_var-1) that another of
+ * its configurations of the same GPU type beats with no more GPUs: an optimal
+ * solution never needs them (swapping in the dominating one frees GPUs and
+ * improves the objective), and fewer binaries keep rounds fast.
+ */
+static void prune_dominated(struct sia_round *r, int ji, int first)
+{
+	int keep = first;
+	for (int k = first; k < r->n_var; k++) {
+		const struct sia_cfg *ck = &r->cfg[r->var[k].cfg];
+		int dominated = 0;
+		for (int m = first; m < r->n_var && !dominated; m++) {
+			const struct sia_cfg *cm = &r->cfg[r->var[m].cfg];
+			if (m == k || cm->type != ck->type || cm->gpus > ck->gpus)
+				continue;
+			double a = r->var[m].cost, b = r->var[k].cost;
+			int better = r->o->p < 0 ? a < b : a > b;
+			int tie = a == b && (cm->gpus < ck->gpus || m < k);
+			dominated = better || tie;
+		}
+		if (!dominated)
+			r->var[keep++] = r->var[k];
+	}
+	r->n_var = keep;
+	r->n_job_var[ji] = keep - first;
+}
+
+/*
+ * The valid configurations of job `ji`, their goodputs and costs: the row of
+ * its request (from the cache, or built and cached), with the restart factor
+ * on every configuration but the one it holds (sia_round.h).
+ */
+int sia_round_job_vars(struct sia_round *r, int ji, double rf)
+{
+	const struct rk_job *j = r->in->jobs[ji];
+	struct sia_row_key key;
+	sia_row_key_init(&key, r->o, r->in, j);
+	int n_row = 0, rc;
+	const struct sia_row_var *row = sia_cache_find(r->cache, &key, &n_row);
+	if (!row) {
+		rc = RK_OK;
+		if (r->n_cfg + 1 > r->cap_row) {
+			struct sia_row_var *nr = realloc(r->row, ((size_t)r->n_cfg + 1) * sizeof(*nr));
+			if (!nr)
+				return RK_ENOMEM;
+			r->row = nr;
+			r->cap_row = r->n_cfg + 1;
+		}
+		sia_row_build(r->o, r->in, r->types, r->cfg, r->n_cfg, j, key.gpu_quota, r->row,
+			      &n_row);
+		if (!rc)
+			rc = sia_cache_put(r->cache, &key, r->row, n_row);
+		if (rc)
+			return rc;
+		row = r->row;
+	}
+	int first = r->n_var;
+	r->first_var[ji] = first;
+	if (r->cur[ji] < 0)
+		rf = 1.0;
+	else if (rf < 0)
+		rf = sia_restart_factor(j, r->in->now_ms, r->o->restart_s);
+	for (int k = 0; k < n_row; k++) {
+		struct sia_var v = {.job = ji, .cfg = row[k].cfg, .g = row[k].g, .plan = row[k].plan};
+		if (v.g > r->g1[ji]) {
+			r->g2[ji] = r->g1[ji];
+			r->g1[ji] = v.g;
+			r->g1_cfg[ji] = v.cfg;
+		} else if (v.g > r->g2[ji]) {
+			r->g2[ji] = v.g;
+		}
+		/* g x 1 is g: rows without the factor are the cached costs, bit for bit */
+		v.cost = v.cfg != r->cur[ji] && rf != 1.0 ? sia_cost(r->o, v.g * rf) : row[k].cost;
+		rc = push_var(r, &v);
+		if (rc)
+			return rc;
+	}
+	r->n_job_var[ji] = r->n_var - first;
+	prune_dominated(r, ji, first);
+	return RK_OK;
+}
+
+/* What makes two pending jobs interchangeable for the ILP. */
+struct class_key {
+	struct {
+		const struct rk_model *model;
+		struct rk_perf_params perf;
+		struct rk_plan plan;
+		int64_t req_mem_mb;
+		int global_batch, req_gpus, req_cpus, min_gpus, max_gpus;
+		int gpu_quota; /* the tenant's: a row's configurations end there */
+		int solo; /* 0 = may share a class; else 1 + job index (placed jobs) */
+	} k;
+	int64_t submit_ms, id;
+	int job;
+};
+
+static int cmp_class(const void *pa, const void *pb)
+{
+	const struct class_key *a = pa, *b = pb;
+	int c = memcmp(&a->k, &b->k, sizeof(a->k));
+	if (c)
+		return c;
+	if (a->submit_ms != b->submit_ms)
+		return a->submit_ms < b->submit_ms ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Group pending jobs with identical requests (model and its parameters,
+ * batch, plan, GPUs, CPUs, memory, elastic range): they have identical rows in
+ * the ILP, so one general-integer variable per configuration counts how many
+ * of them take it. Placed jobs (restart factor, current configuration) stay
+ * alone. The solution is the same as with one binary per job; the ILP is
+ * smaller by the size of the queue.
+ */
+static int build_classes(struct sia_round *r)
+{
+	int n = r->in->n_jobs;
+	struct class_key *keys = malloc((size_t)n * sizeof(*keys));
+	r->rep = malloc((size_t)n * sizeof(int));
+	r->csize = calloc((size_t)n, sizeof(int));
+	r->members = malloc((size_t)n * sizeof(int));
+	r->first_member = calloc((size_t)n, sizeof(int));
+	if (!keys || !r->rep || !r->csize || !r->members || !r->first_member) {
+		free(keys);
+		return RK_ENOMEM;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		const struct rk_job *j = r->in->jobs[ji];
+		struct class_key *c = &keys[ji];
+		memset(c, 0, sizeof(*c)); /* padding: keys compare bytewise */
+		c->k.model = j->model;
+		c->k.perf = j->model->perf;
+		c->k.plan = j->req_plan;
+		c->k.req_mem_mb = j->req_mem_mb;
+		c->k.global_batch = j->global_batch;
+		c->k.req_gpus = j->req_gpus;
+		c->k.req_cpus = j->req_cpus;
+		c->k.min_gpus = r->o->range_job ? j->min_gpus : 0;
+		c->k.max_gpus = r->o->range_job ? j->max_gpus : 0;
+		c->k.gpu_quota = rk_tenant_gpu_quota(r->in, j->tenant);
+		c->k.solo = rk_baseline_is_placed(j) || r->cur[ji] >= 0 ? 1 + ji : 0;
+		c->submit_ms = j->submit_ms;
+		c->id = j->id;
+		c->job = ji;
+	}
+	qsort(keys, (size_t)n, sizeof(*keys), cmp_class);
+	for (int i = 0; i < n;) {
+		int e = i + 1;
+		while (e < n && !memcmp(&keys[e].k, &keys[i].k, sizeof(keys[i].k)))
+			e++;
+		int rep = keys[i].job;
+		r->csize[rep] = e - i;
+		r->first_member[rep] = i;
+		for (int m = i; m < e; m++) {
+			r->members[m] = keys[m].job;
+			r->rep[keys[m].job] = rep;
+		}
+		i = e;
+	}
+	free(keys);
+	return RK_OK;
+}
+
+/* Benefit of a var in "larger is better" terms, whatever the sense. */
+static double benefit(const struct sia_round *r, int k)
+{
+	return r->o->p < 0 ? -r->var[k].cost : r->var[k].cost;
+}
+
+/*
+ * Greedy fallback should the solver return no solution: running jobs keep
+ * their current configuration while it helps, then the rest take their best
+ * configuration that still fits, best benefit first.
+ */
+static void greedy_choice(struct sia_round *r)
+{
+	int left[SIA_MAX_TYPES];
+	for (int k = 0; k < r->n_types; k++)
+		left[k] = r->types[k].total_gpus;
+	int n = r->in->n_jobs;
+	for (int pass = 0; pass < 2; pass++)
+		for (int ji = 0; ji < n; ji++) {
+			if (r->choice[ji] >= 0 || (pass == 0) != (r->cur[ji] >= 0))
+				continue;
+			int best = -1, rp = r->rep[ji];
+			for (int k = r->first_var[rp]; k < r->first_var[rp] + r->n_job_var[rp]; k++) {
+				const struct sia_cfg *cf = &r->cfg[r->var[k].cfg];
+				if (cf->gpus > left[cf->type] || benefit(r, k) <= 0)
+					continue;
+				if (pass == 0 && r->var[k].cfg != r->cur[ji])
+					continue;
+				if (best < 0 || benefit(r, k) > benefit(r, best))
+					best = k;
+			}
+			if (best >= 0) {
+				r->choice[ji] = best;
+				left[r->cfg[r->var[best].cfg].type] -= r->cfg[r->var[best].cfg].gpus;
+			}
+		}
+}
+
+/*
+ * When every job's best configuration fits at once (the GPU rows do not
+ * bind), taking it is the ILP's optimum, and the only one: pruning leaves
+ * each job one best configuration (ties go to fewer GPUs). Most rounds of a
+ * lightly loaded cluster are such; they need no solver. Returns 1 and fills
+ * r->choice when it applies, else 0 with r->choice untouched.
+ */
+static int unconstrained_choice(struct sia_round *r)
+{
+	int64_t used[SIA_MAX_TYPES] = {0};
+	int n = r->in->n_jobs;
+	for (int ji = 0; ji < n; ji++) {
+		if (r->rep[ji] != ji)
+			continue;
+		int best = -1;
+		for (int k = r->first_var[ji]; k < r->first_var[ji] + r->n_job_var[ji]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		if (best < 0)
+			continue;
+		const struct sia_cfg *cf = &r->cfg[r->var[best].cfg];
+		used[cf->type] += (int64_t)cf->gpus * r->csize[ji];
+		if (used[cf->type] > r->types[cf->type].total_gpus)
+			return 0;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		int rp = r->rep[ji], best = -1;
+		for (int k = r->first_var[rp]; k < r->first_var[rp] + r->n_job_var[rp]; k++)
+			if (benefit(r, k) > 0 && (best < 0 || benefit(r, k) > benefit(r, best)))
+				best = k;
+		r->choice[ji] = best;
+	}
+	r->unconstrained = 1;
+	return 1;
+}
+
+/*
+ * When the next round is needed even if no job arrives, finishes or ends a
+ * restart (rk_decisions.wake_ms; Sia is RK_POLICY_EVENT_DRIVEN). After an
+ * unconstrained round every job holds its best configuration, and then only
+ * time changes the ILP: the restart factor r(age) = (age - R·P)/(age + P) of
+ * every configuration but the one a job holds grows towards 1, so an
+ * alternative with unscaled goodput g_alt > g_held wins once r reaches
+ * θ = g_held / g_alt, at age = P·(R + θ)/(1 − θ). Until the earliest such age
+ * every round would repeat this one's answer (the rows of pending jobs are
+ * not scaled; a chosen job that did not fit stays pending with the same row
+ * and meets the same nodes). R is the restart count now (a change this round
+ * adds one, which only delays the crossing: the wake-up comes early, never
+ * late). After a constrained round: the next round of the grid, as before,
+ * unless sia_quiet.c proves more (sia_schedule).
+ */
+static int64_t next_wake(const struct sia_round *r)
+{
+	int64_t now = r->in->now_ms;
+	if (!r->unconstrained)
+		return now + 1;
+	double P = r->o->restart_s, wake = INFINITY;
+	for (int ji = 0; ji < r->in->n_jobs && P > 0; ji++) {
+		int k = r->choice[ji], rp = r->rep[ji];
+		if (k < 0)
+			continue;
+		double held = r->var[k].g;
+		double alt = r->var[k].cfg == r->g1_cfg[rp] ? r->g2[rp] : r->g1[rp];
+		if (!(alt > held))
+			continue;
+		const struct rk_job *j = r->in->jobs[ji];
+		double th = held / alt;
+		double age_s = P * (j->restarts + th) / (1 - th);
+		double t = (double)j->submit_ms + ceil(age_s * 1000.0);
+		if (t < wake)
+			wake = t;
+	}
+	if (!(wake < (double)INT64_MAX / 2))
+		return 0;
+	return wake > (double)now ? (int64_t)wake : now + 1;
+}
+
+/*
+ * Hand each class's counts (count[k] jobs take var k) to its members in FIFO
+ * order, larger configurations to earlier jobs (vars of a class are
+ * contiguous). Consumes `count`.
+ */
+static void hand_out(struct sia_round *r, int *count)
+{
+	for (int ji = 0; ji < r->in->n_jobs; ji++) {
+		if (r->rep[ji] != ji || r->n_job_var[ji] == 0)
+			continue;
+		int f = r->first_var[ji], nv = r->n_job_var[ji], next = 0;
+		for (;;) {
+			int best = -1;
+			for (int k = 0; k < nv; k++)
+				if (count[f + k] > 0 &&
+				    (best < 0 || r->cfg[r->var[f + k].cfg].gpus >
+							 r->cfg[r->var[f + best].cfg].gpus))
+					best = k;
+			if (best < 0)
+				break;
+			for (; count[f + best] > 0 && next < r->csize[ji]; count[f + best]--)
+				r->choice[r->members[r->first_member[ji] + next++]] = f + best;
+			count[f + best] = 0;
+		}
+	}
+}
+
+/*
+ * One GPU type: the exact optimum by dynamic programming (sia_dp.c). Returns
+ * 0 when it solved the round, 1 when the caller should use GLPK (several
+ * types, or a table too large), or RK_ENOMEM.
+ */
+int sia_round_solve_one_type(struct sia_round *r)
+{
+	if (r->n_types != 1)
+		return 1;
+	int n = r->in->n_jobs, n_cls = 0, rc;
+	struct sia_dp_class *cls = malloc((size_t)n * sizeof(*cls));
+	int *w = malloc((size_t)r->n_var * sizeof(*w));
+	int *count = malloc((size_t)r->n_var * sizeof(*count));
+	double *b = malloc((size_t)r->n_var * sizeof(*b));
+	if (!cls || !w || !count || !b) {
+		rc = RK_ENOMEM;
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++)
+		if (r->rep[ji] == ji && r->n_job_var[ji] > 0)
+			cls[n_cls++] = (struct sia_dp_class){r->first_var[ji], r->n_job_var[ji],
+							     r->csize[ji]};
+	for (int k = 0; k < r->n_var; k++) {
+		w[k] = r->cfg[r->var[k].cfg].gpus;
+		b[k] = benefit(r, k);
+	}
+	rc = sia_dp_solve(cls, n_cls, w, b, r->types[0].total_gpus, count);
+	if (rc == RK_ERANGE)
+		rc = 1;
+	else if (rc == RK_OK)
+		hand_out(r, count);
+out:
+	free(cls);
+	free(w);
+	free(count);
+	free(b);
+	return rc;
+}
+
+static int solve_ilp(struct sia_round *r, struct rk_error *err)
+{
+	if (unconstrained_choice(r))
+		return RK_OK;
+	int one = sia_round_solve_one_type(r);
+	r->dp_solved = one == 0;
+	if (one == RK_ENOMEM)
+		return rk_error_set(err, RK_ENOMEM, "sia: out of memory for the solver");
+	if (one == 0)
+		return RK_OK;
+	struct rk_lp *lp = NULL;
+	int *idx = NULL;
+	double *coef = NULL;
+	int rc = rk_lp_create(&lp, r->n_var, r->o->p < 0 ? RK_LP_MINIMISE : RK_LP_MAXIMISE, err);
+	if (rc)
+		return rc;
+	idx = malloc((size_t)r->n_var * sizeof(*idx));
+	coef = malloc((size_t)r->n_var * sizeof(*coef));
+	if (!idx || !coef) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d ILP variables", r->n_var);
+		goto out;
+	}
+	for (int k = 0; k < r->n_var && !rc; k++) {
+		rc = rk_lp_set_obj(lp, k, r->var[k].cost, err);
+		if (!rc && r->csize[r->var[k].job] > 1)
+			rc = rk_lp_set_upper(lp, k, r->csize[r->var[k].job], err);
+	}
+	/* One configuration per job: at most |class| configurations per class. */
+	for (int ji = 0; ji < r->in->n_jobs && !rc; ji++) {
+		if (r->n_job_var[ji] < 1 || (r->n_job_var[ji] < 2 && r->csize[ji] < 2))
+			continue; /* a single binary already holds the row */
+		for (int k = 0; k < r->n_job_var[ji]; k++) {
+			idx[k] = r->first_var[ji] + k;
+			coef[k] = 1;
+		}
+		rc = rk_lp_add_row(lp, r->n_job_var[ji], idx, coef, RK_LP_NO_BOUND, r->csize[ji], err);
+	}
+	/* GPUs per type. */
+	for (int t = 0; t < r->n_types && !rc; t++) {
+		int n = 0;
+		for (int k = 0; k < r->n_var; k++)
+			if (r->cfg[r->var[k].cfg].type == t) {
+				idx[n] = k;
+				coef[n++] = r->cfg[r->var[k].cfg].gpus;
+			}
+		if (n > 0)
+			rc = rk_lp_add_row(lp, n, idx, coef, RK_LP_NO_BOUND, r->types[t].total_gpus, err);
+	}
+	if (rc)
+		goto out;
+	/*
+	 * Warm start: the previous round's solution, i.e. every placed job in
+	 * the configuration it holds, the rest filled greedily (greedy_choice),
+	 * is the first incumbent, so bounding prunes from the root.
+	 */
+	greedy_choice(r);
+	for (int k = 0; k < r->n_var; k++)
+		idx[k] = 0;
+	for (int ji = 0; ji < r->in->n_jobs; ji++)
+		if (r->choice[ji] >= 0) {
+			idx[r->choice[ji]]++;
+			r->choice[ji] = -1;
+		}
+	rc = rk_lp_set_start(lp, idx, err);
+	if (rc)
+		goto out;
+	struct rk_lp_opts lo = {.time_limit_ms = r->o->time_limit_ms, .mip_gap = r->o->gap,
+				.max_nodes = r->o->max_nodes};
+	struct rk_lp_result res;
+	rc = rk_lp_solve(lp, &lo, &res, err);
+	if (rc)
+		goto out;
+	if (res.status == RK_LP_OPTIMAL || res.status == RK_LP_FEASIBLE) {
+		for (int k = 0; k < r->n_var; k++)
+			idx[k] = rk_lp_value(lp, k);
+		hand_out(r, idx);
+	} else {
+		greedy_choice(r);
+	}
+out:
+	free(idx);
+	free(coef);
+	rk_lp_destroy(lp);
+	return rc;
+}
+
+/* Placement order: largest configurations first (whole nodes are hardest to
+ * find), then FIFO. */
+struct place_key {
+	int gpus;
+	int64_t submit_ms, id;
+	int job;
+};
+
+static int cmp_place(const void *pa, const void *pb)
+{
+	const struct place_key *a = pa, *b = pb;
+	if (a->gpus != b->gpus)
+		return a->gpus > b->gpus ? -1 : 1;
+	if (a->submit_ms != b->submit_ms)
+		return a->submit_ms < b->submit_ms ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Map the chosen configurations onto nodes and append the decisions: kept
+ * jobs first on their current nodes, then the others largest first. A chosen
+ * job that cannot be placed (fragmentation) waits.
+ */
+static int map_and_decide(struct sia_round *r, struct rk_decisions *out, struct rk_error *err)
+{
+	int n = r->in->n_jobs, rc;
+	struct rk_capacity cap;
+	rc = rk_capacity_init(&cap, r->in->cluster);
+	if (rc)
+		return rk_error_set(err, rc, "sia: out of memory");
+	struct place_key *keys = malloc(((size_t)n + 1) * sizeof(*keys));
+	struct rk_alloc a;
+	rk_alloc_init(&a);
+	if (!keys) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	int nk = 0;
+	for (int ji = 0; ji < n; ji++) {
+		const struct rk_job *j = r->in->jobs[ji];
+		int k = r->choice[ji];
+		if (k >= 0 && r->var[k].cfg == r->cur[ji] && rk_capacity_take(&cap, &j->alloc, NULL) == 0) {
+			if (!rk_plan_equal(&j->plan, &r->var[k].plan))
+				rc = rk_decisions_push(out, j->id, &j->alloc, &r->var[k].plan);
+		} else if (k >= 0) {
+			keys[nk++] = (struct place_key){.gpus = r->cfg[r->var[k].cfg].gpus,
+							.submit_ms = j->submit_ms, .id = j->id, .job = ji};
+		} else if (rk_baseline_is_placed(j)) {
+			rc = rk_decisions_push(out, j->id, NULL, &j->plan); /* not chosen: preempt */
+		}
+		if (rc)
+			goto fail_decide;
+	}
+	qsort(keys, (size_t)nk, sizeof(*keys), cmp_place);
+	for (int i = 0; i < nk; i++) {
+		int ji = keys[i].job;
+		const struct rk_job *j = r->in->jobs[ji];
+		const struct sia_var *v = &r->var[r->choice[ji]];
+		const struct sia_cfg *cf = &r->cfg[v->cfg];
+		const struct sia_type *t = &r->types[cf->type];
+		int per = cf->gpus / cf->nodes;
+		struct rk_place_req req = {
+			.gpus = cf->gpus,
+			.cpus_per_gpu = sia_job_cpus_per_gpu(j, t),
+			.mem_mb_per_gpu = sia_job_mem_per_gpu(j, t),
+			.gpu_type = t->name,
+			/* whole nodes for multi-node configs; tp groups inside a node otherwise */
+			.gpus_multiple = cf->nodes > 1 ? per : v->plan.tp,
+		};
+		if (cf->ragged)
+			req.gpus_multiple = v->plan.tp;
+		int ok = rk_place_gang(&cap, &req, &a) == 0 && a.n == cf->nodes;
+		for (int s = 0; ok && !cf->ragged && s < a.n; s++)
+			ok = a.shares[s].gpus == per;
+		if (ok)
+			ok = rk_capacity_take(&cap, &a, NULL) == 0;
+		if (ok)
+			rc = rk_decisions_push(out, j->id, &a, &v->plan);
+		else if (rk_baseline_is_placed(j))
+			rc = rk_decisions_push(out, j->id, NULL, &j->plan);
+		if (rc)
+			goto fail_decide;
+	}
+	goto out;
+fail_decide:
+	rc = rk_error_set(err, rc, "sia: out of memory recording decisions");
+out:
+	rk_alloc_fini(&a);
+	rk_capacity_fini(&cap);
+	free(keys);
+	return rc;
+}
+
+static void round_fini(struct sia_round *r)
+{
+	free(r->rep);
+	free(r->csize);
+	free(r->members);
+	free(r->first_member);
+	free(r->asked);
+	free(r->node_type);
+	free(r->cfg);
+	free(r->var);
+	free(r->first_var);
+	free(r->n_job_var);
+	free(r->cur);
+	free(r->choice);
+	free(r->g1);
+	free(r->g2);
+	free(r->g1_cfg);
+	free(r->row);
+}
+
+static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_decisions *out,
+			struct rk_error *err)
+{
+	struct sia_state *st = state;
+	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
+	int n = in->n_jobs, rc = RK_OK, n_before = out->n;
+	if (in->incremental && in->n_changed > 0) {
+		if (st->last_event_ms >= 0) {
+			double gap = (double)(in->now_ms - st->last_event_ms);
+			st->event_gap_ms = st->event_gap_ms > 0 ? 0.875 * st->event_gap_ms + 0.125 * gap
+								: gap;
+		}
+		st->last_event_ms = in->now_ms;
+	}
+	if (n == 0)
+		return RK_OK;
+	if (!in->env)
+		return rk_error_set(err, RK_EINVAL,
+				    "sia: needs the performance-model environment (input env is NULL)");
+	r.node_type = malloc(((size_t)in->cluster->n_nodes + 1) * sizeof(*r.node_type));
+	r.first_var = calloc((size_t)n, sizeof(int));
+	r.n_job_var = calloc((size_t)n, sizeof(int));
+	r.cur = malloc((size_t)n * sizeof(int));
+	r.choice = malloc((size_t)n * sizeof(int));
+	r.g1 = malloc((size_t)n * sizeof(double));
+	r.g2 = malloc((size_t)n * sizeof(double));
+	r.g1_cfg = malloc((size_t)n * sizeof(int));
+	if (!r.node_type || !r.first_var || !r.n_job_var || !r.cur || !r.choice || !r.g1 || !r.g2 ||
+	    !r.g1_cfg) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
+		goto out;
+	}
+	rc = sia_collect_types(in->cluster, r.types, &r.n_types, r.node_type, err);
+	if (rc)
+		goto out;
+	int max_asked = 0;
+	for (int ji = 0; ji < n; ji++)
+		if (in->jobs[ji]->req_gpus > max_asked)
+			max_asked = in->jobs[ji]->req_gpus;
+	r.asked = calloc((size_t)max_asked + 1, 1);
+	if (!r.asked) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++)
+		if (in->jobs[ji]->req_gpus >= 1)
+			r.asked[in->jobs[ji]->req_gpus] = 1;
+	if (sia_build_configs(r.types, r.n_types, r.asked, max_asked, &r.cfg, &r.n_cfg)) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	/* Rows of requests that left go once the cache holds far more than a round uses. */
+	if (sia_cache_begin(r.cache, r.types, r.n_types, r.cfg, r.n_cfg, in->env,
+			    1024 + 4 * (size_t)n)) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		r.choice[ji] = -1;
+		r.g1[ji] = r.g2[ji] = -INFINITY;
+		r.g1_cfg[ji] = -1;
+		r.cur[ji] = sia_current_config(in->jobs[ji], r.node_type, r.cfg, r.n_cfg);
+	}
+	if (build_classes(&r)) {
+		rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for %d jobs", n);
+		goto out;
+	}
+	for (int ji = 0; ji < n; ji++) {
+		if (r.rep[ji] != ji)
+			continue; /* shares its representative's variables */
+		if (sia_round_job_vars(&r, ji, -1.0)) {
+			rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory for ILP variables");
+			goto out;
+		}
+	}
+	if (r.n_var > 0) {
+		rc = solve_ilp(&r, err);
+		if (rc)
+			goto out;
+	}
+	rc = map_and_decide(&r, out, err);
+	if (!rc) {
+		int64_t w = next_wake(&r);
+		/* A constrained round that decided nothing: see sia_quiet.c. */
+		int64_t until = 0;
+		if (st->o.quiet && in->skips_quiet && r.dp_solved && out->n == n_before) {
+			if (st->quiet_wait > 0) {
+				st->quiet_wait--;
+			} else if (sia_quiet_wake(&r, st->event_gap_ms, &w, &until)) {
+				rc = rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+			} else if (until == 0) {
+				/* Where the answer keeps changing (events every few rounds),
+				 * failed tries would cost a DP each: back off, up to 64. */
+				st->quiet_backoff = st->quiet_backoff ? 2 * st->quiet_backoff : 1;
+				if (st->quiet_backoff > SIA_QUIET_MAX_BACKOFF)
+					st->quiet_backoff = SIA_QUIET_MAX_BACKOFF;
+				st->quiet_wait = st->quiet_backoff;
+			} else {
+				st->quiet_backoff = 0;
+			}
+		}
+		out->quiet_until_ms = until;
+		if (!rc && w && (out->wake_ms == 0 || w < out->wake_ms))
+			out->wake_ms = w;
+	}
+out:
+	round_fini(&r);
+	return rc;
+}
+
+const struct rk_policy_ops rk_policy_sia = {
+	.name = "sia",
+	.summary = "Sia: per-round ILP (GLPK) over job x (GPU type, nodes, GPUs) configurations, p=-0.5",
+	.create = sia_create,
+	.destroy = sia_destroy,
+	.schedule = sia_schedule,
+	.flags = RK_POLICY_EVENT_DRIVEN, /* with wake-ups (next_wake) */
+};
