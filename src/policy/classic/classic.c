@@ -36,16 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_key(const void *a, const void *b)
-{
-	const struct classic_item *x = a, *y = b;
-	if (x->key.k1 != y->key.k1)
-		return x->key.k1 < y->key.k1 ? -1 : 1;
-	if (x->key.k2 != y->key.k2)
-		return x->key.k2 < y->key.k2 ? -1 : 1;
-	return (x->job->id > y->job->id) - (x->job->id < y->job->id);
-}
-
 double classic_remaining_s(const struct rk_job *job)
 {
 	if (job->est_duration_s <= 0 || job->iters_total <= 0)
@@ -80,57 +70,9 @@ int classic_create_cache(void **state, const char *options, struct rk_error *err
 	return 0;
 }
 
-int classic_item_cmp(const void *a, const void *b)
-{
-	return by_key(a, b);
-}
-
 static int holds(const struct rk_job *j)
 {
 	return j->alloc.n > 0;
-}
-
-/* Try to start `j` on `cap`; on success push the decision. 1 = started. */
-static int try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
-		     struct rk_decisions *out, int *rc)
-{
-	struct rk_place_req req;
-	rk_place_req_from_job(j, &req);
-	req.mode = mode;
-	if (req.gpus > cap->free_gpus_total)
-		return 0;
-	struct rk_alloc a;
-	rk_alloc_init(&a);
-	int r = rk_place_gang_take(cap, &req, &a);
-	if (r == RK_EINFEASIBLE)
-		return 0;
-	if (r == 0)
-		r = rk_decisions_push(out, j->id, &a, &j->req_plan);
-	rk_alloc_fini(&a);
-	if (r)
-		*rc = r;
-	return r == 0;
-}
-
-int classic_try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
-		      struct rk_decisions *out, int *rc)
-{
-	return try_start(cap, j, mode, out, rc);
-}
-
-int classic_restore_victims(struct rk_capacity *cap, struct classic_item *it, const int *victims,
-			    int nv)
-{
-	for (int k = nv - 1; k >= 0; k--) {
-		struct classic_item *v = &it[victims[k]];
-		if (!rk_capacity_fits(cap, &v->job->alloc))
-			continue;
-		int rc = rk_capacity_take(cap, &v->job->alloc, NULL);
-		if (rc)
-			return rc;
-		v->preempted = 0;
-	}
-	return 0;
 }
 
 static void sift_down(struct classic_item *h, int n, int i)
@@ -139,9 +81,9 @@ static void sift_down(struct classic_item *h, int n, int i)
 		int c = 2 * i + 1;
 		if (c >= n)
 			return;
-		if (c + 1 < n && by_key(&h[c + 1], &h[c]) < 0)
+		if (c + 1 < n && classic_item_cmp(&h[c + 1], &h[c]) < 0)
 			c++;
-		if (by_key(&h[c], &h[i]) >= 0)
+		if (classic_item_cmp(&h[c], &h[i]) >= 0)
 			return;
 		struct classic_item t = h[i];
 		h[i] = h[c];
@@ -166,7 +108,7 @@ static int schedule_fifo_like(struct classic_item *it, int n, struct rk_capacity
 		it[0] = it[--n];
 		sift_down(it, n, 0);
 		if (!holds(j))
-			try_start(cap, j, mode, out, &rc);
+			classic_try_start(cap, j, mode, out, &rc);
 	}
 	return rc;
 }
@@ -200,7 +142,7 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 	for (int i = 0; i < n && !rc; i++) {
 		if (!it[i].selected || holds(it[i].job))
 			continue;
-		if (try_start(cap, it[i].job, mode, out, &rc) || rc)
+		if (classic_try_start(cap, it[i].job, mode, out, &rc) || rc)
 			continue;
 		int nv = 0, placed = 0;
 		for (int c = nc - 1; c >= 0 && cands[c] > i && !placed && !rc; c--) {
@@ -213,7 +155,7 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 			it[v].preempted = 1;
 			victims[nv++] = v;
 			if (cap->free_gpus_total >= it[i].job->req_gpus)
-				placed = try_start(cap, it[i].job, mode, out, &rc);
+				placed = classic_try_start(cap, it[i].job, mode, out, &rc);
 		}
 		if (placed && !rc)
 			rc = classic_restore_victims(cap, it, victims, nv);
@@ -231,7 +173,7 @@ static int schedule_preemptive(struct classic_item *it, int n, struct rk_capacit
 	/* Step 4: fill what is left (jobs preempted this round stay out). */
 	for (int i = 0; i < n && !rc; i++)
 		if (!it[i].selected && !holds(it[i].job))
-			try_start(cap, it[i].job, mode, out, &rc);
+			classic_try_start(cap, it[i].job, mode, out, &rc);
 	return rc;
 }
 
@@ -241,13 +183,13 @@ static int preemption_possible(const struct classic_item *it, int n)
 	const struct classic_item *best_pending = NULL, *worst_holder = NULL;
 	for (int i = 0; i < n; i++) {
 		if (holds(it[i].job)) {
-			if (!worst_holder || by_key(&it[i], worst_holder) > 0)
+			if (!worst_holder || classic_item_cmp(&it[i], worst_holder) > 0)
 				worst_holder = &it[i];
-		} else if (!best_pending || by_key(&it[i], best_pending) < 0) {
+		} else if (!best_pending || classic_item_cmp(&it[i], best_pending) < 0) {
 			best_pending = &it[i];
 		}
 	}
-	return best_pending && worst_holder && by_key(best_pending, worst_holder) < 0;
+	return best_pending && worst_holder && classic_item_cmp(best_pending, worst_holder) < 0;
 }
 
 /*
@@ -283,7 +225,7 @@ static size_t id_slot(int64_t id, int bits)
 /*
  * Sort `it` by priority, starting from the cached order of the last round
  * (insertion sort, O(n + moves)); fall back to qsort when the order moved a
- * lot. The result is the same total order either way (by_key is strict).
+ * lot. The result is the same total order either way (classic_item_cmp is strict).
  */
 static int order_items(struct classic_cache *c, struct classic_item *it, int m)
 {
@@ -329,7 +271,7 @@ static int order_items(struct classic_cache *c, struct classic_item *it, int m)
 	for (int i = 1; i < m && moves <= limit; i++) {
 		struct classic_item x = ord[i];
 		int j = i;
-		for (; j > 0 && by_key(&ord[j - 1], &x) > 0 && moves <= limit; j--, moves++)
+		for (; j > 0 && classic_item_cmp(&ord[j - 1], &x) > 0 && moves <= limit; j--, moves++)
 			ord[j] = ord[j - 1];
 		ord[j] = x;
 	}
@@ -338,7 +280,7 @@ static int order_items(struct classic_cache *c, struct classic_item *it, int m)
 	memcpy(it, ord, (size_t)m * sizeof(*it));
 	goto save;
 full:
-	qsort(it, (size_t)m, sizeof(*it), by_key);
+	qsort(it, (size_t)m, sizeof(*it), classic_item_cmp);
 save:
 	if (c) {
 		if (m > c->cap) {
@@ -378,7 +320,7 @@ static int schedule_repack(struct classic_item *it, int m, const struct rk_sched
 	int rc = rk_capacity_init(&cap, in->cluster);
 	if (rc)
 		return rc;
-	qsort(it, (size_t)m, sizeof(*it), by_key);
+	qsort(it, (size_t)m, sizeof(*it), classic_item_cmp);
 	for (int i = 0; i < m && !rc; i++) {
 		struct rk_job *j = it[i].job;
 		if (holds(j) && rk_capacity_fits(&cap, &j->alloc)) {

@@ -80,12 +80,24 @@ struct classic_item {
 	int preempted; /* preemption decided this round */
 };
 
-/* Priority order of items (qsort comparator): key, then k2, then job id. */
-int classic_item_cmp(const void *a, const void *b);
+/*
+ * Priority order of items (qsort comparator): key, then k2, then job id.
+ * Inline because both rounds (classic.c, classic_inc.c) sort and sift by it
+ * in their inner loops.
+ */
+static inline int classic_item_cmp(const void *a, const void *b)
+{
+	const struct classic_item *x = a, *y = b;
+	if (x->key.k1 != y->key.k1)
+		return x->key.k1 < y->key.k1 ? -1 : 1;
+	if (x->key.k2 != y->key.k2)
+		return x->key.k2 < y->key.k2 ? -1 : 1;
+	return (x->job->id > y->job->id) - (x->job->id < y->job->id);
+}
 
 /*
  * Start `j` on `cap` in placement `mode` when its request fits, pushing the
- * decision; 1 = started, *rc on error.
+ * decision; 1 = started, *rc on error (classic_start.c).
  */
 int classic_try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_mode mode,
 		      struct rk_decisions *out, int *rc);
@@ -94,7 +106,7 @@ int classic_try_start(struct rk_capacity *cap, struct rk_job *j, enum rk_place_m
  * After `placed` started with victims[0..nv) of `it` preempted for it, give
  * back (in priority order) every victim whose allocation still fits: with
  * consolidated placement a victim on a node the job did not take was never
- * needed. Victims restored have it[v].preempted cleared.
+ * needed. Victims restored have it[v].preempted cleared (classic_start.c).
  */
 int classic_restore_victims(struct rk_capacity *cap, struct classic_item *it, const int *victims,
 			    int nv);
