@@ -754,6 +754,35 @@ out:
 	return rc;
 }
 
+/* The policy state: options, the row cache (sia_cache.c), the quiet rounds' back-off. */
+static int sia_create(void **state, const char *options, struct rk_error *err)
+{
+	*state = NULL;
+	struct sia_opts o;
+	int rc = sia_parse_opts(&o, options, err);
+	if (rc)
+		return rc;
+	struct sia_state *s = malloc(sizeof(*s));
+	if (!s || sia_cache_create(&s->cache)) {
+		free(s);
+		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
+	}
+	s->o = o;
+	s->quiet_wait = s->quiet_backoff = 0;
+	s->event_gap_ms = 0;
+	s->last_event_ms = -1;
+	*state = s;
+	return RK_OK;
+}
+
+static void sia_destroy(void *state)
+{
+	struct sia_state *s = state;
+	if (s)
+		sia_cache_destroy(s->cache);
+	free(s);
+}
+
 const struct rk_policy_ops rk_policy_sia = {
 	.name = "sia",
 	.summary = "Sia: per-round ILP (GLPK) over job x (GPU type, nodes, GPUs) configurations, p=-0.5",

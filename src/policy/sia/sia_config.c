@@ -107,34 +107,6 @@ int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err
 	return RK_OK;
 }
 
-int sia_create(void **state, const char *options, struct rk_error *err)
-{
-	*state = NULL;
-	struct sia_opts o;
-	int rc = sia_parse_opts(&o, options, err);
-	if (rc)
-		return rc;
-	struct sia_state *s = malloc(sizeof(*s));
-	if (!s || sia_cache_create(&s->cache)) {
-		free(s);
-		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
-	}
-	s->o = o;
-	s->quiet_wait = s->quiet_backoff = 0;
-	s->event_gap_ms = 0;
-	s->last_event_ms = -1;
-	*state = s;
-	return RK_OK;
-}
-
-void sia_destroy(void *state)
-{
-	struct sia_state *s = state;
-	if (s)
-		sia_cache_destroy(s->cache);
-	free(s);
-}
-
 /* GPU types of the up nodes, in order of first appearance. */
 int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types,
 			 int *node_type, struct rk_error *err)

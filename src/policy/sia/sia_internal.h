@@ -68,8 +68,6 @@ struct sia_cfg {
 
 /* Parse "key=value,..." (file comment of sia.c); OUT: *o. */
 int sia_parse_opts(struct sia_opts *o, const char *options, struct rk_error *err);
-int sia_create(void **state, const char *options, struct rk_error *err);
-void sia_destroy(void *state);
 
 /* GPU types of the up nodes, in order of first appearance; node_type[i] = type or -1. */
 int sia_collect_types(const struct rk_cluster *c, struct sia_type *t, int *n_types, int *node_type,
