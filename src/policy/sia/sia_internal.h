@@ -89,7 +89,7 @@ int sia_current_config(const struct rk_job *j, const int *node_type, const struc
 		       int n_cfg);
 
 /*
- * What a job's goodput row depends on (sia.c job_vars): its model (content,
+ * What a job's goodput row depends on (sia_round_job_vars): its model (content,
  * so a refitted copy is another key), request and quota. Zero-filled before
  * use: keys compare and hash bytewise, padding included.
  */

@@ -1,6 +1,6 @@
 /*
  * Internal to the Sia baseline: one round's state (sia.c), shared with the
- * quiet-round certificate (sia_quiet.c).
+ * quiet-round certificate (sia_quiet.c), and the steps both run (sia_round.c).
  */
 #ifndef RUBICK_POLICY_SIA_ROUND_H
 #define RUBICK_POLICY_SIA_ROUND_H
@@ -50,6 +50,13 @@ struct sia_round {
 	int *first_member; /* per representative: its class's start in members */
 };
 
+/* Benefit of a var in "larger is better" terms, whatever the sense. Inline:
+ * the round's choices (sia.c) and the DP's weights (sia_round.c) read it per var. */
+static inline double sia_var_benefit(const struct sia_round *r, int k)
+{
+	return r->o->p < 0 ? -r->var[k].cost : r->var[k].cost;
+}
+
 /*
  * The variables of representative `ji` (its row, from the cache or built),
  * with the restart factor `rf` on every configuration but the one it holds
@@ -61,6 +68,11 @@ double sia_restart_factor(const struct rk_job *j, int64_t now_ms, double penalty
 /* One GPU type: the round's exact optimum by dynamic programming into
  * r->choice. Returns 0 (solved), 1 (use GLPK) or RK_ENOMEM. */
 int sia_round_solve_one_type(struct sia_round *r);
+/*
+ * Hand each class's counts (count[k] jobs take var k) to its members in FIFO
+ * order into r->choice, larger configurations to earlier jobs. Consumes `count`.
+ */
+void sia_round_hand_out(struct sia_round *r, int *count);
 
 /*
  * After a round solved by sia_round_solve_one_type that decided nothing:
