@@ -1,8 +1,10 @@
 /*
  * Internal to SJF-BSBF and SJF-FFS: sjf_bsbf.c holds the policy (state, the
  * round and the vtables), sjf_bsbf_place.c places one waiting job (the GPU
- * scan, exclusive starts, and sharing with the benefit test). Not a public
- * header.
+ * scan, exclusive starts, and sharing with the benefit test), sjf_bsbf_job.c
+ * answers what both ask of a job. Not a public header. Calls go one way:
+ *   sjf_bsbf.c -> sjf_bsbf_place.c, sjf_bsbf_job.c, sjf_queue.c
+ *   sjf_bsbf_place.c -> sjf_bsbf_job.c
  */
 #ifndef RUBICK_POLICY_SJF_BSBF_INTERNAL_H
 #define RUBICK_POLICY_SJF_BSBF_INTERNAL_H
@@ -104,9 +106,10 @@ struct round {
 	int total_gpus;       /* GPUs of the up nodes */
 };
 
-/* Remaining exclusive time of `j` (s), +inf when unknown (sjf_bsbf.c). */
+/* Remaining exclusive time of `j` (s), +inf when unknown (sjf_bsbf_job.c). */
 double bsbf_remaining_s(const struct rk_job *j);
-/* Per-GPU memory of `j` running `plan`, cached; +inf if the model cannot price it (sjf_bsbf.c). */
+/* Per-GPU memory of `j` running `plan`, cached; +inf if the model cannot price it
+ * (sjf_bsbf_job.c). */
 double bsbf_mem_get(struct bsbf_state *st, const struct rk_job *j, const struct rk_plan *plan);
 
 /* Free GPUs, single-held GPUs and sharing partners of the round (sjf_bsbf_place.c). */
