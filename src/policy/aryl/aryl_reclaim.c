@@ -4,7 +4,7 @@
  * job on s that cannot be scaled in; we use both variants of c_j
  * lexicographically (first the count of preemptions, then the lost work), so
  * the greedy minimises preemptions and, among equal counts, lost work — as
- * issue 5 asks. Choices documented in docs/aryl.md.
+ * capacity loaning asks. Choices documented in docs/aryl.md.
  */
 #include "rubick/aryl.h"
 

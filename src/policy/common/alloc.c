@@ -229,7 +229,7 @@ int rk_capacity_copy(struct rk_capacity *dst, const struct rk_capacity *src)
 /*
  * 1 when a's shares name strictly increasing nodes (what rk_alloc_add keeps),
  * so every node appears once and on_node(a, node) is that node's share: the
- * O(n^2) per-node summing below can be skipped with the same result (issue 15:
+ * O(n^2) per-node summing below can be skipped with the same result (speed at scale:
  * an elastic job on hundreds of nodes made it most of aryl's CPU time).
  */
 static int nodes_unique_sorted(const struct rk_alloc *a)

@@ -25,7 +25,7 @@ extern const struct rk_policy_ops rk_policy_synergy_srtf;
 
 /*
  * Scale the user's plan `req` (valid for global batch `global_batch`) to
- * `gpus` GPUs without choosing a new plan (baselines never re-plan, issue 4):
+ * `gpus` GPUs without choosing a new plan (baselines never re-plan):
  * tensor and pipeline widths, ZeRO stage, offload and checkpointing stay; only
  * the data-parallel degree dp' = gpus / (tp*pp) changes. The samples per
  * replica B/dp' are split into the largest micro-batch not above the user's

@@ -77,7 +77,7 @@
  *  5. Every change re-plans the job to its curve's plan for the new GPU count
  *     (global batch unchanged; the decision validator checks it).
  *
- * Variants for the breakdown study (issue 4): rubick-plan-only keeps every job
+ * Variants for the breakdown study: rubick-plan-only keeps every job
  * at its requested GPUs and CPUs and only re-plans; rubick-res-only keeps the
  * user's plan (degree scaled, rk_baseline_plan_scale) and chooses resources.
  *
@@ -497,9 +497,10 @@ static int at_request(const struct rj *r)
 }
 
 /*
- * A guaranteed job's floor, margin and whether its model may move it (issue
- * 15). The floor is its baseline: the driver's (job.baseline_sps, measured at
- * the request) or the model's price of the request, whichever is higher. With
+ * A guaranteed job's floor, margin and whether its model may move it
+ * (guaranteed=reconfigure). The floor is its baseline: the driver's
+ * (job.baseline_sps, measured at the request) or the model's price of the
+ * request, whichever is higher. With
  * guaranteed=keep, or before the job was observed to run (no refit of its
  * model from its own iterations: a prediction nothing has confirmed), its
  * request is the only configuration known to meet the baseline and it runs

@@ -1,6 +1,6 @@
 /*
  * Re-plans of running guaranteed jobs in place (Rubick step 5,
- * guaranteed=reconfigure; issue 15): the same GPUs, a faster plan of the
+ * guaranteed=reconfigure): the same GPUs, a faster plan of the
  * family the job was observed running, priced by its model refitted from
  * its own iterations.
  */

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-/* What a variant may reconfigure (the breakdown study of issue 4). */
+/* What a variant may reconfigure (the breakdown study). */
 enum rubick_mode {
 	RUBICK_FULL = 0,      /* plan and resources */
 	RUBICK_PLAN_ONLY = 1, /* resources as requested, best plan for them */
@@ -51,7 +51,7 @@ struct rubick_state {
 	struct rk_tenant_quota *quota; /* option quota= (owned), overriding the driver's */
 	int n_quota;
 	struct rubick_cache *cache;
-	/* Composition with the co-location policies (issue 15, rubick_share.c and
+	/* Composition with the co-location policies (rubick_share.c and
 	 * rubick_place.c): option sharing=on (a pending best-effort job may share
 	 * GPUs with a running one when the driver allows it), share_window=N
 	 * (pending jobs per round that may try), placement=contention (SJF-BCO's

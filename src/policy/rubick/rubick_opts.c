@@ -5,7 +5,7 @@
  * "guaranteed=keep|reconfigure" (may guaranteed jobs leave their request?) and
  * "quota=TENANT:GPUS/TENANT:GPUS..." (guaranteed-GPU quotas per tenant),
  * "sharing=on|off", "share_window=N" and "placement=spread|contention"
- * (composition with GPU sharing and contention-aware placement, issue 15;
+ * (composition with GPU sharing and contention-aware placement;
  * rubick_share.c, rubick_place.c), "quiet=on|off" (answer rounds that provably
  * decide nothing without running them, rubick_quiet.c; off: every round in full,
  * the same decisions, for tests).

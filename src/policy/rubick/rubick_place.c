@@ -1,5 +1,5 @@
 /*
- * Rubick with option placement=contention (issue 15): where a job that needs
+ * Rubick with option placement=contention: where a job that needs
  * several nodes goes. Rubick's default (rk_place_gang, spread) fills the
  * nodes with the most usable GPUs and best-fits the remainder, blind to the
  * ring all-reduce jobs already crossing each node's NIC. This option takes

@@ -6,7 +6,7 @@
  * it starving) and the progress of running jobs (remaining times), so a
  * driver runs it every interval. Under contention (Gavel's VC trace at its
  * stand-ins' zoo speeds: ~1,000 jobs queued for ~6 million 60 s rounds,
- * issue 15 "Speed") nearly every round decides nothing, and each costs
+ * bench/README.md "Speed") nearly every round decides nothing, and each costs
  * O(active jobs): a view lookup and a sort key per job, then the shrink
  * phase's pricing for every waiting job.
  *

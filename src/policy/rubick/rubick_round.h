@@ -220,7 +220,7 @@ static inline double remaining_s(const struct rj *r, int g)
  * shrunk or preempted by a best-effort newcomer? The paper stops shrinking a
  * job after RUBICK_RESTART_LIMIT restarts (§1.8.1 line 11) so that no job
  * thrashes. A count alone froze long jobs small for the rest of their run
- * (issue 15, base trace: a 40-GPU LLaMA-30B job held 12 GPUs on two nodes
+ * (base trace: a 40-GPU LLaMA-30B job held 12 GPUs on two nodes
  * for its last 11,000 s) while shorter arrivals waited or ran small. Past
  * the count, a job stays a victim while the time it has spent restarting
  * (restarts x the restart delay) is less than its run left at g: each

@@ -1,5 +1,5 @@
 /*
- * Rubick with option sharing=on (issue 15): GPU sharing composed with
+ * Rubick with option sharing=on: GPU sharing composed with
  * Rubick's reconfiguration, when the driver allows sharing
  * (rk_sched_input.gpu_sharing, `rubick sim --sharing on`).
  *
@@ -30,7 +30,7 @@
  * shared job may leave its pair for GPUs of its own (rubick_unshare.c).
  * Bounded cost: at most share_window (default 32) pending jobs per round try.
  *
- * Two rules keep sharing from losing to plain Rubick (issue 15), because the
+ * Two rules keep sharing from losing to plain Rubick, because the
  * benefit test prices neither a frozen pair nor Rubick's own ways to make
  * room: a pair is not formed when it would delay one of the first
  * share_window jobs waiting ahead of the newcomer, by the t_free that counts

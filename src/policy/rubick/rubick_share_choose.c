@@ -1,5 +1,5 @@
 /*
- * Rubick with option sharing=on (issue 15, rubick_share.c): where a pending
+ * Rubick with option sharing=on (rubick_share.c): where a pending
  * job would share and whether it pays. Per node, the candidate partners
  * (may_partner) each screened by SJF-BSBF's pair test, then the group of the
  * best of them (rk_group_evaluate) against not sharing: waiting for GPUs

@@ -1,6 +1,6 @@
 /*
- * Internal to Rubick's option sharing=on (src/policy/rubick/rubick_share*.c, issue
- * 15): the state of one round and the calls between its three files. Calls
+ * Internal to Rubick's option sharing=on (src/policy/rubick/rubick_share*.c):
+ * the state of one round and the calls between its three files. Calls
  * go one way (tests/meson.build, layout_rubick_calls):
  *   rubick_share.c         the round's set-up, starting a pair, naming GPUs;
  *   rubick_share_choose.c  where a newcomer would share, with whom, and

@@ -1,5 +1,5 @@
 /*
- * Rubick with option sharing=on (issue 15, rubick_share.c): the round's view
+ * Rubick with option sharing=on (rubick_share.c): the round's view
  * of the GPUs. Who holds each GPU (the snapshot's occupancy plus the pairs
  * started this round), how much room a node could give a newcomer, and how
  * fast each job runs there: the interference factors of the driver's table

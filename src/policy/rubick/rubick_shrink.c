@@ -18,7 +18,7 @@
  * RUBICK_RESTART_LIMIT restarts? A job paying its restart delay makes no
  * progress, so shrinking it costs it only the part of the delay already paid
  * (its restart starts over), less than shrinking a running job; yet the
- * paper's rule (and this one until issue 15) skipped such jobs, and on the
+ * paper's rule (and this one at first) skipped such jobs, and on the
  * base trace short jobs waited 150-300 s while every job holding GPUs was
  * restarting. A multi-node job is left alone while restarting (it gives up a
  * node or is preempted whole, victim_step), as is one past the count:
@@ -368,7 +368,7 @@ static double choose_nodes(struct round *R, const struct rj *self, int t, int *w
  * victims are priced at the size they hold; a newcomer priced at its request
  * but started below it (start_floor) looked shorter than it would run, so
  * two jobs asking for 2 GPUs and running on 1 preempted each other in turns,
- * each paying a restart (issue 15, Shockwave's 120-job trace: 56 of 97
+ * each paying a restart (Shockwave's 120-job trace: 56 of 97
  * preemptions hit a job inside its restart delay). With the stand-ins'
  * extrapolated scaling the same rule was measured worse (Muri testbed
  * 206,205 -> 213,530 s): there the request's time, which the driver's run

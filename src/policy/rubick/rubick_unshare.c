@@ -1,5 +1,5 @@
 /*
- * Rubick with option sharing=on (issue 15): a shared job leaves its pair
+ * Rubick with option sharing=on: a shared job leaves its pair
  * when exclusive room appears and nobody waits (rubick_share_leave).
  *
  * Why: a pair is frozen while it shares (rj.shared: neither job is shrunk,

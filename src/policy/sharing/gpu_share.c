@@ -199,8 +199,8 @@ static const char *type_of(const struct rk_job *j)
 }
 
 /*
- * A pair the interference table measured decides by the measurement (issue
- * 15): Gavel ran it co-located on one GPU of that type, or failed to (0
+ * A pair the interference table measured decides by the measurement:
+ * Gavel ran it co-located on one GPU of that type, or failed to (0
  * steps/s). The memory model prices the jobs' zoo stand-ins (ViT for a
  * ResNet-18, GPT-2 1.5B for a 2-layer LSTM "LM"), which is no evidence
  * either way. `gpus[i]` = GPUs job i holds (with xi); `dec` below.

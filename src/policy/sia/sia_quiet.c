@@ -6,7 +6,7 @@
  * restart runs a round anyway).
  *
  * Under contention (Gavel's VC trace at its stand-ins' zoo speeds on 8x8:
- * ~1,000 jobs queued for ~10 million 60 s rounds, issue 15 "Speed") nearly
+ * ~1,000 jobs queued for ~10 million 60 s rounds, bench/README.md "Speed") nearly
  * every round is constrained and decides nothing, and each costs a class
  * sort and a knapsack over all queued jobs.
  *

@@ -75,7 +75,7 @@ static double xi_of(struct bsbf_state *st, const struct round *r, const char *gt
 /*
  * The factor job i runs at now: the largest xi over the jobs it shares a GPU
  * with, 1 alone (the engine's rule, engine_coloc.c share_factor). Its real
- * remaining time is e_rem x this (issue 15: the §3.3 test with the partner's
+ * remaining time is e_rem x this (the §3.3 test with the partner's
  * remaining *exclusive* time let jobs join partners already slowed by others).
  */
 static double present_factor(struct bsbf_state *st, struct round *r, int i)

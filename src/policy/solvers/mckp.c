@@ -6,7 +6,7 @@
  * every (i, g) is kept in a uint16 table for the backtrack, which walks the
  * items from last to first subtracting the chosen weights.
  *
- * Speed (issue 15): Aryl's items allow only the GPU counts that divide the
+ * Speed: Aryl's items allow only the GPU counts that divide the
  * job's global batch (rk_aryl_plan_for), so most of an item's F + 1 choices
  * are -INFINITY. Each item's allowed k >= 1 are gathered once, in increasing
  * k, and the inner loop visits only those: the same candidates compared in

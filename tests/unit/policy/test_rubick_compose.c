@@ -1,5 +1,5 @@
 /*
- * Rubick composed with the co-location policies (issue 15): options
+ * Rubick composed with the co-location policies: options
  * sharing=on (rubick_share.c) and placement=contention (rubick_place.c), and
  * the node choice they share with sjf-bco (rk_contention_choose).
  */
