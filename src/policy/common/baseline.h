@@ -17,12 +17,6 @@
 
 struct rk_perf_env;
 
-/* The baseline policies, for the registry (src/policy/registry.c). */
-extern const struct rk_policy_ops rk_policy_antman;
-extern const struct rk_policy_ops rk_policy_sia;
-extern const struct rk_policy_ops rk_policy_synergy_fifo;
-extern const struct rk_policy_ops rk_policy_synergy_srtf;
-
 /*
  * Scale the user's plan `req` (valid for global batch `global_batch`) to
  * `gpus` GPUs without choosing a new plan (baselines never re-plan):

@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+extern const struct rk_policy_ops rk_policy_sia;
+
 static void run_round(struct fixture *f, const char *opts, int64_t now_ms,
 		      struct rk_decisions *d)
 {

@@ -14,9 +14,9 @@
  */
 #include "baseline_fixture.h"
 
-#include "policy/common/baseline.h"
-
 #include <stdint.h>
+
+extern const struct rk_policy_ops rk_policy_sia;
 
 /* A fixed linear congruential sequence: the same snapshots on every run. */
 static uint32_t lcg(uint32_t *x)

@@ -3,6 +3,9 @@
 
 #include "policy/common/baseline.h"
 
+extern const struct rk_policy_ops rk_policy_synergy_fifo;
+extern const struct rk_policy_ops rk_policy_synergy_srtf;
+
 static void run_round(struct fixture *f, const struct rk_policy_ops *ops, struct rk_decisions *d)
 {
 	void *st = NULL;
