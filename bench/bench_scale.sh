@@ -23,7 +23,7 @@
 # queued for most of it, the setting of issue 15's 196 s), against the same
 # 30 s and counted in the exit status, except for the policies in
 # BENCH_SCALE_STRESS_UNCOUNTED (default: none; it was sia until its quiet
-# rounds, src/policy/sia_quiet.c: > 300 s -> ~1.7 s CPU, bench/README.md),
+# rounds, src/policy/sia/sia_quiet.c: > 300 s -> ~1.7 s CPU, bench/README.md),
 # which are reported only. sjf-bsbf and sjf-ffs run with
 # --sharing on (they need it). Exit status 1 if a budget is missed. Not a test:
 # speed lives here, with budgets (docs: bench/README.md).

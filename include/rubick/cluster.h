@@ -57,7 +57,7 @@ struct rk_alloc {
 	struct rk_share *shares; /* owned, n entries */
 };
 
-/* ---- Cluster spec (src/policy/cluster.c) ----------------------------------
+/* ---- Cluster spec (src/policy/common/cluster.c) ---------------------------
  * Text form, one or more groups joined by '+' or written one per line ('#'
  * starts a comment):
  *
@@ -111,7 +111,7 @@ int rk_cluster_total_gpus(const struct rk_cluster *c);
  */
 int rk_cluster_format(const struct rk_cluster *c, char *buf, size_t size);
 
-/* ---- Allocations (src/policy/alloc.c) ------------------------------------ */
+/* ---- Allocations (src/policy/common/alloc.c) ----------------------------- */
 
 void rk_alloc_init(struct rk_alloc *a);           /* empty, nothing held */
 void rk_alloc_fini(struct rk_alloc *a);           /* free shares, leave empty */
@@ -141,7 +141,7 @@ int rk_alloc_to_placement(const struct rk_alloc *a, struct rk_placement *out);
  */
 int rk_alloc_to_placement_sorted(const struct rk_alloc *a, struct rk_placement *out);
 
-/* ---- Capacity view (src/policy/alloc.c) ----------------------------------
+/* ---- Capacity view (src/policy/common/alloc.c) ---------------------------
  * Free GPUs, CPUs and memory per node. Down nodes have no capacity. take and
  * give are all-or-nothing and never let a count go negative or above what the
  * node has installed.

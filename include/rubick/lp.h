@@ -3,7 +3,7 @@
  * rk_lp_set_upper), a linear
  * objective, sparse rows with lower/upper bounds, solved by branch-and-cut
  * under a time, node and relative-gap limit, optionally from a start solution. It exists so that exactly
- * one file (src/policy/lp.c) includes a solver header (GLPK); no solver type
+ * one file (src/policy/solvers/lp.c) includes a solver header (GLPK); no solver type
  * appears here. Used by the Sia baseline (algorithms.md §5.1).
  *
  * Typical use:

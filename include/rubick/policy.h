@@ -38,7 +38,7 @@ struct rk_tenant_quota {
  * messages. Tenants are 1..RK_TENANT_MAX-1 characters without ':' or '/',
  * GPUs 0..1000000, each tenant at most once. OUT: *quotas (free() it; NULL
  * when n == 0), *n. RK_EINVAL / RK_ERANGE / RK_ENOMEM with
- * "WHAT: entry 'X': what is wrong". (src/policy/quota.c)
+ * "WHAT: entry 'X': what is wrong". (src/policy/common/quota.c)
  */
 int rk_tenant_quotas_parse(const char *text, const char *what, struct rk_tenant_quota **quotas,
 			   int *n, struct rk_error *err);
@@ -155,7 +155,7 @@ const struct rk_policy_ops *rk_policy_find(const char *name);
 /* Every registered policy, in registry order. OUT: *n. Borrowed, static. */
 const struct rk_policy_ops *const *rk_policy_list(int *n);
 
-/* ---- decision lists (src/policy/decisions.c) ------------------------------ */
+/* ---- decision lists (src/policy/common/decisions.c) ----------------------- */
 
 void rk_decisions_init(struct rk_decisions *d);
 /* Free every decision's alloc and the list; leaves it empty and reusable. */
@@ -173,7 +173,7 @@ int rk_decisions_push(struct rk_decisions *d, int64_t job_id, const struct rk_al
  * The GPUs any policy may give `job`: [*lo, *hi] = [min_gpus, max_gpus], a
  * field <= 0 meaning unbounded on that side (1, INT_MAX). Every policy honours
  * it (docs/policies.md "GPU ranges"): drivers say how elastic a job is, a
- * rigid job has min_gpus == max_gpus == req_gpus (src/policy/decisions.c).
+ * rigid job has min_gpus == max_gpus == req_gpus (src/policy/common/decisions.c).
  */
 void rk_job_gpu_range(const struct rk_job *job, int *lo, int *hi);
 
@@ -196,7 +196,7 @@ int rk_decisions_validate(const struct rk_sched_input *in, const struct rk_decis
 /*
  * The gpu_quota of `tenant` in in->quotas, or -1 when it has none: what a
  * policy caps one job's growth at, so that a lone elastic job is sized within
- * its quota instead of having its decision dropped (src/policy/quota.c).
+ * its quota instead of having its decision dropped (src/policy/common/quota.c).
  */
 int rk_tenant_gpu_quota(const struct rk_sched_input *in, const char *tenant);
 

@@ -100,7 +100,7 @@ int rk_subbatch_options(const struct rk_model *m, int global_batch, const struct
  * memory limit), remembered per (model, global batch, base plan, env) so a
  * policy asking every round prices each job's accumulation once; callers
  * filter by memory against each partner. Zero-initialise; entries are
- * replaced round-robin (src/policy/coloc_place.c). A model whose settings
+ * replaced round-robin (src/policy/sharing/coloc_place.c). A model whose settings
  * cannot be computed gets n = 0.
  */
 #define RK_SUBBATCH_MAX 32
@@ -234,7 +234,7 @@ double rk_xi_lookup_memo_h(struct rk_xi_memo *m, const struct rk_xi_table *t,
 			   uint64_t hb, int sf_b);
 
 /*
- * Interned interference lookups (src/policy/xi_pairs.c), for callers that ask
+ * Interned interference lookups (src/policy/sharing/xi_pairs.c), for callers that ask
  * the same pairs over and over: name each side once (GPU type, job type,
  * GPUs -> a small id, stable for the object's life), then ask by ids: one
  * integer probe, no string compares, nothing evicted. Same answers as
@@ -350,7 +350,7 @@ int rk_rar_iter_s(const struct rk_rar_job *j, int p, double b_in_gbps, double b_
 
 /*
  * SJF-BCO's node choice (algorithms.md §4.3 line 6, reconstructed;
- * src/policy/coloc_place.c), shared by sjf-bco and rubick's option
+ * src/policy/sharing/coloc_place.c), shared by sjf-bco and rubick's option
  * placement=contention: `g` GPUs out of `cap_g[n]` usable GPUs on each of
  * `nn` nodes, where `k[n]` cross-node jobs already hold GPUs. One node when
  * one has room (best fit: the fewest usable GPUs); otherwise the fewest nodes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rubick's quiet rounds (src/policy/rubick_quiet.c): rounds that provably
+# Rubick's quiet rounds (src/policy/rubick/rubick_quiet.c): rounds that provably
 # decide nothing are answered without being run, which must leave every
 # decision as it was. A contended trace (many more GPUs asked for than the
 # 16 there are, some jobs guaranteed, waits long enough that jobs turn

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sia's quiet rounds (src/policy/sia_quiet.c): after a constrained round that
+# Sia's quiet rounds (src/policy/sia/sia_quiet.c): after a constrained round that
 # decided nothing, the rounds proven to repeat it are not run, which must
 # leave every decision as it was. Contended traces (many more GPUs asked for
 # than there are, so nearly every round is constrained, and jobs that run

@@ -1,7 +1,7 @@
 /* AntMan baseline (algorithms.md §5.3) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+extern const struct rk_policy_ops rk_policy_antman;
 
 static void run_round(struct fixture *f, struct rk_decisions *d)
 {

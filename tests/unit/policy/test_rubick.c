@@ -1,7 +1,7 @@
 /* The Rubick policy (algorithms.md §1.8.1) and its ablations on hand-built 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
 #include "rubick/curve.h"
 
 #include <math.h>
@@ -526,7 +526,7 @@ static void guaranteed_baseline_kept(void **state)
 
 /*
  * guaranteed=reconfigure trusts a guaranteed job's model only once it was
- * refitted from the job's own iterations (model_refits, issue 15): before, a
+ * refitted from the job's own iterations (model_refits): before, a
  * pending guaranteed job runs exactly its request, whatever its curve says.
  * The SLA check: a refitted guaranteed job observed below its baseline off its
  * request goes back to its request; observed at or above it, it is left alone.
@@ -586,7 +586,7 @@ static void guaranteed_trusts_refitted_model_only(void **state)
 
 /*
  * guaranteed=reconfigure: a running guaranteed job whose model was refitted
- * from its own iterations grows into its node's leftover GPUs (issue 15),
+ * from its own iterations grows into its node's leftover GPUs,
  * more data-parallel replicas of the plan family it was observed running
  * (same tp, pp, ZeRO stage and offload), at a predicted throughput of at
  * least its baseline times the margin. With guaranteed=keep, or before a

@@ -1,11 +1,11 @@
 /*
- * Rubick composed with the co-location policies (issue 15): options
+ * Rubick composed with the co-location policies: options
  * sharing=on (rubick_share.c) and placement=contention (rubick_place.c), and
  * the node choice they share with sjf-bco (rk_contention_choose).
  */
 #include "baseline_fixture.h"
 
-#include "policy/rubick_round.h"
+#include "policy/rubick/rubick_round.h"
 #include "rubick/sharing.h"
 
 #include <limits.h>

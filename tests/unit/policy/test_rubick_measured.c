@@ -1,5 +1,5 @@
 /*
- * The Rubick policy at trace-native speeds (rk_job.native_sps, issue 15):
+ * The Rubick policy at trace-native speeds (rk_job.native_sps):
  * the shrink phase compares a newcomer with its victims at the size it would
  * start at (rubick_shrink.c yield_at).
  */

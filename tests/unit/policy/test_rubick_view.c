@@ -1,5 +1,5 @@
 /*
- * The Rubick policy's view cache (src/policy/rubick_view.c): a view is built
+ * The Rubick policy's view cache (src/policy/rubick/rubick_view.c): a view is built
  * once per key and handed back, unmoved, on every later lookup, however many
  * keys the cache holds (its hash table grows past 64 and 128 entries here);
  * a refit (new parameters) is a new key; trim keeps views below the cap.
@@ -7,8 +7,8 @@
  */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
-#include "policy/rubick_internal.h"
+#include "policy/common/baseline.h"
+#include "policy/rubick/rubick_internal.h"
 
 #define N_KEYS 300
 

@@ -1,9 +1,11 @@
 /* Sia baseline (algorithms.md §5.1) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
 
 #include <math.h>
+
+extern const struct rk_policy_ops rk_policy_sia;
 
 static void run_round(struct fixture *f, const char *opts, int64_t now_ms,
 		      struct rk_decisions *d)

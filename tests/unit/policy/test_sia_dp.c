@@ -1,4 +1,4 @@
-/* Sia's one-type exact solver (src/policy/sia_dp.c): a hand-checked case and a
+/* Sia's one-type exact solver (src/policy/sia/sia_dp.c): a hand-checked case and a
  * brute-force cross-check on random small instances with job classes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "policy/sia_internal.h"
+#include "policy/sia/sia_internal.h"
 
 /*
  * 8 GPUs; configurations of 2, 4 and 8 GPUs with benefits job0 {1.0, 1.5,

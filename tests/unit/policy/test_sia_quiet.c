@@ -1,5 +1,5 @@
 /*
- * Sia's quiet rounds (src/policy/sia_quiet.c): what a round promises through
+ * Sia's quiet rounds (src/policy/sia/sia_quiet.c): what a round promises through
  * rk_decisions.quiet_until_ms holds. On random contended snapshots of a
  * 2x8 cluster (placed jobs of every age and restart count, pending ones),
  * settled by applying rounds until one decides nothing, a round that
@@ -14,9 +14,9 @@
  */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
-
 #include <stdint.h>
+
+extern const struct rk_policy_ops rk_policy_sia;
 
 /* A fixed linear congruential sequence: the same snapshots on every run. */
 static uint32_t lcg(uint32_t *x)

@@ -131,7 +131,7 @@ static void tensor_parallel_job_spreads(void **st)
 }
 
 /*
- * placement=consolidated (issue 15: the baselines' yarn rule, for a
+ * placement=consolidated (the baselines' yarn rule, for a
  * like-for-like comparison): two 4-GPU nodes, X holds 2 + 2, a 3-GPU job fits
  * the 4 free GPUs but no one node. spread (the default): 2 on node 0, 1 on
  * node 1; consolidated: it waits (sharing is off), on either policy.

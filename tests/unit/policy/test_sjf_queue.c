@@ -1,5 +1,5 @@
 /*
- * The waiting queue of SJF-BSBF / SJF-FFS (src/policy/sjf_queue.h):
+ * The waiting queue of SJF-BSBF / SJF-FFS (src/policy/sjf/sjf_queue.h):
  *  - its walk ("the first job in SJF order of at most cap GPUs") is exactly
  *    the policy's former loop, one heap of every waiting job in SJF order
  *    with the jobs larger than the current cap skipped, while cap only falls;
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy/sjf_queue.h"
+#include "policy/sjf/sjf_queue.h"
 
 #define N 600
 

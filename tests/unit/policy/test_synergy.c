@@ -1,7 +1,10 @@
 /* Synergy-TUNE baseline (algorithms.md §5.2) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
-#include "policy/baseline.h"
+#include "policy/common/baseline.h"
+
+extern const struct rk_policy_ops rk_policy_synergy_fifo;
+extern const struct rk_policy_ops rk_policy_synergy_srtf;
 
 static void run_round(struct fixture *f, const struct rk_policy_ops *ops, struct rk_decisions *d)
 {
