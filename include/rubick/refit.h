@@ -21,7 +21,6 @@
 #include "rubick/error.h"
 #include "rubick/fit.h"
 #include "rubick/model.h"
-#include "rubick/placement.h"
 #include "rubick/plan.h"
 
 #define RK_REFIT_MAX_SAMPLES 32

@@ -1,5 +1,5 @@
 /* Records keyed by job id (idtab.h). */
-#include "util/idtab.h"
+#include "rubick/idtab.h"
 
 #include "rubick/error.h"
 

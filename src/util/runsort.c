@@ -1,5 +1,5 @@
 /* Natural merge sort (runsort.h): bottom-up passes merging adjacent ascending runs. */
-#include "util/runsort.h"
+#include "rubick/runsort.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  * outputs are byte-identical either way.
  */
 #include "policy/classic/classic.h"
-#include "util/idtab.h"
+#include "rubick/idtab.h"
 
 #include "rubick/placement.h"
 

@@ -19,7 +19,7 @@
  */
 #include "policy/classic/classic.h"
 #include "policy/common/place_opts.h"
-#include "util/idtab.h"
+#include "rubick/idtab.h"
 
 #include <errno.h>
 #include <math.h>

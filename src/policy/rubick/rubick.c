@@ -92,7 +92,7 @@
 #include "policy/rubick/rubick_round.h"
 #include "rubick/placement.h"
 #include "rubick/policy.h"
-#include "util/runsort.h"
+#include "rubick/runsort.h"
 
 #include <math.h>
 #include <stdio.h>

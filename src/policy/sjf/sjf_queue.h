@@ -13,7 +13,7 @@
 #define RUBICK_POLICY_SJF_QUEUE_H
 
 #include "rubick/policy.h"
-#include "util/idtab.h"
+#include "rubick/idtab.h"
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* The job-id table (src/util/idtab.h) against a plain array, through growth and deletions. */
-#include "util/idtab.h"
+#include "rubick/idtab.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

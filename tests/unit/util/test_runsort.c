@@ -4,7 +4,7 @@
  * stability too: random, sorted, reversed, nearly sorted, few distinct keys,
  * and every length 0..70.
  */
-#include "util/runsort.h"
+#include "rubick/runsort.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -5,8 +5,8 @@
  * one call to the next (a scheduler's queue, round after round), where qsort
  * pays O(n log n) every time.
  */
-#ifndef RUBICK_UTIL_RUNSORT_H
-#define RUBICK_UTIL_RUNSORT_H
+#ifndef RUBICK_RUNSORT_H
+#define RUBICK_RUNSORT_H
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * move when the table grows: a pointer from rk_idtab_find is good until the
  * next rk_idtab_put.
  */
-#ifndef RUBICK_UTIL_IDTAB_H
-#define RUBICK_UTIL_IDTAB_H
+#ifndef RUBICK_IDTAB_H
+#define RUBICK_IDTAB_H
 
 #include <stddef.h>
 #include <stdint.h>
