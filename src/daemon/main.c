@@ -3,12 +3,12 @@
  * configuration, the model zoo and the cluster spec, recovers its state from
  * the store, then serves the HTTP API until SIGINT or SIGTERM.
  */
-#include "daemon/config.h"
-#include "daemon/engine.h"
-#include "daemon/http.h"
-#include "daemon/identity.h"
-#include "daemon/sched.h"
-#include "daemon/secrets.h"
+#include "daemon/engine/engine.h"
+#include "daemon/http/http.h"
+#include "daemon/identity/config.h"
+#include "daemon/identity/identity.h"
+#include "daemon/identity/secrets.h"
+#include "daemon/sched/sched.h"
 #include "rubick/cluster.h"
 #include "rubick/zoo.h"
 

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/reason.h"
+#include "daemon/job/reason.h"
 #include "rubick/cluster.h"
 
 #define MAXJ 16
