@@ -3,6 +3,7 @@
  * configuration, the model zoo and the cluster spec, recovers its state from
  * the store, then serves the HTTP API until SIGINT or SIGTERM.
  */
+#include "daemon/api/api.h"
 #include "daemon/engine/engine.h"
 #include "daemon/http/http.h"
 #include "daemon/identity/config.h"
@@ -312,9 +313,12 @@ static int serve(struct rkd_config *c, char **argv)
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
 	}
+	struct rkd_api api = {.sched = sched, .zoo = &zoo};
 	struct rkd_http_config hc = {
 		.listen = c->listen,
-		.api = {.sched = sched, .zoo = &zoo},
+		.routes = rkd_api_routes,
+		.n_routes = rkd_api_n_routes,
+		.api = &api,
 		.tokens = tokens,
 		.n_tokens = n_tokens,
 		.max_body = (size_t)c->max_body_kb * 1024,

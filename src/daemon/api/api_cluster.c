@@ -1,5 +1,5 @@
 /* /v1/nodes and /v1/cluster: the nodes with their allocation, and the whole cluster. */
-#include "daemon/http/http.h"
+#include "daemon/api/api.h"
 
 #include <string.h>
 

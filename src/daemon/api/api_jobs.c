@@ -3,7 +3,7 @@
  * and progress reports. Bodies are validated here, on the request thread;
  * the scheduler thread only sees well-formed messages.
  */
-#include "daemon/http/http.h"
+#include "daemon/api/api.h"
 
 #include <stdlib.h>
 #include <string.h>

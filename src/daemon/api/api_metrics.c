@@ -1,5 +1,5 @@
 /* GET /metrics: Prometheus text format (rendered by the scheduler thread, sched_metrics.c). */
-#include "daemon/http/http.h"
+#include "daemon/api/api.h"
 
 void rkd_api_metrics(const struct rkd_api *api, const struct rkd_req *req, struct rkd_resp *resp)
 {

@@ -6,7 +6,7 @@
  * scheduler thread, as GET /v1/jobs/{id} is (sched_read.c), with the same
  * rule: the owner or the admin, 404 for everyone else.
  */
-#include "daemon/http/http.h"
+#include "daemon/api/api.h"
 
 #include <stdio.h>
 #include <stdlib.h>

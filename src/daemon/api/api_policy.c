@@ -1,5 +1,5 @@
 /* /v1/policy: the scheduling policy in force (GET) and changing it (PUT, admin only). */
-#include "daemon/http/http.h"
+#include "daemon/api/api.h"
 
 #include <string.h>
 

@@ -15,7 +15,6 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,41 +45,6 @@ struct upload {
 	int too_big;
 };
 
-/*
- * AUTH_TOKEN: a tenant's or the admin's token (every read and write);
- * AUTH_BEARER: any bearer, resolved by the handler (a job's report token);
- * AUTH_METRICS: AUTH_TOKEN unless metrics_public = yes.
- */
-enum auth { AUTH_TOKEN, AUTH_BEARER, AUTH_METRICS, AUTH_NONE /* GET /healthz: probes */ };
-
-struct route {
-	const char *method;
-	const char *pattern; /* "{id}" stands for a job id */
-	enum auth auth;
-	void (*fn)(const struct rkd_api *, const struct rkd_req *, struct rkd_resp *);
-};
-
-static const struct route routes[] = {
-	{"GET", "/v1/jobs", AUTH_TOKEN, rkd_api_jobs_list},
-	{"POST", "/v1/jobs", AUTH_TOKEN, rkd_api_jobs_submit},
-	{"GET", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_get},
-	{"PUT", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_update},
-	{"DELETE", "/v1/jobs/{id}", AUTH_TOKEN, rkd_api_job_cancel},
-	{"POST", "/v1/jobs/{id}/report", AUTH_BEARER, rkd_api_job_report},
-	{"POST", "/v1/jobs/{id}/hold", AUTH_TOKEN, rkd_api_job_hold},
-	{"POST", "/v1/jobs/{id}/release", AUTH_TOKEN, rkd_api_job_release},
-	{"POST", "/v1/jobs/{id}/requeue", AUTH_TOKEN, rkd_api_job_requeue},
-	{"GET", "/v1/jobs/{id}/log", AUTH_TOKEN, rkd_api_job_log},
-	{"GET", "/v1/jobs/{id}/events", AUTH_TOKEN, rkd_api_job_events},
-	{"GET", "/v1/nodes", AUTH_TOKEN, rkd_api_nodes},
-	{"GET", "/v1/cluster", AUTH_TOKEN, rkd_api_cluster},
-	{"GET", "/v1/policy", AUTH_TOKEN, rkd_api_policy_get},
-	{"PUT", "/v1/policy", AUTH_TOKEN, rkd_api_policy_put},
-	{"GET", "/metrics", AUTH_METRICS, rkd_api_metrics},
-	{"GET", "/healthz", AUTH_NONE, rkd_api_healthz},
-};
-#define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
-
 static const char *code_name(int code, int status)
 {
 	if (status == 401)
@@ -105,31 +69,6 @@ static const char *code_name(int code, int status)
 	}
 }
 
-void rkd_resp_error(struct rkd_resp *resp, int code, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	resp->verr.e.code = code;
-	vsnprintf(resp->verr.e.msg, sizeof(resp->verr.e.msg), fmt, ap);
-	va_end(ap);
-	snprintf(resp->verr.field, sizeof(resp->verr.field), "%s", field ? field : "");
-	resp->status = rk_error_http_status(code);
-	free(resp->body);
-	resp->body = NULL;
-}
-
-void rkd_resp_from_msg(struct rkd_resp *resp, struct rkd_msg *m)
-{
-	resp->status = m->status ? m->status : 500;
-	resp->body = m->body;
-	m->body = NULL;
-	resp->verr = m->verr;
-	resp->retry_after_s = m->retry_after_s;
-	if (resp->status >= 400 && !resp->verr.e.msg[0])
-		snprintf(resp->verr.e.msg, sizeof(resp->verr.e.msg), "%s",
-			 rk_strerror(resp->verr.e.code));
-}
-
 static char *error_body(int status, const struct rkd_verr *v)
 {
 	json_t *o = json_pack("{s:{s:s,s:s,s:o}}", "error", "code", code_name(v->e.code, status),
@@ -138,39 +77,6 @@ static char *error_body(int status, const struct rkd_verr *v)
 	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(o);
 	return text;
-}
-
-const char *rkd_req_arg(const struct rkd_req *req, const char *key)
-{
-	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-struct args_check {
-	const char *const *allowed;
-	const char *bad;
-};
-
-static enum MHD_Result arg_iter(void *cls, enum MHD_ValueKind kind, const char *key,
-				const char *value)
-{
-	(void)kind;
-	(void)value;
-	struct args_check *c = cls;
-	for (const char *const *a = c->allowed; *a; a++)
-		if (!strcmp(*a, key))
-			return MHD_YES;
-	c->bad = key;
-	return MHD_NO;
-}
-
-int rkd_req_check_args(const struct rkd_req *req, const char *const *allowed,
-		       struct rkd_verr *v)
-{
-	struct args_check c = {allowed, NULL};
-	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, arg_iter, &c);
-	if (c.bad)
-		return rkd_verr_set(v, RK_EINVAL, c.bad, "%s: unknown query parameter", c.bad);
-	return 0;
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, struct rkd_resp *resp,
@@ -277,19 +183,20 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	struct rkd_resp resp;
 	memset(&resp, 0, sizeof(resp));
 	char allow[64] = "";
-	const struct route *hit = NULL;
+	const struct rkd_route *hit = NULL;
 	int64_t id = 0;
 	int path_known = 0, bad_id = 0;
-	for (size_t i = 0; i < N_ROUTES; i++) {
+	for (size_t i = 0; i < h->cfg.n_routes; i++) {
+		const struct rkd_route *r = &h->cfg.routes[i];
 		int b = 0;
 		int64_t rid = 0;
-		if (!path_match(routes[i].pattern, url, &rid, &b))
+		if (!path_match(r->pattern, url, &rid, &b))
 			continue;
 		path_known = 1;
 		size_t al = strlen(allow);
-		snprintf(allow + al, sizeof(allow) - al, "%s%s", al ? ", " : "", routes[i].method);
-		if (!strcmp(routes[i].method, method)) {
-			hit = &routes[i];
+		snprintf(allow + al, sizeof(allow) - al, "%s%s", al ? ", " : "", r->method);
+		if (!strcmp(r->method, method)) {
+			hit = r;
 			id = rid;
 			bad_id = b;
 		}
@@ -315,11 +222,11 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	int a = authenticate(h, conn, &req.who);
 	/* Every request names a known token, but reports (any bearer, checked by the
 	 * handler) and /metrics when metrics_public = yes. */
-	int public_metrics = hit->auth == AUTH_METRICS && h->cfg.metrics_public;
-	int ok = hit->auth == AUTH_NONE     ? 1
-	         : public_metrics           ? a >= 0
-	         : hit->auth == AUTH_BEARER ? a >= 0 && req.who.bearer
-	                                    : a == 0 && req.who.authed;
+	int public_metrics = hit->auth == RKD_AUTH_METRICS && h->cfg.metrics_public;
+	int ok = hit->auth == RKD_AUTH_NONE     ? 1
+	         : public_metrics               ? a >= 0
+	         : hit->auth == RKD_AUTH_BEARER ? a >= 0 && req.who.bearer
+	                                        : a == 0 && req.who.authed;
 	if (!ok) {
 		rkd_resp_error(&resp, RK_EPERM, "",
 			       a ? "Authorization: unknown or malformed bearer token"
@@ -332,7 +239,7 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 			       url + strlen("/v1/jobs/"));
 		return send_resp(conn, &resp, NULL);
 	}
-	hit->fn(&h->cfg.api, &req, &resp);
+	hit->fn(h->cfg.api, &req, &resp);
 	return send_resp(conn, &resp, NULL);
 }
 
