@@ -1,9 +1,17 @@
 /*
- * What the Slurm engine's two files share: engine_slurm.c creates the engine,
+ * What the Slurm engine's files share: engine_slurm.c creates the engine,
  * reads the partition's nodes, submits, places, releases and stops the Slurm
  * jobs, and holds the ops table; engine_slurm_state.c polls and adopts runs
- * and gives the capacity, foreign-job and cluster views. With slurm/slurm.h,
- * which only these two files include.
+ * and gives the capacity, foreign-job and cluster views; engine_slurm_runs.c
+ * keeps the run table and the Slurm calls both make. With slurm/slurm.h,
+ * which only these three files include.
+ *
+ * Calls go one way (scripts/callgraph.py over engine_slurm_*.o):
+ *
+ *   core    engine_slurm.c       -> state runs files
+ *   parts   engine_slurm_state.c -> runs files
+ *   leaves  engine_slurm_runs.c  -> files
+ *           engine_slurm_files.c (the job script and env.sh; none of them)
  */
 #ifndef RUBICKD_ENGINE_SLURM_INTERNAL_H
 #define RUBICKD_ENGINE_SLURM_INTERNAL_H
@@ -56,7 +64,7 @@ struct seng {
 	job_info_msg_t *jobs; /* last slurm_load_jobs answer */
 };
 
-/* engine_slurm.c */
+/* engine_slurm_runs.c */
 void rkd_sl_run_stamp(const struct seng *e, int64_t job, int run, const char *what);
 const char *rkd_sl_msg(void);
 void rkd_sl_node_state_set(struct seng *e, int k, uint32_t st);
