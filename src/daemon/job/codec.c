@@ -4,7 +4,7 @@
  * mask only when a GPU-sharing policy named the GPUs) and the JSON of a job
  * (docs/api.md, "Job object").
  */
-#include "daemon/sched/sched_internal.h"
+#include "daemon/job/codec.h"
 
 #include <jansson.h>
 #include <stdio.h>

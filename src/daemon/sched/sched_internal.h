@@ -9,27 +9,31 @@
  * layout_sched_calls):
  *
  *   core    sched.c          -> msgs round submit engine feed jobs
- *           sched_init.c     -> submit read reason engine feed jobs
- *           sched_msgs.c     -> hold read metrics submit engine reply jobs queue
+ *           sched_init.c     -> submit read reason engine feed jobs refit
+ *           sched_msgs.c     -> hold read metrics submit engine reply jobs queue refit
  *           sched_round.c    -> view reason engine feed metrics jobs
  *   parts   sched_hold.c     -> engine reply jobs
- *           sched_read.c     -> read_ops reason reply queue
+ *           sched_read.c     -> read_ops reason reply queue refit
  *           sched_submit.c   -> slurm_opts reply jobs queue
  *           sched_engine.c   -> feed jobs
  *           sched_reason.c   -> feed jobs
  *           sched_read_ops.c, sched_slurm_opts.c -> reply
  *           sched_view.c, sched_metrics.c, sched_feed.c -> jobs
- *   leaves  sched_reply.c    -> jobs
- *           sched_jobs.c     -> queue
- *           sched_queue.c    (calls none of them)
+ *   leaves  sched_reply.c    -> jobs refit
+ *           sched_jobs.c     -> queue refit
+ *           sched_queue.c, refit.c (call none of them)
  *
  * A helper two parts need goes down into a leaf (sched_jobs.c, sched_reply.c)
  * or becomes an inline predicate here, never a call up into a core file.
+ * Outside this folder the scheduler calls the store, job/ and identity/
+ * (never http/ or api/, which call it); engines it reaches only through the
+ * ops table it is given (engine.h).
  */
 #ifndef RUBICKD_SCHED_INTERNAL_H
 #define RUBICKD_SCHED_INTERNAL_H
 
 #include "daemon/identity/secrets.h"
+#include "daemon/job/codec.h"
 #include "daemon/sched/sched.h"
 #include "rubick/perf.h"
 #include "rubick/policy.h"
@@ -366,12 +370,6 @@ int sched_slurm_opts_check(const struct rkd_tenant_cfg *tc, const char *tenant,
 
 /* sched_msgs.c */
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now);
-
-/* codec.c: text forms and JSON of jobs */
-int rkd_alloc_format(const struct rk_alloc *a, char *buf, size_t cap);
-int rkd_alloc_parse(const char *text, struct rk_alloc *out);
-char *rkd_job_json(const struct rkd_job_row *row, int with_hist, const struct rkd_hist_row *hist,
-		   int n_hist);
 
 /* sched_metrics.c */
 void rkd_metrics_render(struct rkd_sched *s, struct rkd_msg *m);
