@@ -11,18 +11,12 @@
 #define RUBICKD_HTTP_H
 
 #include "daemon/http/http_reply.h"
+#include "daemon/identity/config.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 struct rkd_http;
-
-/* One bearer token: a tenant's, or the admin's (tenant ""). */
-struct rkd_token {
-	char token[128];
-	char tenant[RK_TENANT_MAX];
-	int admin;
-};
 
 struct rkd_http_config {
 	const char *listen;          /* "HOST:PORT" or "unix:PATH" */

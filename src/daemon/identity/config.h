@@ -1,16 +1,47 @@
 /*
  * rubickd configuration: a `key = value` file with `[tenant NAME]` sections
  * (format in docs/rubickd.8, CONFIGURATION), overridden by command-line flags.
- * Token files must not be readable by group or others.
+ * Token files must not be readable by group or others. The tokens read from
+ * them (which the HTTP server checks) and the tenant sections (which the
+ * scheduler enforces) are typed here, so identity/ includes nothing of the
+ * services that use them.
  */
 #ifndef RUBICKD_CONFIG_H
 #define RUBICKD_CONFIG_H
 
-#include "daemon/http/http.h"
-#include "daemon/sched/sched.h"
 #include "rubick/error.h"
+#include "rubick/job.h"
 
 #define RKD_MAX_TENANTS 256
+
+/* One bearer token: a tenant's, or the admin's (tenant ""). */
+struct rkd_token {
+	char token[128];
+	char tenant[RK_TENANT_MAX];
+	int admin;
+};
+
+/* A [tenant NAME] section: what the scheduler enforces for the tenant's jobs. */
+struct rkd_tenant_cfg {
+	char name[RK_TENANT_MAX];
+	int gpu_quota; /* -1 = unlimited: GPUs all of a tenant's active jobs may request */
+	/*
+	 * -1 = none: GPUs the tenant's active guaranteed jobs may request together
+	 * (algorithms.md §1.7); best-effort jobs do not count. Rounds get it in
+	 * rk_sched_input.quotas.
+	 */
+	int guaranteed_gpu_quota;
+	/* --engine slurm: the tenant's jobs' Slurm account, QOS ("" = Slurm's default) and
+	 * time limit in minutes (0 = the partition's) */
+	char slurm_account[64], slurm_qos[64], slurm_partition[64];
+	int slurm_time_limit;
+	/*
+	 * What a submission may name instead (comma lists; "" = any name, left to
+	 * Slurm's own checks for the job's user); a submission's time limit may
+	 * not exceed slurm_time_limit (sched_slurm_opts.c, docs/slurm.md).
+	 */
+	char slurm_allowed_partitions[256], slurm_allowed_accounts[256], slurm_allowed_qos[256];
+};
 
 struct rkd_config {
 	char listen[256];

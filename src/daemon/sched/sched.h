@@ -11,6 +11,7 @@
 #define RUBICKD_SCHED_H
 
 #include "daemon/engine/engine.h"
+#include "daemon/identity/config.h"
 #include "daemon/job/jobspec.h"
 #include "daemon/store/store.h"
 #include "rubick/cluster.h"
@@ -28,27 +29,6 @@ struct rkd_caller {
 	int authed;                 /* 1 = a valid tenant or admin token */
 	char tenant[RK_TENANT_MAX]; /* the token's tenant ("" for admin) */
 	const char *bearer;         /* raw token (job reports authenticate with it) */
-};
-
-struct rkd_tenant_cfg {
-	char name[RK_TENANT_MAX];
-	int gpu_quota; /* -1 = unlimited: GPUs all of a tenant's active jobs may request */
-	/*
-	 * -1 = none: GPUs the tenant's active guaranteed jobs may request together
-	 * (algorithms.md §1.7); best-effort jobs do not count. Rounds get it in
-	 * rk_sched_input.quotas.
-	 */
-	int guaranteed_gpu_quota;
-	/* --engine slurm: the tenant's jobs' Slurm account, QOS ("" = Slurm's default) and
-	 * time limit in minutes (0 = the partition's) */
-	char slurm_account[64], slurm_qos[64], slurm_partition[64];
-	int slurm_time_limit;
-	/*
-	 * What a submission may name instead (comma lists; "" = any name, left to
-	 * Slurm's own checks for the job's user); a submission's time limit may
-	 * not exceed slurm_time_limit (sched_slurm_opts.c, docs/slurm.md).
-	 */
-	char slurm_allowed_partitions[256], slurm_allowed_accounts[256], slurm_allowed_qos[256];
 };
 
 struct rkd_sched_config {
