@@ -261,7 +261,7 @@ static int serve(struct rkd_config *c, char **argv)
 	/*
 	 * Absolute: job folders, logs and Slurm's WorkDir/StdOut are built from
 	 * these, and Slurm resolves a relative one against the job's own folder
-	 * (issue 13: "rubickd.db.jobs/job-1/rubickd.db.jobs/job-1/log").
+	 * (a relative --db once gave "rubickd.db.jobs/job-1/rubickd.db.jobs/job-1/log").
 	 */
 	if (abs_path(c->db, sizeof(c->db), "--db") ||
 	    (c->state_dir[0] && abs_path(c->state_dir, sizeof(c->state_dir), "--state-dir")))

@@ -264,7 +264,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	if (ln->qos && *ln->qos)
 		d.qos = (char *)ln->qos;
 	if (ln->time_limit_min > 0)
-		d.time_limit = (uint32_t)ln->time_limit_min; /* Slurm's TIMEOUT: a cancel (issue 13) */
+		d.time_limit = (uint32_t)ln->time_limit_min; /* Slurm's TIMEOUT: a cancel */
 	d.requeue = 1;
 	d.comment = (char *)ln->plan_text;
 	submit_response_msg_t *r = NULL;
@@ -459,7 +459,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	 */
 	time_t release_at = ended ? ended + 1 : 0;
 	/*
-	 * Fencing (issue 13): the run number every run of this job checks
+	 * Fencing: the run number every run of this job checks
 	 * before each step and before publishing a checkpoint (RUBICK_FENCE_FILE,
 	 * rubickd's file: the job cannot forge it); a stale copy stops at its
 	 * next step. When the previous run was lost with its node (Slurm cannot
