@@ -11,9 +11,9 @@
  *
  * usage: bench_daemon_round [--jobs N] [--cluster SPEC] [--rounds N] [--full] [POLICY...]
  */
-#include "daemon/engine.h"
-#include "daemon/jobspec.h"
-#include "daemon/sched.h"
+#include "daemon/engine/engine.h"
+#include "daemon/job/jobspec.h"
+#include "daemon/sched/sched.h"
 #include "rubick/cluster.h"
 #include "rubick/zoo.h"
 

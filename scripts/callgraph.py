@@ -7,9 +7,9 @@
 Prints one line per file (`a.c -> b.c c.c`: a uses a symbol b or c defines)
 and exits 1 when the files call each other in a circle, naming each circle.
 The developers' guide wants one direction: a core that calls its parts, parts
-that do not call back (see the graph in src/daemon/sched_internal.h). It reads
-`nm` output only, so it sees calls and data references alike, and not inline
-functions (which is why a shared predicate may live in a header).
+that do not call back (see the graph in src/daemon/sched/sched_internal.h). It
+reads `nm` output only, so it sees calls and data references alike, and not
+inline functions (which is why a shared predicate may live in a header).
 """
 import collections
 import glob

@@ -1,8 +1,8 @@
 /* Shared helpers of the daemon subcommands (see daemon_client.h). */
 #include "cli/daemon_client.h"
 
+#include "cli/client.h"
 #include "cli/commands.h"
-#include "daemon/client.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,12 +3,13 @@
  * configuration, the model zoo and the cluster spec, recovers its state from
  * the store, then serves the HTTP API until SIGINT or SIGTERM.
  */
-#include "daemon/config.h"
-#include "daemon/engine.h"
-#include "daemon/http.h"
-#include "daemon/identity.h"
-#include "daemon/sched.h"
-#include "daemon/secrets.h"
+#include "daemon/api/api.h"
+#include "daemon/engine/engine.h"
+#include "daemon/http/http.h"
+#include "daemon/identity/config.h"
+#include "daemon/identity/identity.h"
+#include "daemon/identity/secrets.h"
+#include "daemon/sched/sched.h"
 #include "rubick/cluster.h"
 #include "rubick/zoo.h"
 
@@ -260,7 +261,7 @@ static int serve(struct rkd_config *c, char **argv)
 	/*
 	 * Absolute: job folders, logs and Slurm's WorkDir/StdOut are built from
 	 * these, and Slurm resolves a relative one against the job's own folder
-	 * (issue 13: "rubickd.db.jobs/job-1/rubickd.db.jobs/job-1/log").
+	 * (a relative --db once gave "rubickd.db.jobs/job-1/rubickd.db.jobs/job-1/log").
 	 */
 	if (abs_path(c->db, sizeof(c->db), "--db") ||
 	    (c->state_dir[0] && abs_path(c->state_dir, sizeof(c->state_dir), "--state-dir")))
@@ -312,9 +313,12 @@ static int serve(struct rkd_config *c, char **argv)
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;
 	}
+	struct rkd_api api = {.sched = sched, .zoo = &zoo};
 	struct rkd_http_config hc = {
 		.listen = c->listen,
-		.api = {.sched = sched, .zoo = &zoo},
+		.routes = rkd_api_routes,
+		.n_routes = rkd_api_n_routes,
+		.api = &api,
 		.tokens = tokens,
 		.n_tokens = n_tokens,
 		.max_body = (size_t)c->max_body_kb * 1024,

@@ -1,6 +1,6 @@
 /*
  * Online refit of a job's performance model from observed iterations
- * (refit.h). Moved out of rubickd's report handling (src/daemon/refit.c) so
+ * (refit.h). Moved out of rubickd's report handling (src/daemon/sched/refit.c) so
  * the simulator refits with the same rules.
  */
 #include "rubick/refit.h"

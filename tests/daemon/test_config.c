@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "daemon/identity/config.h"
 
 static void parse_good(void **state)
 {

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/sched_internal.h"
+#include "daemon/sched/sched_internal.h"
 #include "rubick/plan.h"
 #include "rubick/zoo.h"
 

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
-#include "daemon/identity.h"
-#include "daemon/secrets.h"
+#include "daemon/identity/config.h"
+#include "daemon/identity/identity.h"
+#include "daemon/identity/secrets.h"
 
 static void conf(struct rkd_config *c, const char *text)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/jobspec.h"
+#include "daemon/job/jobspec.h"
 
 static void good_spec(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * Pending reasons (src/daemon/reason.h), alone: which of Resources,
+ * Pending reasons (src/daemon/job/reason.h), alone: which of Resources,
  * Priority, Quota and Infeasible a pending job gets from the cluster's up
  * nodes, the round's view, what the holders hold, the tenants' quotas and
  * the decisions dropped over them. Every case names the input that decides.
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/reason.h"
+#include "daemon/job/reason.h"
 #include "rubick/cluster.h"
 
 #define MAXJ 16

@@ -1,5 +1,5 @@
 """Issue 13: a submission's own Slurm options against its tenant's allow-lists and time
-limit (src/daemon/sched_slurm_opts.c), checked at submission on both submit paths (the fast
+limit (src/daemon/sched/sched_slurm_opts.c), checked at submission on both submit paths (the fast
 one, and the scheduler thread's for a tenant with a quota), with the local engine: no Slurm
 needed. tests/slurm/test_faults.py checks that the accepted ones reach sbatch."""
 import os

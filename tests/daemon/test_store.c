@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 
 static char path[256];
 

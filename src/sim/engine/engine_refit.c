@@ -2,7 +2,7 @@
  * Online refit in the simulator (cfg.refit, docs/sim.md): each running job's
  * performance model is refitted from the iteration times it is observed to
  * run at, with the daemon's sample rules and fit (rubick/refit.h; rubickd
- * does the same from progress reports, src/daemon/refit.c). An observation is
+ * does the same from progress reports, src/daemon/sched/refit.c). An observation is
  * the rate the job really advances at (sjob.iter_ms: the oracle's price of the
  * plan and allocation it runs, co-location included), taken once per
  * configuration, the first instant the job runs it (restart paid): the oracle

@@ -1,0 +1,226 @@
+/*
+ * Reads of jobs (GET /v1/jobs/{id}, GET /v1/jobs) from the committed state,
+ * on the request thread, through a small pool of read-only SQLite
+ * connections: a listing of 10,000 jobs never waits for, nor delays, the
+ * scheduler thread (WAL readers take no lock a writer waits on). Every
+ * acknowledged write is committed before its reply, so a reader sees it.
+ *
+ * Who sees what: the admin every job, a tenant token its tenant's jobs only.
+ * Another tenant's job reads as "does not exist", as a missing one does, and
+ * a listing never names it (a tenant's ?tenant=other lists nothing).
+ */
+#include "daemon/sched/sched_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enough for the request threads that read at once on a small machine; more wait. */
+#define N_READERS 8
+/*
+ * Listings at once. A listing of 10,000 jobs is CPU-bound (~30 ms per
+ * thousand jobs); one at a time, it never takes more than one core from
+ * submissions and rounds, as when the scheduler thread served them, while
+ * single-job reads go around it.
+ */
+#define N_LISTERS 1
+
+struct rkd_readers {
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	const char *db_path;
+	struct rkd_store *idle[N_READERS];
+	int n_idle, n_open;
+	int n_listing;         /* listings running (<= N_LISTERS) */
+	pthread_cond_t listed; /* a listing ended */
+};
+
+static void read_job(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
+{
+	struct rkd_job_row row;
+	struct rk_error e;
+	int ret = rkd_store_job_get(store, m->job_id, &row, &e);
+	if (ret && ret != RK_ENOTFOUND) {
+		sched_set_err(m, ret, "", e.msg);
+		return;
+	}
+	if (ret || !sched_caller_sees(m->who, row.tenant)) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "job %lld does not exist", (long long)m->job_id);
+		sched_set_err(m, RK_ENOTFOUND, "id", msg);
+		if (!ret)
+			rkd_job_row_fini(&row);
+		return;
+	}
+	struct rkd_hist_row *hist = NULL;
+	int n_hist = 0;
+	if (rkd_store_history_get(store, m->job_id, &hist, &n_hist, &e)) {
+		hist = NULL;
+		n_hist = 0;
+	}
+	sched_reasons_fill(s, &row, 1);
+	m->body = rkd_job_json(&row, 1, hist, n_hist);
+	m->body = rkd_refit_json_add_stored(store, m->job_id, m->body);
+	m->status = m->body ? 200 : 503;
+	if (!m->body)
+		rkd_verr_set(&m->verr, RK_ENOMEM, "", "out of memory");
+	free(hist);
+	rkd_job_row_fini(&row);
+}
+
+static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
+{
+	struct rkd_job_filter f = m->filter;
+	int none = 0;
+	if (!m->who->admin) {
+		none = f.tenant && strcmp(f.tenant, m->who->tenant);
+		f.tenant = m->who->tenant;
+	}
+	struct rkd_job_row *rows = NULL;
+	int n = 0;
+	struct rk_error e;
+	int ret = none ? 0 : rkd_store_job_list(store, &f, &rows, &n, &e);
+	if (ret) {
+		sched_set_err(m, ret, "", e.msg);
+		return;
+	}
+	/*
+	 * The reply is the jobs' JSON texts joined as they are: no parse and
+	 * re-dump of 10,000 objects (what bounds a listing's CPU time).
+	 */
+	sched_reasons_fill(s, rows, n);
+	size_t cap = 64, len = 0;
+	char **texts = calloc((size_t)(n ? n : 1), sizeof(*texts));
+	for (int i = 0; texts && i < n; i++) {
+		texts[i] = rkd_job_json(&rows[i], 0, NULL, 0);
+		cap += (texts[i] ? strlen(texts[i]) : 0) + 1;
+	}
+	char *body = texts ? malloc(cap + 64) : NULL;
+	if (body) {
+		len = (size_t)snprintf(body, cap, "{\"jobs\":[");
+		for (int i = 0; i < n; i++) {
+			if (!texts[i])
+				continue;
+			size_t tl = strlen(texts[i]);
+			if (len > 9)
+				body[len++] = ',';
+			memcpy(body + len, texts[i], tl);
+			len += tl;
+		}
+		len += (size_t)snprintf(body + len, cap + 64 - len, "],\"count\":%d", n);
+		if (n > 0 && f.limit > 0 && n == f.limit)
+			len +=
+			    (size_t)snprintf(body + len, cap + 64 - len, ",\"next_before_id\":%lld",
+			                     (long long)rows[n - 1].id);
+		snprintf(body + len, cap + 64 - len, "}");
+	}
+	for (int i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(texts);
+	rkd_job_rows_free(rows, n);
+	m->body = body;
+	m->status = m->body ? 200 : 503;
+	if (!m->body)
+		rkd_verr_set(&m->verr, RK_ENOMEM, "", "out of memory");
+}
+
+void sched_read_store(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
+{
+	if (m->kind == RKD_MSG_GET)
+		read_job(s, store, m);
+	else if (m->kind == RKD_MSG_LOG)
+		sched_read_log(s, store, m);
+	else if (m->kind == RKD_MSG_EVENTS)
+		sched_read_events(store, m);
+	else
+		read_list(s, store, m);
+}
+
+int sched_readers_init(struct rkd_sched *s, struct rk_error *err)
+{
+	struct rkd_readers *r = calloc(1, sizeof(*r));
+	if (!r)
+		return rk_error_set(err, RK_ENOMEM, "out of memory");
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->freed, NULL);
+	pthread_cond_init(&r->listed, NULL);
+	r->db_path = s->db_path;
+	s->readers = r;
+	return 0;
+}
+
+void sched_readers_fini(struct rkd_sched *s)
+{
+	struct rkd_readers *r = s->readers;
+	if (!r)
+		return;
+	for (int i = 0; i < r->n_idle; i++) /* every reader is back: request threads are gone */
+		rkd_store_close(r->idle[i]);
+	pthread_cond_destroy(&r->listed);
+	pthread_cond_destroy(&r->freed);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+	s->readers = NULL;
+}
+
+/* A read-only connection: an idle one, a new one while fewer than N_READERS are open, or wait. */
+static struct rkd_store *reader_take(struct rkd_readers *r, struct rk_error *err)
+{
+	pthread_mutex_lock(&r->mu);
+	while (!r->n_idle && r->n_open == N_READERS)
+		pthread_cond_wait(&r->freed, &r->mu);
+	struct rkd_store *st = r->n_idle ? r->idle[--r->n_idle] : NULL;
+	int open_new = !st;
+	r->n_open += open_new;
+	pthread_mutex_unlock(&r->mu);
+	if (open_new && rkd_store_open_reader(&st, r->db_path, err)) {
+		pthread_mutex_lock(&r->mu);
+		r->n_open--;
+		pthread_cond_signal(&r->freed);
+		pthread_mutex_unlock(&r->mu);
+		return NULL;
+	}
+	return st;
+}
+
+static void reader_give(struct rkd_readers *r, struct rkd_store *st)
+{
+	pthread_mutex_lock(&r->mu);
+	r->idle[r->n_idle++] = st;
+	pthread_cond_signal(&r->freed);
+	pthread_mutex_unlock(&r->mu);
+}
+
+void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
+{
+	m->status = 0;
+	m->body = NULL;
+	if (rkd_sched_failed(s)) { /* failed storage: the scheduler thread answers 503 */
+		rkd_sched_call(s, m);
+		return;
+	}
+	struct rkd_readers *r = s->readers;
+	int listing = m->kind == RKD_MSG_LIST;
+	if (listing) {
+		pthread_mutex_lock(&r->mu);
+		while (r->n_listing == N_LISTERS)
+			pthread_cond_wait(&r->listed, &r->mu);
+		r->n_listing++;
+		pthread_mutex_unlock(&r->mu);
+	}
+	struct rk_error e;
+	rk_error_clear(&e);
+	struct rkd_store *st = reader_take(r, &e);
+	if (st) {
+		sched_read_store(s, st, m);
+		reader_give(r, st);
+	} else {
+		sched_set_err(m, RK_EUNAVAIL, "", e.msg);
+	}
+	if (listing) {
+		pthread_mutex_lock(&r->mu);
+		r->n_listing--;
+		pthread_cond_signal(&r->listed);
+		pthread_mutex_unlock(&r->mu);
+	}
+}
