@@ -6,7 +6,7 @@
  *
  * Calls go one way, from a core down to its parts; no part calls a file
  * above it (scripts/callgraph.py checks it over the objects: test
- * layout_sched_calls):
+ * layout_calls):
  *
  *   core    sched.c          -> msgs round submit engine feed jobs
  *           sched_init.c     -> submit read reason engine feed jobs refit

@@ -1,7 +1,7 @@
 /*
  * Internal to Rubick's option sharing=on (src/policy/rubick/rubick_share*.c):
  * the state of one round and the calls between its three files. Calls
- * go one way (tests/meson.build, layout_rubick_calls):
+ * go one way (tests/meson.build, layout_calls):
  *   rubick_share.c         the round's set-up, starting a pair, naming GPUs;
  *   rubick_share_choose.c  where a newcomer would share, with whom, and
  *                          whether it pays (the benefit test and its rules);

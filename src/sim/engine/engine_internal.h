@@ -6,7 +6,7 @@
  *
  * Calls go one way, from the core down to its parts; no part calls a file
  * above it (scripts/callgraph.py over every object of src/sim/engine: test
- * layout_engine_calls):
+ * layout_calls):
  *
  *   core    engine_run.c     -> engine coloc loan refit sla request jobs
  *           engine.c         -> apply check coloc loan refit sla jobs

@@ -4,7 +4,7 @@
  *
  * Calls go one way, from the core down to its parts; no part calls a file
  * above it (scripts/callgraph.py over the folder's objects: test
- * layout_oracle_calls):
+ * layout_calls):
  *
  *   driver  oracle_load.c    -> oracle sia target (reads files; the rest does not)
  *   core    oracle.c         -> cache gavel gpu rubick sia key model
