@@ -1,6 +1,6 @@
 /*
  * The change feed of rubickd's rounds (rk_sched_input.incremental, policy.h;
- * the simulator's is in src/sim/engine.c): the active jobs in id order (the
+ * the simulator's is in src/sim/engine/engine.c): the active jobs in id order (the
  * snapshot policies get), the jobs holding an allocation, and the jobs that
  * changed since the last round. Policies keeping state across rounds (FIFO,
  * SJF, SRTF, Tiresias, sjf-bsbf) then pay for what changed instead of for

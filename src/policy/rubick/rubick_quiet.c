@@ -38,7 +38,7 @@
  *    freshly started job for them.
  * The decisions are those of the full rounds (a round with decisions, or
  * with anything in (a)-(c) changed, is run in full); the test compares
- * whole simulations with option quiet=off (tests/unit/policy/test_rubick_quiet.c).
+ * whole simulations with option quiet=off (tests/cli/test_cli_rubick_quiet.sh).
  * sharing=on is not covered (its benefit test reads more of the round): every
  * round then runs in full.
  */

@@ -1,4 +1,4 @@
-/* The job-id table (src/util/idtab.h) against a plain array, through growth and deletions. */
+/* The job-id table (include/rubick/idtab.h) against a plain array, through growth and deletions. */
 #include "rubick/idtab.h"
 
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * The natural merge sort (src/util/runsort.h) against qsort on the same
+ * The natural merge sort (include/rubick/runsort.h) against qsort on the same
  * records, which carry their input position so that a total order checks
  * stability too: random, sorted, reversed, nearly sorted, few distinct keys,
  * and every length 0..70.
