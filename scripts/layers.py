@@ -15,7 +15,8 @@ src/LAYER/ may include:
   - a public header, include/rubick/H.h, whose layer (the table below) is
     its own or a lower one.
 
-A private header of another layer ("daemon/client.h" from src/cli) is never a
+The policy families (APART) never include each other's private headers.
+A private header of another layer ("daemon/sched/sched.h" from src/sim) is never a
 way across, not even downwards: what a layer offers the others is its
 include/rubick/ face. A public header may include public headers of its own
 layer or lower ones, and nothing else of the tree. A new public header must be
@@ -37,6 +38,10 @@ PUBLIC = {
     "sim": "sim.h trace.h oracle.h metrics.h report.h interference.h loadseries.h",
 }
 LAYER_OF_PUBLIC = {h: layer for layer, names in PUBLIC.items() for h in names.split()}
+
+# Folders of one layer that never include each other's private headers: the policy
+# families (what two of them need lives in policy/common/ or policy/sharing/).
+APART = {"policy": {"aryl", "classic", "rubick", "sia", "sjf", "synergy"}}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
@@ -72,6 +77,12 @@ def check_file(path, rel, layer, problems):
                 elif head != layer:
                     problems.append(f"{where}: a {layer} file reaches into {head}'s private "
                                     f"header; cross through include/rubick/ instead")
+                else:
+                    mine, theirs = rel.split("/")[2], rest.split("/")[0]
+                    apart = APART.get(layer, ())
+                    if mine in apart and theirs in apart and mine != theirs:
+                        problems.append(f"{where}: {layer}/{mine} includes a private header of "
+                                        f"{layer}/{theirs}; move what both need to a shared folder")
             # A bare name ("classic.h") is a header beside the file: same folder, same layer.
 
 

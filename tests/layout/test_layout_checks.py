@@ -5,11 +5,12 @@
 
   - scripts/layers.py passes on the tree as it is, and fails, naming the line,
     on a planted back-include (a policy file including the simulator's header),
-    a private header reached across layers, and a public header that includes a
-    higher one;
+    a private header reached across layers, a public header that includes a
+    higher one, and one policy family including another's private header;
   - scripts/callgraph.py passes on the build as it is, and fails on a planted
-    circle between two files of one folder and on a planted call from a folder
-    back into a sibling folder that already calls it.
+    circle between two files of one folder, on a planted call from a folder
+    back into a sibling folder that already calls it, and on a one-way call
+    between two policy families kept --apart.
 
 Plants go into a temporary copy (sources) and a temporary compile database
 (objects of the real build plus the planted ones): the tree is never touched.
@@ -60,6 +61,7 @@ def test_layers(source, tmp):
         ("src/sim", '#include "daemon/sched/sched.h"', "a sim file reaches into daemon's private header"),
         ("src/cli", '#include "model/launch_internal.h"', "a cli file reaches into model's private header"),
         ("include/rubick/plan.h", '#include "rubick/policy.h"', "a model header includes a policy header"),
+        ("src/policy/classic", '#include "policy/sia/sia_internal.h"', "a policy family includes another's header"),
     ]
     for n, (where, line, why) in enumerate(cases):
         copy = os.path.join(tmp, f"layers-{n}")
@@ -111,13 +113,17 @@ def test_callgraph(source, build, tmp):
     objs = cg.objects_by_source(build, src)
     edges = cg.file_graph(objs)
     # A folder whose subfolder A calls its sibling B: plant a call from B back into A.
-    pair = None
+    # The policy folder first when it has such a pair (a family calling common/: the
+    # plant is common/ calling back into the family).
+    pairs = []
     for folder in cg.folders_of(objs):
         graph = cg.member_graph(folder, edges)
         for a in sorted(graph):
             for b in sorted(graph[a]):
                 if a.endswith("/") and b.endswith("/"):
-                    pair = pair or (folder, a, b)
+                    pairs.append((folder, a, b))
+    pairs.sort(key=lambda p: p[0] != "policy")
+    pair = pairs[0] if pairs else None
     check(pair is not None, "the tree has two sibling folders where one calls the other")
     if pair is None:
         return
@@ -129,7 +135,12 @@ def test_callgraph(source, build, tmp):
     if symbol is None:
         return
 
-    for case in ("files", "folders"):
+    cases = ["files", "folders"]
+    others = sorted(d + "/" for d in os.listdir(os.path.join(src, folder))
+                    if os.path.isdir(os.path.join(src, folder, d)) and d + "/" not in (a, b))
+    if folder == "policy" and others:
+        cases.append("apart")  # a one-way call from one family into another
+    for case in cases:
         src_copy = os.path.join(tmp, f"cg-{case}", "src")
         shutil.copytree(src, src_copy)
         with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
@@ -149,15 +160,22 @@ def test_callgraph(source, build, tmp):
             compile_plant(planted, src_copy, where + "planted_y.c",
                           "void planted_x(void);\nvoid planted_y(void) { planted_x(); }\n", db)
             want = f"circle in src/{where.rstrip('/')}: planted_x.c planted_y.c"
-        else:
+        elif case == "folders":
             compile_plant(planted, src_copy, prefix + b + "planted_back.c",
                           f"void {symbol}(void);\nvoid planted_back(void) {{ {symbol}(); }}\n", db)
             want = f"circle in src/{folder}" if folder else "circle in src:"
+        else:
+            other = others[0]
+            compile_plant(planted, src_copy, prefix + other + "planted_cross.c",
+                          f"void {symbol}(void);\nvoid planted_cross(void) {{ {symbol}(); }}\n", db)
+            want = f"crossing in src/{folder}: {other} uses {a}"
         with open(os.path.join(planted, "compile_commands.json"), "w", encoding="utf-8") as f:
             json.dump(db, f)
-        rc, out = run([callgraph, planted, src_copy])
-        check(rc == 1 and want in out and (case == "files" or (a in out and b in out)),
-              f"callgraph.py fails on a planted circle of {case} in src/{prefix}{b}"
+        apart = ["--apart", f"{folder}:{a.rstrip('/')},{others[0].rstrip('/')}"] if case == "apart" else []
+        rc, out = run([callgraph, planted, src_copy] + apart)
+        check(rc == 1 and want in out and (case != "folders" or (a in out and b in out)),
+              f"callgraph.py fails on a planted {'crossing' if case == 'apart' else 'circle'} of {case} in src/{prefix}"
+              + (others[0] if case == "apart" else b)
               + ("" if rc == 1 and want in out else f" (wanted '{want}'):\n" + out))
 
 
