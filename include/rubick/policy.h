@@ -133,6 +133,15 @@ struct rk_policy_ops {
 	 * periodic rounds while the queue is empty (the classic baselines).
 	 */
 	unsigned flags;
+	/*
+	 * RK_POLICY_NEEDS_* flags: what of its input the policy needs to act as
+	 * its name says (0 = nothing). Without it the policy still runs, as
+	 * `without` says, so a driver can tell its user why two rows agree
+	 * (`rubick sim` warns on stderr). Data, not behaviour: no driver
+	 * changes what it runs because of it.
+	 */
+	unsigned needs;
+	const char *without; /* what it runs as without what it needs, e.g. "fifo"; NULL if needs == 0 */
 };
 
 #define RK_POLICY_IDLE_NOOP 1u
@@ -146,6 +155,11 @@ struct rk_policy_ops {
  * unless the policy asked for one through rk_decisions.wake_ms (Tiresias).
  */
 #define RK_POLICY_EVENT_DRIVEN 2u
+
+/* Shares GPUs only when the driver allows it (rk_sched_input.gpu_sharing). */
+#define RK_POLICY_NEEDS_SHARING 1u
+/* Treats guaranteed jobs (rk_job.guaranteed) apart; with none it is `without`. */
+#define RK_POLICY_NEEDS_GUARANTEED 2u
 
 /* ---- registry (src/policy/registry.c) ------------------------------------- */
 

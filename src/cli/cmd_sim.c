@@ -11,6 +11,7 @@
 #include "cli/sim_loan.h"
 #include "cli/sim_policies.h"
 #include "cli/sim_seeds.h"
+#include "cli/sim_warn.h"
 #include "cli/trace_arrivals.h"
 #include "cli/util.h"
 
@@ -135,6 +136,10 @@ static int write_out(const char *dir, const struct rk_report *rep)
 		rc = write_file(dir, "summary.json", rep, write_json_pretty);
 	if (!rc)
 		rc = write_file(dir, "report.html", rep, rk_report_write_html);
+	/* stderr, so stdout stays what scripts compare; the one place a run says where it wrote. */
+	if (!rc)
+		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json and "
+		        "report.html to %s\n", dir);
 	return rc;
 }
 
@@ -271,6 +276,16 @@ static int load_inputs(const struct opts *o, struct run_state *s, const struct r
 	if (rep.dropped)
 		fprintf(stderr, "rubick sim: %s: skipped %d job(s) that cannot run here; first: %s\n",
 			o->trace, rep.dropped, rep.first_reason);
+	/* A run of nothing would print a row of zeros that reads like a result. */
+	if (s->n_jobs == 0) {
+		if (s->trace.n_lines == 0)
+			fprintf(stderr, "rubick sim: %s: no jobs to replay (the %s trace has no data "
+			        "line)\n", o->trace, s->trace.format);
+		else
+			fprintf(stderr, "rubick sim: %s: no jobs to replay (all %zu data line(s) "
+			        "skipped or dropped, see above)\n", o->trace, s->trace.n_lines);
+		return RK_EXIT_FAILURE;
+	}
 	if (rep.batch_adjusted)
 		fprintf(stderr, "rubick sim: %s: %d job(s) without a batch in the trace got the model's "
 			"batch rounded up to a multiple of their GPUs\n", o->trace, rep.batch_adjusted);
@@ -287,6 +302,7 @@ struct run_ctx {
 	int n_quotas;
 	uint64_t policy_seed;
 	int tty;
+	int warned; /* the warnings of sim_warn.h were given: once per invocation, not per seed */
 };
 
 /* Every policy on the workload of `s`, one after the other: s->runs[0..n_pols). */
@@ -369,6 +385,20 @@ static int run_once(struct run_ctx *c, struct opts *o, struct run_state *s, stru
 	if (!rc && !(o->loan.elastic_share > 0) && (!o->gpu_range || !strcmp(o->gpu_range, "free")))
 		rk_sim_jobs_free_range(&s->trace, s->jobs, s->n_jobs,
 		                       rk_cluster_total_gpus(&s->cl));
+	if (!rc && !c->warned) {
+		struct rk_cli_sim_warn_in w = {
+		    .pols = c->pols,
+		    .n_pols = c->n_pols,
+		    .jobs = s->jobs,
+		    .n_jobs = s->n_jobs,
+		    .trace = &s->trace,
+		    .trace_path = o->trace,
+		    .sharing = o->coloc.sharing,
+		    .sia_target = o->job_length && !strcmp(o->job_length, "sia-target"),
+		};
+		rk_cli_sim_warn(&w, stderr);
+		c->warned = 1;
+	}
 	if (!rc)
 		rc = run_policies(c, s);
 	return rc;
@@ -496,7 +526,8 @@ int rk_cmd_sim(int argc, char **argv)
 	                      quotas,
 	                      n_quotas,
 	                      vary_p ? first : o.policy_seed,
-	                      isatty(STDERR_FILENO)};
+	                      isatty(STDERR_FILENO),
+	                      0};
 	rc = rk_cli_coloc_load(&o.coloc, o.cluster, &env); /* before the oracle keeps env */
 	if (!rc && o.seeds)
 		say_run(0, last - first + 1, wseed, ctx.policy_seed);

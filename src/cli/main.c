@@ -58,7 +58,15 @@ static void usage(FILE *out)
 		     "commands:\n");
 	for (const struct rk_command *c = rk_commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\n`rubick COMMAND --help` describes one command.\n");
+	fprintf(out, "\n`rubick COMMAND --help` describes one command.\n\n"
+		     "exit status (every command):\n"
+		     "  0  success\n"
+		     "  1  failure: an input (trace, cluster, zoo, oracle, ...) is missing, unreadable,\n"
+		     "     malformed or empty, or the work or writing its outputs failed\n"
+		     "  2  usage: unknown option, missing or malformed value, unknown policy or\n"
+		     "     policy option, an empty item in a comma list\n"
+		     "  3  rubickd unreachable or answered with a server error (daemon commands)\n"
+		     "  4  the named job, model or node does not exist\n");
 }
 
 int main(int argc, char **argv)

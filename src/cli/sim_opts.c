@@ -67,7 +67,8 @@ void rk_cli_sim_help(FILE *f)
 	    "  --poisson R         Poisson arrivals, R jobs/h or 'mean' (workload seed)\n"
 	    "  --json              print the summary as JSON instead of a table\n"
 	    "  --out DIR           write jobs.csv, samples.csv, summary.json and report.html\n"
-	    "                      (created and checked writable before the run)\n"
+	    "                      (created with its parents and checked writable before the\n"
+	    "                      run)\n"
 	    "  --normalize P       the report's bars relative to policy P (default the first)\n"
 	    "  --skip-bad          skip and count bad trace lines and jobs instead of failing\n"
 	    "  --check             verify the invariants after every event (slow)\n"
@@ -106,6 +107,19 @@ void rk_cli_sim_help(FILE *f)
 		const char *s = rk_trace_format_summary(*fm);
 		fprintf(f, "  %-12s %s\n", *fm, s ? s : "");
 	}
+	fprintf(f,
+	        "\nComma lists (--policy, --policy-options, --restart-cost, --cluster keys,\n"
+	        "--inference diurnal:...) refuse an empty item anywhere, naming its position.\n"
+	        "Warnings go to stderr, one line each, once per run: a policy that cannot act as\n"
+	        "named on this input (sjf-bsbf/sjf-ffs without --sharing on, antman on a trace\n"
+	        "without guaranteed jobs), a Sia/Pollux workload without --job-length sia-target.\n"
+	        "With --out, one line on stderr says where the files went.\n\n"
+	        "exit status: 0 success; 1 an input (trace, cluster, zoo, oracle, --inference,\n"
+	        "--throughputs; a --cluster or --inference spec is read as one) is missing,\n"
+	        "unreadable, malformed or has no job, or the run or its outputs failed; 2 bad\n"
+	        "command line (unknown option, bad value, unknown policy or policy option, empty\n"
+	        "item in --policy, --policy-options or --restart-cost). docs/sim.md, \"Exit\n"
+	        "codes\".\n");
 }
 
 /* Split a comma list in place: the next item, or NULL at the end. */
@@ -149,6 +163,8 @@ static int parse_restart(struct opts *o, const char *v)
 	if (strlen(v) >= sizeof(buf))
 		return rk_cli_sim_usage_error("--restart-cost", "too long");
 	snprintf(buf, sizeof(buf), "%s", v);
+	if (rk_cli_list_check("rubick sim", "--restart-cost", v))
+		return RK_EXIT_USAGE;
 	char *cur = buf;
 	int first = 1;
 	for (char *tok = next_item(&cur); tok; tok = next_item(&cur)) {
@@ -295,6 +311,9 @@ int rk_cli_sim_parse(int argc, char **argv, struct opts *o)
 		return rk_cli_sim_usage_error("--cluster", "required");
 	if (!o->policies)
 		return rk_cli_sim_usage_error("--policy", "required");
+	if (o->policy_options && rk_cli_list_check("rubick sim", "--policy-options",
+	                                           o->policy_options))
+		return RK_EXIT_USAGE;
 	if (o->interval_s * 1000.0 < 1)
 		return rk_cli_sim_usage_error("--interval", "must be at least 1 ms");
 	/* --seed sets whichever of the two is not given on its own. */

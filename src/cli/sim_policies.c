@@ -8,6 +8,7 @@
 #include "cli/sim_policies.h"
 
 #include "cli/commands.h"
+#include "cli/util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -121,8 +122,10 @@ int rk_cli_policies_parse(const char *list, const char *defaults, struct rk_cli_
                           int cap, int *n)
 {
 	*n = 0;
+	int pos = 0;
 	for (const char *s = list; *s;) {
 		int len = item_len(s);
+		pos++;
 		char item[RK_CLI_POLICY_OPTS_MAX];
 		if (len < 0)
 			return bad(s, "unbalanced '[' ']'");
@@ -130,9 +133,14 @@ int rk_cli_policies_parse(const char *list, const char *defaults, struct rk_cli_
 			return bad(s, "item too long");
 		memcpy(item, s, (size_t)len);
 		item[len] = '\0';
+		/* "fifo," as ",fifo": an empty item anywhere is an error, with its position. */
+		if (!*item || (s[len] == ',' && !s[len + 1])) {
+			char what[64];
+			snprintf(what, sizeof(what), "item %d is empty (drop the extra ',')",
+			         pos + (*item != '\0'));
+			return bad(list, what);
+		}
 		s += len + (s[len] == ',');
-		if (!*item)
-			return bad(list, "empty item");
 		char name[64], opts[RK_CLI_POLICY_OPTS_MAX] = "";
 		size_t nl = strcspn(item, ":[");
 		if (nl >= sizeof(name))
@@ -148,6 +156,13 @@ int rk_cli_policies_parse(const char *list, const char *defaults, struct rk_cli_
 				return bad(item, "expected NAME[KEY=VALUE,...] with ']' last");
 			memcpy(opts, item + nl + 1, ol - 1);
 			opts[ol - 1] = '\0';
+			int e = rk_cli_list_empty_item(opts);
+			if (e) {
+				char what[64];
+				snprintf(what, sizeof(what),
+				         "option %d inside '[...]' is empty (drop the extra ',')", e);
+				return bad(item, what);
+			}
 		}
 		if ((item[nl] && !*opts) || strchr(opts, ':') == opts)
 			return bad(item, "no options after the policy name");

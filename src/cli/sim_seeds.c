@@ -7,6 +7,7 @@
 #include "cli/sim_seeds.h"
 
 #include "cli/commands.h"
+#include "cli/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static int parse_u64(const char *s, const char *end, uint64_t *out)
@@ -153,14 +153,22 @@ void rk_cli_meta_add(struct rk_cli_meta *m, const char *key, const char *fmt, ..
 
 int rk_cli_out_prepare(const char *dir)
 {
-	struct stat st;
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "rubick sim: --out: cannot create '%s': %s\n", dir,
-		        strerror(errno));
+	/* `--out results/run1/a` on a fresh checkout: make the parents, as `mkdir -p`. */
+	char failed[4096];
+	int e = rk_cli_mkdirs(dir, failed, sizeof(failed));
+	int self = e && !strcmp(failed, dir);
+	if (e == ENOTDIR && self) {
+		fprintf(stderr, "rubick sim: --out: '%s' is not a directory\n", dir);
 		return RK_EXIT_FAILURE;
 	}
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "rubick sim: --out: '%s' is not a directory\n", dir);
+	if (e == ENOTDIR) {
+		fprintf(stderr, "rubick sim: --out: cannot create '%s': '%s' is not a directory\n",
+		        dir, failed);
+		return RK_EXIT_FAILURE;
+	}
+	if (e) {
+		fprintf(stderr, "rubick sim: --out: cannot create '%s': %s%s%s%s\n", dir,
+		        self ? "" : "'", self ? "" : failed, self ? "" : "': ", strerror(e));
 		return RK_EXIT_FAILURE;
 	}
 	char probe[4200];

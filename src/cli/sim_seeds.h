@@ -51,9 +51,10 @@ void rk_cli_meta_add(struct rk_cli_meta *m, const char *key, const char *fmt, ..
     __attribute__((format(printf, 3, 4)));
 
 /*
- * Create `dir` (its parent must exist) and prove it writable by creating and
- * removing a probe file, so a bad --out fails before the run instead of
- * after it. 0, or RK_EXIT_FAILURE after printing the path and the reason.
+ * Create `dir` and its missing parents (rk_cli_mkdirs) and prove it writable
+ * by creating and removing a probe file, so a bad --out fails before the run
+ * instead of after it. 0, or RK_EXIT_FAILURE after printing the path and the
+ * reason.
  */
 int rk_cli_out_prepare(const char *dir);
 

@@ -1,8 +1,11 @@
 /*
- * Shared CLI helpers: whole-file reads, --cluster arguments and loading the
- * model zoo from a directory.
+ * Shared CLI helpers: whole-file reads, --cluster arguments, loading the
+ * model zoo from a directory, the empty-item rule of comma lists and the
+ * `mkdir -p` of output folders.
  */
 #include "cli/util.h"
+
+#include "cli/commands.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -160,4 +163,63 @@ out:
 	free(names);
 	closedir(d);
 	return rc;
+}
+
+int rk_cli_list_empty_item(const char *list)
+{
+	if (!*list)
+		return 0; /* no item at all: each option says whether it needs one */
+	int pos = 1;
+	for (const char *p = list;; p++, pos++) {
+		size_t n = strcspn(p, ",");
+		if (n == 0)
+			return pos;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
+int rk_cli_list_check(const char *cmd, const char *flag, const char *list)
+{
+	int pos = rk_cli_list_empty_item(list);
+	if (!pos)
+		return 0;
+	fprintf(stderr, "%s: %s: '%s': item %d is empty (drop the extra ',')\n", cmd, flag, list,
+	        pos);
+	return RK_EXIT_USAGE;
+}
+
+int rk_cli_mkdirs(const char *path, char *failed, size_t cap)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+	if (len == 0 || len >= sizeof(buf)) {
+		snprintf(failed, cap, "%s", path);
+		return ENAMETOOLONG;
+	}
+	memcpy(buf, path, len + 1);
+	/* Each prefix ending before a '/', then the whole path, as `mkdir -p` does. */
+	for (size_t i = 1; i <= len; i++) {
+		if (buf[i] != '/' && buf[i] != '\0')
+			continue;
+		if (buf[i - 1] == '/')
+			continue; /* "a//b": the empty component is the same folder */
+		char saved = buf[i];
+		buf[i] = '\0';
+		struct stat st;
+		int rc = 0;
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			rc = errno;
+		else if (stat(buf, &st))
+			rc = errno;
+		else if (!S_ISDIR(st.st_mode))
+			rc = ENOTDIR;
+		if (rc) {
+			snprintf(failed, cap, "%s", buf);
+			return rc;
+		}
+		buf[i] = saved;
+	}
+	return 0;
 }

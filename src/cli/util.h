@@ -46,4 +46,25 @@ const char *rk_cli_zoo_dir(const char *flag_value);
  */
 int rk_cli_zoo_load(const char *dir, struct rk_zoo *zoo, struct rk_error *err);
 
+/*
+ * The 1-based position of the first empty item of the comma-separated
+ * `list` ("a,,b" -> 2, "a," -> 2, ",a" -> 1), or 0 when no item is empty
+ * or `list` is "" (no item at all: each option says whether it needs one). Every comma list of the command line takes the same rule: an empty
+ * item is an error naming the option and this position, wherever it is.
+ */
+int rk_cli_list_empty_item(const char *list);
+
+/*
+ * 0, or RK_EXIT_USAGE after printing "CMD: FLAG: 'LIST': item N is empty
+ * (drop the extra ',')" on stderr when `list` has an empty item.
+ */
+int rk_cli_list_check(const char *cmd, const char *flag, const char *list);
+
+/*
+ * Create `path` and every missing folder above it, as `mkdir -p`. 0, or the
+ * errno of the first folder that could not be made (or ENOTDIR when a
+ * component is a file); OUT: `failed` (cap bytes) then names that folder.
+ */
+int rk_cli_mkdirs(const char *path, char *failed, size_t cap);
+
 #endif

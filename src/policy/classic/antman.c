@@ -226,4 +226,7 @@ const struct rk_policy_ops rk_policy_antman = {
 	 * jobs are active and what they hold: rounds without an arrival, a
 	 * completion or an applied decision change nothing. */
 	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
+	/* With no guaranteed job every job is opportunistic: FIFO order, nothing yields. */
+	.needs = RK_POLICY_NEEDS_GUARANTEED,
+	.without = "fifo",
 };

@@ -247,6 +247,9 @@ static int parse_group(struct cursor *c, struct rk_cluster *cl, int *cap, struct
 		size_t kn = 0;
 		while (isalpha((unsigned char)k[kn]))
 			kn++;
+		/* "8x8," and "8x8,,cpus=96" are typos, not a group without keys. */
+		if (kn == 0 && field_end(*k))
+			return FAIL(c, k, err, RK_EINVAL, "empty item after ',' (drop the extra ',')");
 		int key = -1;
 		for (int i = 0; i < 6; i++)
 			if (strlen(keys[i]) == kn && !strncmp(k, keys[i], kn))

@@ -356,6 +356,9 @@ const struct rk_policy_ops rk_policy_sjf_bsbf = {
 	.destroy = bsbf_destroy,
 	.schedule = bsbf_schedule,
 	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
+	/* Without sharing both keep only the SJF order and their exclusive placement. */
+	.needs = RK_POLICY_NEEDS_SHARING,
+	.without = "shortest-job-first without sharing",
 };
 
 const struct rk_policy_ops rk_policy_sjf_ffs = {
@@ -366,4 +369,7 @@ const struct rk_policy_ops rk_policy_sjf_ffs = {
 	.destroy = bsbf_destroy,
 	.schedule = bsbf_schedule,
 	.flags = RK_POLICY_IDLE_NOOP | RK_POLICY_EVENT_DRIVEN,
+	/* Without sharing both keep only the SJF order and their exclusive placement. */
+	.needs = RK_POLICY_NEEDS_SHARING,
+	.without = "shortest-job-first without sharing",
 };

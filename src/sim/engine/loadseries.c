@@ -164,12 +164,17 @@ int rk_diurnal_parse(struct rk_diurnal *d, const char *text, const char *name,
 		     struct rk_error *err)
 {
 	const char *p = text ? text : "";
+	int pos = 0;
 	while (*p) {
+		pos++;
 		const char *end = strchr(p, ',');
 		if (!end)
 			end = p + strlen(p);
 		const char *eq = memchr(p, '=', (size_t)(end - p));
 		char key[16], val[32];
+		if (end == p)
+			return rk_error_set(err, RK_EINVAL, "%s: item %d is empty (drop the extra ',')",
+					    name, pos);
 		if (!eq || eq - p >= (long)sizeof key || end - eq - 1 >= (long)sizeof val ||
 		    end == eq + 1)
 			return rk_error_set(err, RK_EINVAL, "%s: '%.*s' is not key=value", name,
@@ -208,6 +213,9 @@ int rk_diurnal_parse(struct rk_diurnal *d, const char *text, const char *name,
 					    "%s: %s=%s out of range (servers 1..100000, peak/trough/noise"
 					    " 0..1, period >= 60 s, step >= 1 s, whole numbers where"
 					    " counted)", name, key, val);
+		if (*end && !end[1]) /* "servers=4,": the same empty item as ",servers=4" */
+			return rk_error_set(err, RK_EINVAL, "%s: item %d is empty (drop the extra ',')",
+					    name, pos + 1);
 		p = *end ? end + 1 : end;
 	}
 	if (d->trough > d->peak)

@@ -102,7 +102,7 @@ static int pin_schedule(void *st, const struct rk_sched_input *in, struct rk_dec
 	return 0;
 }
 static const struct rk_policy_ops pin_ops = {"pin", "test", pin_create, pin_destroy,
-					     pin_schedule, 0};
+					     pin_schedule, 0, 0, NULL};
 
 static void config(struct rk_sim_config *cfg)
 {

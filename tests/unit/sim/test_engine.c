@@ -254,7 +254,7 @@ static int greedy_schedule(void *s, const struct rk_sched_input *in, struct rk_d
 	return 0;
 }
 static const struct rk_policy_ops greedy = {"greedy", "test", greedy_create, greedy_destroy,
-					    greedy_schedule, 0};
+					    greedy_schedule, 0, 0, NULL};
 
 static void rejects_bad_decisions(void **state)
 {
@@ -390,7 +390,7 @@ static int grow_schedule(void *s, const struct rk_sched_input *in, struct rk_dec
 	return 0;
 }
 static const struct rk_policy_ops grow = {"grow", "test", greedy_create, greedy_destroy,
-					  grow_schedule, 0};
+					  grow_schedule, 0, 0, NULL};
 
 static void reconfiguration_and_resources(void **state)
 {
