@@ -9,6 +9,7 @@
 #include "daemon/identity/config.h"
 #include "daemon/identity/identity.h"
 #include "daemon/identity/secrets.h"
+#include "daemon/identity/trusted.h"
 #include "daemon/sched/sched.h"
 #include "rubick/cluster.h"
 #include "rubick/zoo.h"
@@ -57,11 +58,17 @@ static void usage(FILE *out)
 		"  --allow-root  yes: as root, such jobs may run as root (default no)\n");
 }
 
-static int read_text(const char *path, char **text, struct rk_error *err)
+/* Read all of `path`; `trust` (NULL: none) names a file that must be rubickd's own (trusted.h). */
+static int read_text(const char *path, const char *trust, char **text, struct rk_error *err)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	int ret = trust ? rkd_file_trusted(fileno(f), path, trust, err) : 0;
+	if (ret) {
+		fclose(f);
+		return ret;
+	}
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
 	size_t n;
@@ -103,7 +110,7 @@ static int load_zoo(const char *dir, struct rk_zoo *zoo, struct rk_error *err)
 		char path[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		char *text;
-		ret = read_text(path, &text, err);
+		ret = read_text(path, NULL, &text, err);
 		if (!ret) {
 			ret = rk_zoo_add_text(zoo, text, strlen(text), path, err);
 			free(text);
@@ -138,7 +145,8 @@ static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_err
 	if (config) {
 		/*
 		 * It says which token files count and who jobs run as: no other user
-		 * may change it, and jobs (other users) may not read it (SECURITY).
+		 * may change it, and jobs (other users) may not read it (SECURITY);
+		 * read_text also refuses one another user owns (trusted.h).
 		 */
 		struct stat st;
 		if (stat(config, &st) == 0 && (st.st_mode & 026))
@@ -148,7 +156,7 @@ static int parse_args(int argc, char **argv, struct rkd_config *c, struct rk_err
 					    config, (st.st_mode & 022) ? "writable" : "readable",
 					    (unsigned)(st.st_mode & 0777));
 		char *text;
-		int ret = read_text(config, &text, err);
+		int ret = read_text(config, "--config", &text, err);
 		if (!ret) {
 			ret = rkd_config_parse(c, text, config, err);
 			free(text);

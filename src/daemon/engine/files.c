@@ -69,17 +69,95 @@ int rkd_write_atomic_owned(const char *path, const char *text, uid_t uid, gid_t 
 	return 0;
 }
 
+/*
+ * Only records rubickd wrote itself, but an unprivileged rubickd runs every
+ * job as its own user, which can then replace them: never follow a symlink,
+ * never block on a FIFO.
+ */
 int rkd_read_small(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, buf, cap - 1);
+	struct stat st;
+	ssize_t n = -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = read(fd, buf, cap - 1);
 	close(fd);
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
 	return 0;
+}
+
+/* What st is, for a refusal's message. */
+static const char *kind(const struct stat *st)
+{
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO";
+	if (S_ISDIR(st->st_mode))
+		return "a folder";
+	if (S_ISLNK(st->st_mode))
+		return "a symlink";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device";
+	return "of another kind";
+}
+
+int rkd_read_job_file(const char *path, char *buf, size_t cap, char *why, size_t why_cap)
+{
+	why[0] = '\0';
+	if (cap)
+		buf[0] = '\0';
+	if (cap < 2) {
+		snprintf(why, why_cap, "%s: no room to read it", path);
+		return RK_ERANGE;
+	}
+	/* O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return RK_ENOTFOUND;
+		struct stat ls;
+		if (errno == ELOOP && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+			snprintf(why, why_cap, "%s: is a symlink; not followed", path);
+		else
+			snprintf(why, why_cap, "%s: cannot open: %s", path, strerror(errno));
+		return RK_EPERM;
+	}
+	struct stat st;
+	int ret = 0;
+	if (fstat(fd, &st)) {
+		snprintf(why, why_cap, "%s: cannot stat: %s", path, strerror(errno));
+		ret = RK_EIO;
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(why, why_cap, "%s: is %s, not a regular file; not read", path, kind(&st));
+		ret = RK_EPERM;
+	} else if (st.st_size >= (off_t)cap) {
+		snprintf(why, why_cap, "%s: %lld bytes, more than the %zu expected; not read", path,
+			 (long long)st.st_size, cap - 1);
+		ret = RK_ERANGE;
+	}
+	if (!ret) {
+		ssize_t n = read(fd, buf, cap - 1);
+		char more;
+		if (n < 0) {
+			snprintf(why, why_cap, "%s: cannot read: %s", path, strerror(errno));
+			ret = RK_EIO;
+		} else if ((size_t)n == cap - 1 && read(fd, &more, 1) == 1) {
+			/* grown past the bound since fstat: refused like a large file */
+			snprintf(why, why_cap, "%s: grew past %zu bytes while read; not read", path,
+				 cap - 1);
+			ret = RK_ERANGE;
+		} else
+			buf[n] = '\0';
+	}
+	if (ret)
+		buf[0] = '\0';
+	close(fd);
+	return ret;
 }
 
 static int ensure(const char *path, int dir, mode_t mode, uid_t uid, gid_t gid)

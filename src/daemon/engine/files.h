@@ -1,6 +1,7 @@
 /*
  * Small file helpers the engines share (engine_local.c, engine_slurm*.c):
- * bounded path formatting, mkdir -p, atomic small-file writes and reads.
+ * bounded path formatting, mkdir -p, atomic small-file writes and reads, and
+ * the guarded read of a file the job itself can write.
  */
 #ifndef RUBICKD_FILES_H
 #define RUBICKD_FILES_H
@@ -27,5 +28,14 @@ int rkd_dir_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
 int rkd_file_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
 /* Read at most cap - 1 bytes of `path` into buf, NUL-terminated. 0 or -1. */
 int rkd_read_small(const char *path, char *buf, size_t cap);
+/*
+ * Read a small file a job can write (its ckpt/ folder), as rubickd (often
+ * root) on the scheduler thread: never through a symlink (root would read
+ * any file), never blocking (a FIFO would stall every round), only a regular
+ * file of at most cap - 1 bytes. 0 with buf NUL-terminated; RK_ENOTFOUND
+ * when absent (why = ""); otherwise a negative RK_E* code, `why` naming the
+ * path and the problem and buf "".
+ */
+int rkd_read_job_file(const char *path, char *buf, size_t cap, char *why, size_t why_cap);
 
 #endif

@@ -1,5 +1,6 @@
 /* rubickd configuration file and token files (see config.h). */
 #include "daemon/identity/config.h"
+#include "daemon/identity/trusted.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -241,7 +242,7 @@ int rkd_config_parse(struct rkd_config *c, const char *text, const char *name,
 	return ret;
 }
 
-/* Read the first line of a token file that only its owner may read. */
+/* Read the first line of a token file that only its owner, rubickd's user or root, may read. */
 static int read_token(const char *path, char *out, size_t cap, const char *what,
 		      struct rk_error *err)
 {
@@ -254,6 +255,12 @@ static int read_token(const char *path, char *out, size_t cap, const char *what,
 		return rk_error_set(err, RK_EPERM,
 				    "%s %s: readable by group or others (mode %03o); run chmod 600",
 				    what, path, (unsigned)(st.st_mode & 0777));
+	}
+	/* a token another user owns or may replace is that user's choice, not the admin's */
+	int ret = rkd_file_trusted(fd, path, what, err);
+	if (ret) {
+		close(fd);
+		return ret;
 	}
 	char buf[256];
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);

@@ -94,8 +94,8 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 
 /*
  * Read the admin and tenant tokens (one token on the first line of each
- * file). Refuses files readable by group or others. OUT: tokens[] (up to
- * max), *n.
+ * file). Refuses files readable by group or others, and files another
+ * user owns or may replace (trusted.h). OUT: tokens[] (up to max), *n.
  */
 int rkd_config_tokens(const struct rkd_config *c, struct rkd_token *tokens, int max, int *n,
 		      struct rk_error *err);

@@ -269,14 +269,44 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
  * derived for the job now (the stored hash of a job whose plaintext token
  * was migrated, schema 4, is the old token's; its relaunches get the new one).
  */
-static int job_token_ok(const struct rkd_sched *s, const struct sjob *j, const char *bearer)
+static int job_token_ok(const struct rkd_sched *s, int64_t id, const char *hash,
+			const char *bearer)
 {
-	if (!bearer || !j->row.job_token[0])
+	if (!bearer || !hash || !hash[0])
 		return 0;
 	char h[RKD_TOKEN_HEX], t[RKD_TOKEN_HEX];
 	rkd_token_hash(bearer, h);
-	rkd_token_derive(s->token_key, j->core.id, t);
-	return rkd_token_eq(h, j->row.job_token) | rkd_token_eq(bearer, t);
+	rkd_token_derive(s->token_key, id, t);
+	return rkd_token_eq(h, hash) | rkd_token_eq(bearer, t);
+}
+
+/*
+ * A bearer that is no tenant's or admin's token must be the job's own before
+ * anything about the job is said: a wrong token, another job's, and a job
+ * that ended or never existed all get this one 404, byte for byte (no id in
+ * it), so that such a caller cannot tell which ids exist or have ended.
+ */
+static int report_caller_ok(struct rkd_sched *s, struct rkd_msg *m)
+{
+	if (m->who->authed)
+		return 1; /* a tenant's or the admin's token: sched_job_for_change decides */
+	const struct sjob *j = sched_job_find(s, m->job_id);
+	int ok = 0;
+	if (j)
+		ok = job_token_ok(s, j->core.id, j->row.job_token, m->who->bearer);
+	else {
+		struct rkd_job_row row;
+		struct rk_error e;
+		if (!rkd_store_job_get(s->store, m->job_id, &row, &e)) {
+			ok = job_token_ok(s, row.id, row.job_token, m->who->bearer);
+			rkd_job_row_fini(&row);
+		}
+	}
+	if (!ok)
+		sched_set_err(m, RK_ENOTFOUND, "id",
+		              "id: no such job for this token (reports need the job's"
+		              " RUBICK_JOB_TOKEN or its tenant's token)");
+	return ok;
 }
 
 /* Whether j is over its report rate (then m is the 429); else one report is spent. */
@@ -305,10 +335,12 @@ static int report_throttled(struct sjob *j, struct rkd_msg *m, int64_t now)
 
 static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
+	if (!report_caller_ok(s, m))
+		return;
 	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
-	int own = job_token_ok(s, j, m->who->bearer);
+	int own = job_token_ok(s, j->core.id, j->row.job_token, m->who->bearer);
 	if (!own && !may_modify(m->who, j)) {
 		sched_set_err(m, m->who->authed ? RK_EPERM : RK_EPERM, "id",
 		              "reports need the job's RUBICK_JOB_TOKEN or its tenant's token");

@@ -45,9 +45,12 @@ static int finished_status(const slurm_job_info_t *j)
  * then exits 0 (Slurm: COMPLETED) and keeps the job's 75 in
  * ckpt/.exit-run-N, which it writes only when ckpt_request names this run
  * (engine_slurm_files.c). Read from the files, so a restarted rubickd that
- * adopts the run tells a checkpoint from a completion too.
+ * adopts the run tells a checkpoint from a completion too. ckpt/ is the job's
+ * own folder: what it plants there instead of the file (a FIFO, a symlink to
+ * a file only root may read) is refused, said in `why`, and the run counts
+ * as completed, as when the file is absent.
  */
-static int ckpt_exit(const struct seng *e, const struct srun *r)
+static int ckpt_exit(const struct seng *e, const struct srun *r, char *why, size_t cap)
 {
 	char path[4200], buf[32];
 	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request", e->state_dir,
@@ -55,10 +58,12 @@ static int ckpt_exit(const struct seng *e, const struct srun *r)
 	    rkd_read_small(path, buf, sizeof(buf)) || atoi_ok(buf) != r->run)
 		return 0;
 	if (rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt/.exit-run-%d", e->state_dir,
-			 (long long)r->job_id, r->run) ||
-	    rkd_read_small(path, buf, sizeof(buf)))
+			 (long long)r->job_id, r->run))
 		return 0;
-	return atoi_ok(buf) == RKD_EXIT_CHECKPOINTED;
+	int ret = rkd_read_job_file(path, buf, sizeof(buf), why, cap);
+	if (ret && why[0])
+		fprintf(stderr, "rubickd: job %lld run %d: %s\n", (long long)r->job_id, r->run, why);
+	return !ret && atoi_ok(buf) == RKD_EXIT_CHECKPOINTED;
 }
 
 /*
@@ -133,7 +138,7 @@ static int run_ended(const struct seng *e, struct srun *r, const slurm_job_info_
 		return 1;
 	}
 	*status = finished_status(j);
-	if (st == JOB_COMPLETE && *status == 0 && ckpt_exit(e, r)) {
+	if (st == JOB_COMPLETE && *status == 0 && ckpt_exit(e, r, why, cap)) {
 		*status = RKD_EXIT_CHECKPOINTED; /* Slurm says COMPLETED: see ckpt_exit */
 		return 1;
 	}
