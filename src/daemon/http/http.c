@@ -177,6 +177,39 @@ static int authenticate(struct rkd_http *h, struct MHD_Connection *conn, struct 
 	return 1; /* unknown: may still be a job's report token */
 }
 
+/* The query string through libmicrohttpd, for the handlers' helpers (http_reply.c). */
+static const char *query_get(void *conn, const char *key)
+{
+	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+struct args_check {
+	const char *const *allowed;
+	const char *bad;
+};
+
+static enum MHD_Result arg_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	(void)kind;
+	(void)value;
+	struct args_check *c = cls;
+	for (const char *const *a = c->allowed; *a; a++)
+		if (!strcmp(*a, key))
+			return MHD_YES;
+	c->bad = key;
+	return MHD_NO;
+}
+
+static const char *query_first_not_in(void *conn, const char *const *allowed)
+{
+	struct args_check c = {allowed, NULL};
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, arg_iter, &c);
+	return c.bad;
+}
+
+static const struct rkd_query_ops query_ops = {query_get, query_first_not_in};
+
 static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn, const char *url,
 				const char *method, struct upload *up)
 {
@@ -218,7 +251,7 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 		return send_resp(conn, &resp, NULL);
 	}
 	struct rkd_req req = {.method = method, .path = url, .body = up->buf ? up->buf : "",
-			      .body_len = up->len, .id = id, .conn = conn};
+			      .body_len = up->len, .id = id, .query = &query_ops, .conn = conn};
 	int a = authenticate(h, conn, &req.who);
 	/* Every request names a known token, but reports (any bearer, checked by the
 	 * handler) and /metrics when metrics_public = yes. */

@@ -1,6 +1,7 @@
 /*
- * rubickd's HTTP front end (http.c and, for query arguments, http_reply.c
- * are the only files that include microhttpd.h; its connection guard
+ * rubickd's HTTP front end (http.c is the only file that includes
+ * microhttpd.h: the handlers' helpers in http_reply.c read query arguments
+ * through the rkd_query_ops it hands them, and its connection guard
  * http_guard.c gets plain sockets and addresses from it): listening on
  * HOST:PORT or unix:PATH, one thread per connection, body size limit,
  * bearer-token authentication, routing to the handlers of the route table

@@ -5,7 +5,6 @@
  */
 #include "daemon/http/http_reply.h"
 
-#include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,33 +37,14 @@ void rkd_resp_from_msg(struct rkd_resp *resp, struct rkd_msg *m)
 
 const char *rkd_req_arg(const struct rkd_req *req, const char *key)
 {
-	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
-}
-
-struct args_check {
-	const char *const *allowed;
-	const char *bad;
-};
-
-static enum MHD_Result arg_iter(void *cls, enum MHD_ValueKind kind, const char *key,
-				const char *value)
-{
-	(void)kind;
-	(void)value;
-	struct args_check *c = cls;
-	for (const char *const *a = c->allowed; *a; a++)
-		if (!strcmp(*a, key))
-			return MHD_YES;
-	c->bad = key;
-	return MHD_NO;
+	return req->query->get(req->conn, key);
 }
 
 int rkd_req_check_args(const struct rkd_req *req, const char *const *allowed,
 		       struct rkd_verr *v)
 {
-	struct args_check c = {allowed, NULL};
-	MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, arg_iter, &c);
-	if (c.bad)
-		return rkd_verr_set(v, RK_EINVAL, c.bad, "%s: unknown query parameter", c.bad);
+	const char *bad = req->query->first_not_in(req->conn, allowed);
+	if (bad)
+		return rkd_verr_set(v, RK_EINVAL, bad, "%s: unknown query parameter", bad);
 	return 0;
 }

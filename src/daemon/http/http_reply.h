@@ -16,6 +16,17 @@
 
 struct rkd_api; /* the handlers' context (api/api.h); the server only passes it on */
 
+/*
+ * The query string of a request, read through the server that holds the
+ * connection (http.c, the one file that includes microhttpd.h), so the
+ * helpers below need no libmicrohttpd.
+ */
+struct rkd_query_ops {
+	const char *(*get)(void *conn, const char *key); /* the value of key, or NULL */
+	/* The first query key not in `allowed` (NULL-terminated), or NULL. */
+	const char *(*first_not_in)(void *conn, const char *const *allowed);
+};
+
 /* A request as handlers see it. */
 struct rkd_req {
 	const char *method;
@@ -24,7 +35,8 @@ struct rkd_req {
 	size_t body_len;
 	struct rkd_caller who;
 	int64_t id;       /* the {id} of /v1/jobs/{id}..., 0 when none */
-	void *conn;       /* for rkd_req_arg */
+	const struct rkd_query_ops *query; /* the server's, for rkd_req_arg */
+	void *conn;       /* the server's connection, passed back to `query` */
 };
 
 /* A reply: body (malloc'd, freed by http.c) or, for status >= 400 with no body, verr. */
