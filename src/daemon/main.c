@@ -335,6 +335,9 @@ static int serve(struct rkd_config *c, char **argv)
 		.max_connections_per_addr = c->max_connections_per_addr,
 		.header_timeout_s = c->header_timeout_s,
 		.body_timeout_s = c->body_timeout_s,
+		.reserved_per_addr = c->reserved_per_addr ? c->reserved_per_addr : -1, /* 0: none */
+		.send_timeout_s = c->send_timeout_s,
+		.send_min_bytes_per_s = c->send_min_bytes_per_s,
 	};
 	if (rkd_http_start(&http, &hc, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);

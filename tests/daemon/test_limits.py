@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rkd import Daemon, TOKEN  # noqa: E402
+from rkd import ALICE, Daemon, TOKEN  # noqa: E402
 
 failures = []
 # ThreadSanitizer runs rubickd 5-15 times slower (tests/daemon/tsan.sh sets this): the
@@ -317,11 +317,105 @@ def test_per_addr_cap():
         d.stop()
 
 
+def pin(port, n_requests=40000):
+    """A connection that pipelines 404s and never reads, with a 1 KiB receive window
+    (40,000 of them: more replies than the kernel buffers of both ends hold, measured):
+    its replies pile up until rubickd cannot send, and it stays busy for as long as the
+    server lets it (the lock-out of an address that every local client shares)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    s.settimeout(2)
+    s.connect(("127.0.0.1", port))
+    s.setblocking(False)
+    req = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n" * n_requests
+    sent = 0
+    t0 = time.time()
+    while sent < len(req) and time.time() - t0 < 2:  # bounded: until its buffers are full
+        try:
+            sent += s.send(req[sent:])
+        except BlockingIOError:
+            time.sleep(0.01)
+        except OSError:
+            break
+    return s
+
+
+def server_established(port, client_ports):
+    """How many of these client ports rubickd's side still holds ESTABLISHED (/proc/net/tcp:
+    a client that never reads cannot see the server's shutdown behind its unread data)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fld = line.split()
+            local, remote, state = fld[1], fld[2], fld[3]
+            if (int(local.split(":")[1], 16) == port and state == "01"
+                    and int(remote.split(":")[1], 16) in client_ports):
+                n += 1
+    return n
+
+
+def test_pinned_address():
+    """Every connection 127.0.0.1 may hold pinned by pipelining clients that never read:
+    the admin and a job report still get in (the reserve), a tenant there is told 503
+    with Retry-After, and the pinning connections are cut at the send deadline."""
+    d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n"
+               "reserved_per_addr = 4\nsend_timeout_s = 3\n").start()
+    pins = []
+    try:
+        jid, tok = job_token(d, "reporter")
+        port = int(d.url.rsplit(":", 1)[1])
+        t0 = time.time()
+        for _ in range(8 + 4):  # the address's 8, then its 4 of reserve: answered 503 there
+            try:
+                pins.append(pin(port))
+            except OSError:
+                pass
+            time.sleep(0.1)  # served before the next arrives, so that no arrival evicts it
+        time.sleep(0.3)
+        import http.client
+        host, p = d.url[len("http://"):].split(":")
+        c = http.client.HTTPConnection(host, int(p), timeout=10)
+        try:
+            c.request("GET", "/v1/jobs", headers={"Authorization": "Bearer " + ALICE})
+            r = c.getresponse()
+            check(r.status == 503 and r.getheader("Retry-After") == "1",
+                  "a tenant in the reserve is told to retry: %s %s" % (r.status, r.getheaders()))
+        except OSError as e:
+            check(False, "a tenant in the reserve gets an answer: %s" % e)
+        finally:
+            c.close()
+        st, dt = timed_call(d, "GET", "/v1/cluster", None, TOKEN)
+        check(st == 200 and dt < 1.0 * TIME_SCALE,
+              "admin with 127.0.0.1 pinned: %s in %.3f s" % (st, dt))
+        st, dt = timed_call(d, "POST", "/v1/jobs/%d/report" % jid,
+                            b'{"iters_done": 10, "throughput_sps": 5}', tok)
+        check(st == 200 and dt < 1.0 * TIME_SCALE,
+              "job report with 127.0.0.1 pinned: %s in %.3f s" % (st, dt))
+        # the pinning connections are cut at the 3 s send deadline (plus the reaper's tick)
+        ports = {s.getsockname()[1] for s in pins}
+        end = time.time() + 6 * TIME_SCALE
+        while time.time() < end and server_established(port, ports):  # bounded
+            time.sleep(0.2)
+        left = server_established(port, ports)
+        check(left == 0, "pinning connections cut at the send deadline: %d of %d left after %.1f s"
+              % (left, len(pins), time.time() - t0))
+        st, _ = timed_call(d, "GET", "/v1/jobs", None, ALICE)
+        check(st == 200, "the tenant is served again once they are gone: %s" % st)
+        print("127.0.0.1 pinned by %d never-reading connections: the last cut after %.1f s"
+              % (len(pins), time.time() - t0))
+    finally:
+        for s in pins:
+            s.close()
+        d.stop()
+
+
 def main():
     test_lock()
     test_corrupt()
     test_reports()
     test_per_addr_cap()
+    test_pinned_address()
     test_slow_clients()
     print("%d failures" % len(failures))
     return 1 if failures else 0

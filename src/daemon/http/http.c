@@ -79,8 +79,8 @@ static char *error_body(int status, const struct rkd_verr *v)
 	return text;
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *conn, struct rkd_resp *resp,
-				 const char *allow)
+static enum MHD_Result send_resp(struct rkd_http *h, struct MHD_Connection *conn,
+				 struct rkd_resp *resp, const char *allow)
 {
 	if (resp->status >= 400 && !resp->body)
 		resp->body = error_body(resp->status, &resp->verr);
@@ -114,8 +114,13 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct rkd_resp *r
 		snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
 		MHD_add_response_header(r, "Retry-After", ra);
 	}
+	if (resp->close)
+		MHD_add_response_header(r, "Connection", "close");
+	size_t bytes = add_nl ? len + 1 : len;
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
 	MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		rkd_guard_sending(h->guard, guard_ctx(conn), bytes);
 	return ret;
 }
 
@@ -236,19 +241,19 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	}
 	if (!path_known) {
 		rkd_resp_error(&resp, RK_ENOTFOUND, "", "%s: no such resource", url);
-		return send_resp(conn, &resp, NULL);
+		return send_resp(h, conn, &resp, NULL);
 	}
 	if (!hit) {
 		rkd_resp_error(&resp, RK_EINVAL, "", "%s does not allow %s (allowed: %s)", url, method,
 			       allow);
 		resp.status = 405;
-		return send_resp(conn, &resp, allow);
+		return send_resp(h, conn, &resp, allow);
 	}
 	if (up->too_big) {
 		rkd_resp_error(&resp, RK_ERANGE, "", "body: larger than the %zu-byte limit",
 			       h->cfg.max_body);
 		resp.status = 413;
-		return send_resp(conn, &resp, NULL);
+		return send_resp(h, conn, &resp, NULL);
 	}
 	struct rkd_req req = {.method = method, .path = url, .body = up->buf ? up->buf : "",
 			      .body_len = up->len, .id = id, .query = &query_ops, .conn = conn};
@@ -265,15 +270,28 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 			       a ? "Authorization: unknown or malformed bearer token"
 				 : "Authorization: this request needs a bearer token");
 		resp.status = 401;
-		return send_resp(conn, &resp, NULL);
+		return send_resp(h, conn, &resp, NULL);
+	}
+	/*
+	 * A connection in its address's reserve (http_guard.h) is the admin's or a job's
+	 * report's: anyone else is told to come back, cheaply, and the slot freed.
+	 */
+	if (rkd_guard_reserved(h->guard, guard_ctx(conn)) && !req.who.admin &&
+	    hit->auth != RKD_AUTH_BEARER) {
+		rkd_resp_error(&resp, RK_EUNAVAIL, "",
+			       "every connection your address may hold is busy; retry later");
+		resp.status = 503;
+		resp.retry_after_s = 1;
+		resp.close = 1;
+		return send_resp(h, conn, &resp, NULL);
 	}
 	if (bad_id) {
 		rkd_resp_error(&resp, RK_EINVAL, "id", "id: '%s' is not a job id (a positive integer)",
 			       url + strlen("/v1/jobs/"));
-		return send_resp(conn, &resp, NULL);
+		return send_resp(h, conn, &resp, NULL);
 	}
 	hit->fn(h->cfg.api, &req, &resp);
-	return send_resp(conn, &resp, NULL);
+	return send_resp(h, conn, &resp, NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -451,6 +469,11 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 							       : (int)(limit / 4 > 4 ? limit / 4 : 4),
 		.header_timeout_ms = 1000 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 5),
 		.body_timeout_ms = 1000 * (cfg->body_timeout_s > 0 ? cfg->body_timeout_s : 10),
+		.reserved_per_addr = cfg->reserved_per_addr > 0    ? cfg->reserved_per_addr
+		                     : cfg->reserved_per_addr < 0 ? 0
+		                                                  : 16,
+		.send_timeout_ms = 1000 * (cfg->send_timeout_s > 0 ? cfg->send_timeout_s : 10),
+		.send_min_bytes_per_s = cfg->send_min_bytes_per_s > 0 ? cfg->send_min_bytes_per_s : 65536,
 	};
 	ret = rkd_guard_create(&h->guard, &gc, err);
 	if (ret) {

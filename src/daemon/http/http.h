@@ -34,6 +34,9 @@ struct rkd_http_config {
 	int max_connections_per_addr;
 	int header_timeout_s;
 	int body_timeout_s;
+	int reserved_per_addr; /* -1 = none; 0 = the default */
+	int send_timeout_s;
+	int send_min_bytes_per_s;
 };
 
 int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, struct rk_error *err);

@@ -18,14 +18,16 @@
 #include <sys/un.h>
 #include <time.h>
 
-enum cstate { C_WAIT, C_BODY, C_BUSY };
+enum cstate { C_WAIT, C_BODY, C_BUSY, C_SEND };
 
 struct centry {
 	struct centry *prev, *next; /* accept order: oldest first */
 	int fd;
 	int evicted; /* shut down, waiting for MHD to close it */
+	int reserved; /* accepted beyond per_addr: the admin's and job reports' only */
 	enum cstate state;
 	int64_t since_ms; /* when the current state began (monotonic) */
+	int64_t send_limit_ms; /* C_SEND: how long the reply may take */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 };
@@ -93,9 +95,9 @@ int rkd_guard_accept(struct rkd_guard *g, const struct sockaddr *addr, socklen_t
 		if (v) {
 			kill_entry(g, v);
 			g->evicted++;
-		} else {
-			ok = 0; /* every connection of this address is being served */
-		}
+		} else if (n_addr >= g->cfg.per_addr + g->cfg.reserved_per_addr) {
+			ok = 0; /* every connection of this address, reserve included, is being served */
+		} /* else: into the reserve (rkd_guard_started marks it) */
 	}
 	if (ok && g->n_live >= g->cfg.soft_connections) {
 		struct centry *v = oldest_waiting(g, NULL);
@@ -128,6 +130,12 @@ void rkd_guard_started(struct rkd_guard *g, int fd, const struct sockaddr *addr,
 		e->addr.ss_family = AF_UNIX;
 	}
 	pthread_mutex_lock(&g->mu);
+	/* Called right after rkd_guard_accept on the listening thread: the same count. */
+	int n_addr = 0;
+	for (struct centry *o = g->head; o; o = o->next)
+		n_addr += !o->evicted && (addr ? same_addr(addr, &o->addr)
+		                               : o->addr.ss_family == AF_UNIX);
+	e->reserved = n_addr >= g->cfg.per_addr;
 	e->prev = g->tail;
 	if (g->tail)
 		g->tail->next = e;
@@ -185,6 +193,32 @@ void rkd_guard_idle(struct rkd_guard *g, void *ctx)
 	set_state(g, ctx, C_WAIT);
 }
 
+void rkd_guard_sending(struct rkd_guard *g, void *ctx, size_t bytes)
+{
+	struct centry *e = ctx;
+	if (!e)
+		return;
+	int64_t allowance = g->cfg.send_min_bytes_per_s > 0
+	                        ? (int64_t)((double)bytes * 1000.0 / g->cfg.send_min_bytes_per_s)
+	                        : 0;
+	pthread_mutex_lock(&g->mu);
+	e->state = C_SEND;
+	e->since_ms = mono_ms();
+	e->send_limit_ms = g->cfg.send_timeout_ms + allowance;
+	pthread_mutex_unlock(&g->mu);
+}
+
+int rkd_guard_reserved(struct rkd_guard *g, void *ctx)
+{
+	struct centry *e = ctx;
+	if (!e)
+		return 0;
+	pthread_mutex_lock(&g->mu);
+	int r = e->reserved;
+	pthread_mutex_unlock(&g->mu);
+	return r;
+}
+
 void rkd_guard_stats(struct rkd_guard *g, int *open, unsigned long *evicted,
                      unsigned long *timed_out)
 {
@@ -195,7 +229,7 @@ void rkd_guard_stats(struct rkd_guard *g, int *open, unsigned long *evicted,
 	pthread_mutex_unlock(&g->mu);
 }
 
-/* Shut down connections past their header or body deadline, four times a second. */
+/* Shut down connections past their header, body or send deadline, four times a second. */
 static void *reaper_main(void *arg)
 {
 	struct rkd_guard *g = arg;
@@ -211,8 +245,10 @@ static void *reaper_main(void *arg)
 		for (struct centry *e = g->head; e; e = e->next) {
 			if (e->evicted || e->state == C_BUSY)
 				continue;
-			int64_t limit =
-			    e->state == C_WAIT ? g->cfg.header_timeout_ms : g->cfg.body_timeout_ms;
+			/* C_BUSY is rubickd's own work on the request: never cut. */
+			int64_t limit = e->state == C_WAIT   ? g->cfg.header_timeout_ms
+			                : e->state == C_BODY ? g->cfg.body_timeout_ms
+			                                     : e->send_limit_ms;
 			if (now - e->since_ms > limit) {
 				kill_entry(g, e);
 				g->timed_out++;

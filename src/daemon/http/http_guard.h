@@ -11,12 +11,24 @@
  * evicts the oldest one that has not sent a complete request: idle and
  * unauthenticated connections can never fill the server, while busy ones
  * (authenticated requests being served, job reports) are never evicted.
+ *
+ * Two more bounds keep one client from locking the others out:
+ *  - a reply must be sent within send_timeout_ms plus its size at
+ *    send_min_bytes_per_s, however steadily the client reads: a client that
+ *    reads a byte now and then, or pipelines requests and never reads,
+ *    otherwise holds its connection busy for as long as it likes;
+ *  - an address whose per_addr connections are all busy may open
+ *    reserved_per_addr more, which are served only for the admin and job
+ *    reports (http.c answers anyone else 503 there and closes): every local
+ *    client shares 127.0.0.1, so without them a tenant's busy connections
+ *    shut out the admin and the jobs on the same machine.
  */
 #ifndef RUBICKD_HTTP_GUARD_H
 #define RUBICKD_HTTP_GUARD_H
 
 #include "rubick/error.h"
 
+#include <stddef.h>
 #include <sys/socket.h>
 
 struct rkd_guard;
@@ -27,6 +39,9 @@ struct rkd_guard_config {
 	int per_addr;          /* connections one client address may hold */
 	int header_timeout_ms; /* accept (or the end of the previous response) to full headers */
 	int body_timeout_ms;   /* full headers to full body */
+	int reserved_per_addr; /* beyond per_addr: for the admin and job reports only */
+	int send_timeout_ms;   /* a reply queued to fully sent, plus its size at ... */
+	int send_min_bytes_per_s; /* ... this rate */
 };
 
 /* Start the reaper thread. OUT: *out. RK_ENOMEM / RK_EIO. */
@@ -49,6 +64,10 @@ void rkd_guard_closed(struct rkd_guard *g, void **socket_context);
 void rkd_guard_headers_done(struct rkd_guard *g, void *socket_context); /* body next */
 void rkd_guard_busy(struct rkd_guard *g, void *socket_context);         /* request complete */
 void rkd_guard_idle(struct rkd_guard *g, void *socket_context);         /* reply sent */
+/* The reply (`bytes` long) is queued: its send deadline starts. */
+void rkd_guard_sending(struct rkd_guard *g, void *socket_context, size_t bytes);
+/* 1 when the connection was accepted beyond its address's per_addr, in the reserve. */
+int rkd_guard_reserved(struct rkd_guard *g, void *socket_context);
 
 /* Counters for tests and /metrics: connections open, and evicted or timed out so far. */
 void rkd_guard_stats(struct rkd_guard *g, int *open, unsigned long *evicted,

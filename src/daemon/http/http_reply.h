@@ -45,7 +45,8 @@ struct rkd_resp {
 	char *body;
 	const char *content_type; /* NULL = application/json */
 	struct rkd_verr verr;
-	int retry_after_s;        /* > 0: a Retry-After header (429) */
+	int retry_after_s;        /* > 0: a Retry-After header (429, 503) */
+	int close;                /* 1: close the connection after this reply */
 	int raw;                  /* 1 = the body as it is (no newline added): job logs */
 };
 

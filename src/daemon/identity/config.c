@@ -24,6 +24,9 @@ void rkd_config_defaults(struct rkd_config *c)
 	c->max_connections = 1024;
 	c->header_timeout_s = 5;
 	c->body_timeout_s = 10;
+	c->reserved_per_addr = 16;
+	c->send_timeout_s = 10;
+	c->send_min_bytes_per_s = 65536;
 }
 
 static int set_str(char *dst, size_t cap, const char *value, const char *key, const char *where,
@@ -117,6 +120,9 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"max_connections_per_addr", &c->max_connections_per_addr, 1, 65536},
 		{"header_timeout_s", &c->header_timeout_s, 1, 600},
 		{"body_timeout_s", &c->body_timeout_s, 1, 600},
+		{"reserved_per_addr", &c->reserved_per_addr, 0, 4096},
+		{"send_timeout_s", &c->send_timeout_s, 1, 600},
+		{"send_min_bytes_per_s", &c->send_min_bytes_per_s, 1024, 1 << 30},
 	};
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
 		if (!strcmp(key, ints[i].key))

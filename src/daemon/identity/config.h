@@ -65,6 +65,10 @@ struct rkd_config {
 	int max_connections_per_addr; /* 0 = max_connections / 4 */
 	int header_timeout_s;
 	int body_timeout_s;
+	/* http_guard.h: the admin's and reports' connections beyond per_addr; a reply's send deadline */
+	int reserved_per_addr;
+	int send_timeout_s;
+	int send_min_bytes_per_s;
 	int metrics_public;           /* metrics_public = yes|no (default no) */
 	int n_tenants;
 	struct rkd_tenant_cfg tenants[RKD_MAX_TENANTS];
