@@ -185,7 +185,8 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
 
 /*
  * Self-contained HTML page (no external scripts, fonts, styles or links):
- * the invocation (meta) when given, a summary table (with the seed
+ * the invocation (meta: command, source, build, time, host, what the
+ * workload seed draws, every run's seeds, the inputs' sha256) when given, a summary table (with the seed
  * intervals under --seeds), the oracle's lookups by rule for runs that carry
  * them, then one inline <svg> per chart - per-policy bars of average JCT, p99
  * and makespan relative to `normalize` (error bars: the seed interval), JCT
