@@ -115,12 +115,12 @@ void rk_cli_sim_help(FILE *f)
 	        "named on this input (sjf-bsbf/sjf-ffs without --sharing on, antman on a trace\n"
 	        "without guaranteed jobs), a Sia/Pollux workload without --job-length sia-target.\n"
 	        "With --out, one line on stderr says where the files went.\n\n"
-	        "exit status: 0 success; 1 an input (trace, cluster, zoo, oracle, --inference,\n"
+	        "Here exit 1 means an input (trace, cluster, zoo, oracle, --inference,\n"
 	        "--throughputs; a --cluster or --inference spec is read as one) is missing,\n"
-	        "unreadable, malformed or has no job, or the run or its outputs failed; 2 bad\n"
+	        "unreadable, malformed or has no job, or the run or its outputs failed; 2 a bad\n"
 	        "command line (unknown option, bad value, unknown policy or policy option, empty\n"
 	        "item in --policy, --policy-options or --restart-cost). docs/sim.md, \"Exit\n"
-	        "codes\".\n");
+	        "codes\".\n" RK_EXIT_HELP);
 }
 
 /* Split a comma list in place: the next item, or NULL at the end. */
