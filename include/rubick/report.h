@@ -78,9 +78,19 @@ const char *rk_report_figure_name(enum rk_report_figure k);
 /* Figure k of a summary. */
 double rk_report_figure_value(const struct rk_sim_summary *s, enum rk_report_figure k);
 
+/* One input a run read, by its content (docs/sim.md "Provenance"). */
+struct rk_report_input {
+	const char *role;   /* "trace", "oracle", "zoo", "cluster", "interference", ... */
+	const char *path;   /* as the run opened it */
+	const char *kind;   /* "file" or "dir" */
+	const char *sha256; /* 64 hex digits: a file's bytes, a folder's manifest */
+};
+
 /*
  * What a report records about the invocation that produced it (summary.json's
- * "meta", the HTML header): everything needed to rerun it.
+ * "meta", the HTML header): everything needed to rerun it, and to tell which
+ * source, data and seeds made it. The provenance part is optional: NULL
+ * strings and zero counts are left out of both outputs.
  */
 struct rk_report_meta {
 	const char *version;              /* rubick's version */
@@ -89,6 +99,20 @@ struct rk_report_meta {
 	const char *const *option_values; /* ... (defaults included), n_options of each */
 	int n_options;
 	uint64_t workload_seed, policy_seed; /* of the first (or only) run */
+	/* Provenance. */
+	const char *source;     /* "git" (built from a checkout) or "release" (from a tarball) */
+	const char *commit;     /* the checkout's HEAD, 40 hex digits; "" for a release */
+	int dirty;              /* 1 = tracked files differed from HEAD; 0 = clean; -1 = unknown */
+	const char *build_type; /* meson's buildtype, e.g. "debugoptimized" */
+	const char *sanitize;   /* meson's b_sanitize, e.g. "none", "address,undefined" */
+	const char *timestamp;  /* UTC, ISO 8601: "2026-12-02T05:01:02Z" */
+	const char *host;       /* the node name (uname -n) */
+	const struct rk_report_input *inputs; /* every input read, n_inputs of them */
+	int n_inputs;
+	const uint64_t *rep_workload_seeds; /* per repetition, in run order, n_reps of each */
+	const uint64_t *rep_policy_seeds;   /* (one without --seeds) */
+	int n_reps;
+	const char *workload_seed_draws; /* what the workload seed changes on this trace */
 };
 
 /* The whole report. All pointers borrowed; strings may be NULL (printed as ""). */
@@ -143,7 +167,13 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * "p99_jct_s":{...}, "makespan_s":{...}}; the top level then has "seeds":
  * {"first":A, "last":B, "n":N, "vary":...}), "meta" (last) when r->meta is set
  * ({"version":..., "command":..., "workload_seed":N, "policy_seed":N,
- * "options":{KEY:VALUE,...}}), "loan" when it has loan figures (struct rk_report_loan). Reals are
+ * "source":{"from":"git"|"release", "commit":..., "dirty":true|false|null},
+ * "build":{"type":..., "sanitize":...}, "timestamp":..., "host":...,
+ * "repetitions":[{"run":1, "workload_seed":N, "policy_seed":N},...],
+ * "workload_seed_draws":..., "inputs":[{"role":..., "path":..., "kind":"file"|"dir",
+ * "sha256":...},...], "options":{KEY:VALUE,...}}: each provenance key only
+ * when struct rk_report_meta has it; docs/sim.md "Provenance"), "loan" when
+ * it has loan figures (struct rk_report_loan). Reals are
  * printed with 12 significant digits, keys in this order. OUT: *json, a NUL-terminated string the
  * caller frees with free(). `pretty` = 1 indents by 2.
  */
@@ -155,7 +185,8 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
 
 /*
  * Self-contained HTML page (no external scripts, fonts, styles or links):
- * the invocation (meta) when given, a summary table (with the seed
+ * the invocation (meta: command, source, build, time, host, what the
+ * workload seed draws, every run's seeds, the inputs' sha256) when given, a summary table (with the seed
  * intervals under --seeds), the oracle's lookups by rule for runs that carry
  * them, then one inline <svg> per chart - per-policy bars of average JCT, p99
  * and makespan relative to `normalize` (error bars: the seed interval), JCT

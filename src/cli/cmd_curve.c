@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"predicted throughput, the fewest GPUs and CPU threads reaching it within\n"
 		"1%%, and the slope (samples/s one more GPU brings). The text table shows\n"
 		"the CPU level C (1, 2, 4 or 8 threads per GPU; default 8); --json gives\n"
-		"every level.\n");
+		"every level.\n\n" RK_EXIT_HELP);
 }
 
 struct args {

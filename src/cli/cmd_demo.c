@@ -19,7 +19,7 @@ static void usage(FILE *out)
 		     "Print the sensitivity curve of every model in the zoo: predicted\n"
 		     "throughput at 1..64 GPUs (8 per node, 80 GB, 8 CPU threads per GPU) with\n"
 		     "the fewest GPUs reaching it within 1%%, and each model's best plan.\n"
-		     "`rubick curve --model NAME` gives one model in full.\n");
+		     "`rubick curve --model NAME` gives one model in full.\n\n" RK_EXIT_HELP);
 }
 
 int rk_cmd_demo(int argc, char **argv)

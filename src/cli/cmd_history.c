@@ -23,7 +23,7 @@ static const char usage_text[] =
     "  DATE: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC); a job is listed when it\n"
     "  ended in [--since, --until). --max N (default 10000) bounds the jobs read;\n"
     "  a cut list says so on stderr (and \"truncated\": true in --json).\n"
-    "  exit: 0 ok, 2 bad usage, 3 daemon unreachable or server error\n";
+    RK_EXIT_HELP;
 
 /* A UTC date as ms since the epoch; -1 when it is not one of the two forms. */
 static long long parse_date(const char *s)

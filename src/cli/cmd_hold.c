@@ -26,9 +26,9 @@
 	"  from the checkpoint when the policy starts them again); --hold also holds them\n"
 /* --help says the exit codes too; a missing JOB shows the usage alone. */
 #define USAGE_EXIT                                                                                 \
-	"  exit: 0 ok, 1 refused (not pending, not running, already held, not held,\n"             \
-	"        an admin hold; the message says which), 2 bad usage,\n"                           \
-	"        3 daemon unreachable or server error, 4 no such job (or not yours)\n"
+	"  exit 1 when rubickd refuses (not pending, not running, already held, not held,\n"       \
+	"  an admin hold; the message says which); a job that is not yours reads as no\n"          \
+	"  such job (exit 4)\n" RK_EXIT_HELP
 
 static int job_op(int argc, char **argv, const char *op, const char *help, const char *usage,
                   const char *done)

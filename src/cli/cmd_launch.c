@@ -30,7 +30,10 @@ static void usage(FILE *out)
 		"                --num_gpus x --num_nodes from the command)\n"
 		"--name NAME     the model's name when the flags describe it (default 'launch')\n"
 		"--config-dir D  where relative DeepSpeed config paths are read (default: .)\n"
-		"Exit status 4 when COMMAND is not a white-box launch command.\n");
+		"An option before COMMAND that is none of these is a usage error (exit 2):\n"
+		"put a command that starts with '-' after --. Exit 4 when COMMAND is not a\n"
+		"white-box launch command (it names no model structure rubick knows).\n\n"
+		RK_EXIT_HELP);
 }
 
 struct reader {
@@ -126,6 +129,13 @@ int rk_cmd_launch(int argc, char **argv)
 		}
 		int known = !strcmp(f, "--gpus") || !strcmp(f, "--name") || !strcmp(f, "--zoo") ||
 			    !strcmp(f, "--file") || !strcmp(f, "--config-dir");
+		if (!known && f[0] == '-' && f[1]) {
+			/* A launch command starts with its program (torchrun, deepspeed, python):
+			 * a dash here is a mistyped option of ours; `--` passes anything. */
+			fprintf(stderr, "rubick launch: %s: unknown option (see --help; put a command "
+			        "that starts with '-' after --)\n", f);
+			return RK_EXIT_USAGE;
+		}
 		if (!known) {
 			first = i; /* the launch command starts here */
 			break;

@@ -18,7 +18,7 @@ static const char logs_usage[] =
     "                       [--url URL] [--token-file FILE] [--json]\n"
     "  the job's output (every run's stdout and stderr); --follow keeps reading\n"
     "  until the job ends; --json prints {\"offset\",\"next_offset\",\"text\"} per chunk.\n"
-    "  exit: 0 ok, 2 bad usage, 3 daemon unreachable, 4 no such job (or not yours)\n";
+    "  a job that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP;
 
 static int ended(const char *state)
 {
@@ -142,7 +142,7 @@ int rk_cmd_logs(int argc, char **argv)
 static const char events_usage[] =
     "usage: rubick events JOB [--url URL] [--token-file FILE] [--json]\n"
     "  the job's events (submission, launches, exits, reconfigurations, policy errors)\n"
-    "  exit: 0 ok, 2 bad usage, 3 daemon unreachable, 4 no such job (or not yours)\n";
+    "  a job that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP;
 
 int rk_cmd_events(int argc, char **argv)
 {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void usage(FILE *out)
 {
@@ -41,7 +42,9 @@ static void usage(FILE *out)
 		"                         host_mem_gbps, net_gbps, nics_per_node, gpus_per_node,\n"
 		"                         gpu_tflops, recompute_factor, tp_eff, grad_bytes,\n"
 		"                         act_bytes); default: the calibrated A800 values\n"
-		"  --zoo DIR              model zoo folder (default: RUBICK_ZOO or the bundled one)\n");
+		"  --zoo DIR              model zoo folder (default: RUBICK_ZOO or the bundled one)\n\n"
+		"exit 1 also when a --profile, --measured or --traces path does not exist; 4 when\n"
+		"the model (--model, or the profile folder's name) is not in the zoo\n" RK_EXIT_HELP);
 }
 
 static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
@@ -139,6 +142,32 @@ struct args {
 	struct rk_validate_opts o;
 };
 
+/* The options that take a value (parse_args), so a last bare word is named for what it is. */
+static int takes_value(const char *f)
+{
+	static const char *const flags[] = {"--profile", "--measured", "--model", "--traces",
+	                                    "--zoo", "--train-fraction", "--seed", "--cpus-per-gpu",
+	                                    "--env", "--overlap"};
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(f, flags[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * An input the command line names must exist before anything is looked up
+ * in it (a missing --profile is a missing input, exit 1, not an unknown
+ * model). 0, or RK_EXIT_FAILURE after printing "rubick model: FLAG: PATH: why".
+ */
+static int need_path(const char *flag, const char *path)
+{
+	struct stat st;
+	if (!path || !stat(path, &st))
+		return 0;
+	fprintf(stderr, "rubick model: %s: %s: %s\n", flag, path, strerror(errno));
+	return RK_EXIT_FAILURE;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	for (int i = 2; i < argc; i++) {
@@ -156,7 +185,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 			continue;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick model: %s: missing value (see --help)\n", f);
+			fprintf(stderr, "rubick model: %s: %s (see --help)\n", f,
+			        takes_value(f) ? "missing value" : "unknown option");
 			return -1;
 		}
 		const char *val = argv[++i];
@@ -238,6 +268,9 @@ static int run_validate(int argc, char **argv, int fit_only)
 				"is given\n");
 		return RK_EXIT_USAGE;
 	}
+	if (need_path("--profile", a.profile) || need_path("--measured", a.measured) ||
+	    need_path("--traces", a.traces))
+		return RK_EXIT_FAILURE;
 	struct rk_zoo zoo;
 	struct rk_error err = {0};
 	rk_zoo_init(&zoo);

@@ -10,7 +10,9 @@ int rk_cmd_nodes(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "nodes"};
 	for (int i = 1; i < argc; i++) {
 		int r =
-		    rk_dc_arg(&dc, argc, argv, &i, "usage: rubick nodes [--url URL] [--json]\n");
+		    rk_dc_arg(&dc, argc, argv, &i,
+		              "usage: rubick nodes [--url URL] [--token-file FILE] [--json]\n"
+		              RK_EXIT_HELP);
 		if (r == RK_DC_NEXT)
 			continue;
 		if (r == RK_DC_OWN)

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"that fits M MiB per GPU (default 81920, an 80 GB A800) and M MiB of host\n"
 		"memory per node (default 1638400), with its predicted iteration time,\n"
 		"throughput and memory, best first. C CPU threads per GPU (default 8) feed\n"
-		"ZeRO-Offload's host optimizer.\n");
+		"ZeRO-Offload's host optimizer.\n\n" RK_EXIT_HELP);
 }
 
 struct row {

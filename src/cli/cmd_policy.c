@@ -16,7 +16,8 @@ int rk_cmd_policy(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		int r = rk_dc_arg(&dc, argc, argv, &i,
 		                  "usage: rubick policy [NAME [--options K=V,...]] [--url URL]\n"
-		                  "                     [--token-file FILE] [--json]\n");
+		                  "                     [--token-file FILE] [--json]\n"
+		                  "  exit 1 when rubickd refuses NAME or its options\n" RK_EXIT_HELP);
 		if (r == RK_DC_NEXT)
 			continue;
 		if (r != RK_DC_OWN)

@@ -27,7 +27,7 @@ static const char usage_text[] =
     "  Priority (room, but the policy started others), Quota (tenant quota held),\n"
     "  Held(user|admin) (rubick hold), Infeasible (more than the up nodes have),\n"
     "  None (no round has looked at it yet)\n"
-    "exit: 0 ok, 1 refused, 2 bad usage, 3 daemon unreachable or server error\n";
+    RK_EXIT_HELP;
 
 static long long num_or(const json_t *o, const char *key, long long dflt)
 {

@@ -25,7 +25,8 @@ int rk_cmd_show(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		int r =
 		    rk_dc_arg(&dc, argc, argv, &i,
-		              "usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n");
+		              "usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n"
+		              "  a job that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP);
 		if (r == RK_DC_NEXT)
 			continue;
 		if (r != RK_DC_OWN)

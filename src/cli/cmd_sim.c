@@ -10,6 +10,7 @@
 #include "cli/sim_native.h"
 #include "cli/sim_loan.h"
 #include "cli/sim_policies.h"
+#include "cli/sim_prov.h"
 #include "cli/sim_seeds.h"
 #include "cli/sim_warn.h"
 #include "cli/trace_arrivals.h"
@@ -34,6 +35,17 @@
 #include <unistd.h>
 
 #define MAX_POLICIES 32
+
+/* The folder --oracle reads (def: cap bytes for the default), NULL for `model` or a bad value. */
+static const char *oracle_dir(const char *arg, char *def, size_t cap)
+{
+	if (!arg) {
+		snprintf(def, cap, "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
+		return def;
+	}
+	return !strncmp(arg, "measured=", 9) && arg[9] ? arg + 9 : NULL;
+}
+
 static int load_oracle(const char *arg, const struct rk_perf_env *env, struct rk_oracle **o)
 {
 	struct rk_error err;
@@ -42,13 +54,8 @@ static int load_oracle(const char *arg, const struct rk_perf_env *env, struct rk
 	if (arg && !strcmp(arg, "model")) {
 		rc = rk_oracle_create_model(o, env, &err);
 	} else {
-		const char *dir = NULL;
-		if (!arg) {
-			snprintf(def, sizeof(def), "%s/measured/rubick", RK_DEFAULT_DATA_DIR);
-			dir = def;
-		} else if (!strncmp(arg, "measured=", 9) && arg[9]) {
-			dir = arg + 9;
-		} else {
+		const char *dir = oracle_dir(arg, def, sizeof(def));
+		if (!dir) {
 			fprintf(stderr, "rubick sim: --oracle: expected measured=DIR or model, got '%s'\n",
 				arg);
 			return RK_EINVAL;
@@ -413,10 +420,40 @@ static void say_run(uint64_t k, uint64_t n, uint64_t wseed, uint64_t pseed)
 	        (unsigned long long)pseed);
 }
 
+/*
+ * Every input the run read, by content (docs/sim.md "Provenance"): the trace,
+ * a --cluster file, the zoo and --oracle folders, the trace-native throughput
+ * file, the interference file (--sharing on) and an --inference file.
+ */
+static int prov_inputs(struct rk_cli_prov *p, const struct opts *o, const struct run_state *s)
+{
+	struct stat st;
+	char path[4096];
+	int rc = rk_cli_prov_add(p, "trace", o->trace);
+	if (!rc && !stat(o->cluster, &st) && S_ISREG(st.st_mode)) /* as rk_cli_cluster_read */
+		rc = rk_cli_prov_add(p, "cluster", o->cluster);
+	if (!rc)
+		rc = rk_cli_prov_add(p, "zoo", rk_cli_zoo_dir(o->zoo));
+	const char *dir = oracle_dir(o->oracle, path, sizeof(path));
+	if (!rc && dir)
+		rc = rk_cli_prov_add(p, "oracle", dir);
+	if (!rc && rk_cli_native_path(o->throughputs, &s->trace, path, sizeof(path)))
+		rc = rk_cli_prov_add(p, "throughputs", path);
+	if (!rc && o->coloc.sharing && o->coloc.path[0])
+		rc = rk_cli_prov_add(p, "interference", o->coloc.path);
+	const char *inf = o->loan.inference;
+	if (!rc && inf && strncmp(inf, "diurnal:", 8) && strcmp(inf, "diurnal")) /* as sim_loan.c */
+		rc = rk_cli_prov_add(p, "inference", inf);
+	return rc;
+}
+
 /* summary.json's and the report's "meta": every option with its effective value. */
 static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct rk_cli_policy *pols,
-                      int n_pols, int argc, char **argv)
+                      int n_pols, int argc, char **argv, uint64_t first, uint64_t last)
 {
+	/* The value each seed option took: "A-B" when --seeds varies it, else the one seed
+	 * (meta.workload_seed / policy_seed are the first run's, meta.repetitions every run's). */
+	int vary_w = o->seeds && !o->have_workload_seed, vary_p = o->seeds && !o->have_policy_seed;
 	rk_cli_meta_command(m, argc, argv);
 	rk_cli_meta_add(m, "trace", "%s", o->trace);
 	rk_cli_meta_add(m, "format", "%s", o->format);
@@ -442,8 +479,16 @@ static void fill_meta(struct rk_cli_meta *m, const struct opts *o, const struct 
 	rk_cli_meta_add(m, "first_start", "%s", o->first_start ? o->first_start : "free");
 	rk_cli_meta_add(m, "load", "%g", o->load > 0 ? o->load : 1.0);
 	rk_cli_meta_add(m, "poisson", "%s", o->poisson ? o->poisson : "");
-	rk_cli_meta_add(m, "workload_seed", "%llu", (unsigned long long)o->workload_seed);
-	rk_cli_meta_add(m, "policy_seed", "%llu", (unsigned long long)o->policy_seed);
+	if (vary_w)
+		rk_cli_meta_add(m, "workload_seed", "%llu-%llu", (unsigned long long)first,
+		                (unsigned long long)last);
+	else
+		rk_cli_meta_add(m, "workload_seed", "%llu", (unsigned long long)o->workload_seed);
+	if (vary_p)
+		rk_cli_meta_add(m, "policy_seed", "%llu-%llu", (unsigned long long)first,
+		                (unsigned long long)last);
+	else
+		rk_cli_meta_add(m, "policy_seed", "%llu", (unsigned long long)o->policy_seed);
 	rk_cli_meta_add(m, "seeds", "%s", o->seeds ? o->seeds : "");
 	rk_cli_meta_add(m, "normalize", "%s", o->normalize ? o->normalize : pols[0].name);
 	rk_cli_meta_add(m, "quota", "%s", o->quota ? o->quota : "");
@@ -499,8 +544,16 @@ int rk_cmd_sim(int argc, char **argv)
 			return RK_EXIT_USAGE;
 		}
 	}
-	/* Before the run: a typo in --out must not cost the whole simulation. */
-	if (o.out && rk_cli_out_prepare(o.out)) {
+	/* Before the run: a typo in --out (or in SOURCE_DATE_EPOCH) must not cost the whole
+	 * simulation. The report's clock is the start of the run. */
+	static struct rk_cli_prov prov;
+	int n_reps = o.seeds ? (int)(last - first + 1) : 1;
+	if (o.out && (rk_cli_out_prepare(o.out) || rk_cli_prov_init(&prov))) {
+		free(quotas);
+		return RK_EXIT_FAILURE;
+	}
+	if (o.out && rk_cli_prov_reps(&prov, n_reps)) {
+		fprintf(stderr, "rubick sim: out of memory\n");
 		free(quotas);
 		return RK_EXIT_FAILURE;
 	}
@@ -533,6 +586,13 @@ int rk_cmd_sim(int argc, char **argv)
 		say_run(0, last - first + 1, wseed, ctx.policy_seed);
 	if (!rc)
 		rc = run_once(&ctx, &o, s, &env, wseed);
+	if (!rc && o.out) {
+		prov.wseeds[0] = wseed;
+		prov.pseeds[0] = ctx.policy_seed;
+		struct rk_cli_prov_draws dr = {&s->trace, s->n_jobs,          o.poisson,
+		                               o.loan.elastic_share, o.loan.n_elastic, wseed};
+		rk_cli_prov_draws(&prov, &dr);
+	}
 	/* Repetitions: each seed's figures are kept, its jobs and samples are not. */
 	for (uint64_t k = 0; !rc && o.seeds && k <= last - first; k++) {
 		if (k > 0) {
@@ -540,6 +600,10 @@ int rk_cmd_sim(int argc, char **argv)
 			ctx.policy_seed = vary_p ? first + k : o.policy_seed;
 			uint64_t w = vary_w ? first + k : o.workload_seed;
 			say_run(k, last - first + 1, w, ctx.policy_seed);
+			if (o.out) {
+				prov.wseeds[k] = w;
+				prov.pseeds[k] = ctx.policy_seed;
+			}
 			rc = run_once(&ctx, &o, rep_s, &env, w);
 		}
 		const struct run_state *from = k ? rep_s : s;
@@ -555,7 +619,7 @@ int rk_cmd_sim(int argc, char **argv)
 		snprintf(oracle_text, sizeof(oracle_text), "%s",
 			 o.oracle ? o.oracle : "measured=" RK_DEFAULT_DATA_DIR "/measured/rubick");
 		static struct rk_cli_meta meta;
-		fill_meta(&meta, &o, pols, n_pols, argc, argv);
+		fill_meta(&meta, &o, pols, n_pols, argc, argv, first, last);
 		struct rk_report_meta rmeta = {
 		    .version = RK_VERSION,
 		    .command = meta.command,
@@ -565,6 +629,10 @@ int rk_cmd_sim(int argc, char **argv)
 		    .workload_seed = wseed,
 		    .policy_seed = vary_p ? first : o.policy_seed,
 		};
+		if (o.out) {
+			rc = prov_inputs(&prov, &o, s);
+			rk_cli_prov_meta(&prov, &rmeta);
+		}
 		struct rk_report rep = {
 		    .trace = o.trace,
 		    .jobs = s->n_jobs,
@@ -584,10 +652,12 @@ int rk_cmd_sim(int argc, char **argv)
 		                                   : "policy",
 		};
 		struct rk_error err;
-		rc = o.json ? rk_report_write_json(stdout, &rep, 0, &err)
-			    : rk_report_write_table(stdout, &rep, &err);
-		if (rc)
-			fprintf(stderr, "rubick sim: output: %s\n", err.msg);
+		if (!rc) {
+			rc = o.json ? rk_report_write_json(stdout, &rep, 0, &err)
+			            : rk_report_write_table(stdout, &rep, &err);
+			if (rc)
+				fprintf(stderr, "rubick sim: output: %s\n", err.msg);
+		}
 		rep.meta = &rmeta; /* stdout stays comparable across machines and paths */
 		/* Lookup provenance (per GPU type) goes to summary.json and report.html only,
 		 * so the stdout formats stay as scripts read them. */
@@ -605,5 +675,6 @@ int rk_cmd_sim(int argc, char **argv)
 	free(quotas);
 	rk_cli_coloc_fini(&o.coloc);
 	rk_cli_loan_fini(&o.loan);
+	rk_cli_prov_fini(&prov);
 	return rc ? RK_EXIT_FAILURE : RK_EXIT_OK;
 }

@@ -25,6 +25,8 @@ static void usage(FILE *out)
 		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
 		"common: [--url URL] [--token-file FILE] [--json]\n");
 	fprintf(out, "rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
+	fputs("exit 1 also when rubickd refuses the spec (the message names the field)\n" RK_EXIT_HELP,
+	      out);
 }
 
 /* Flags that become integer fields of the spec. */

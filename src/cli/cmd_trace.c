@@ -60,6 +60,7 @@ static void help(FILE *out)
 		"formats:\n", rk_cli_native_help);
 	for (const char *const *f = rk_trace_formats(); *f; f++)
 		fprintf(out, "  %-9s %s\n", *f, rk_trace_format_summary(*f));
+	fputs("\n" RK_EXIT_HELP, out);
 }
 
 static int usage_error(const char *flag, const char *what)

@@ -20,8 +20,8 @@ static const char usage_text[] =
     "  change a job's request (a running job is checkpointed and restarted on it;\n"
     "  --gpus N without --min-gpus/--max-gpus keeps it on exactly N GPUs)\n"
     "  PLAN: dp=D,tp=T,pp=P,mb=M,ga=G,gc=0|1,zero=Z,offload=0|1\n"
-    "  exit: 0 ok, 1 refused (the message names the field), 2 bad usage,\n"
-    "        3 daemon unreachable, 4 no such job (or not yours)\n";
+    "  exit 1 when rubickd refuses the change (the message names the field); a job\n"
+    "  that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP;
 
 int rk_cmd_update(int argc, char **argv)
 {

@@ -22,7 +22,7 @@ static void usage(FILE *out)
 		     "       bundled data/zoo) with its structure and global batch\n"
 		     "show   one model (by name or alias, e.g. llama7b, t5_3B) in the zoo format\n"
 		     "check  parse each FILE as one model; errors name FILE:LINE:COL\n"
-		     "Format and aliases: docs/zoo.md.\n");
+		     "Format and aliases: docs/zoo.md.\n\n" RK_EXIT_HELP);
 }
 
 static json_t *model_json(const struct rk_model *m)
@@ -97,6 +97,18 @@ int rk_cmd_zoo(int argc, char **argv)
 			fprintf(stderr, "rubick zoo check: no FILE given\n");
 			return RK_EXIT_USAGE;
 		}
+		/* Options first, before any file is read: a typo is a usage error, not a file. */
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				usage(stdout);
+				return RK_EXIT_OK;
+			}
+			if (argv[i][0] == '-' && argv[i][1]) {
+				fprintf(stderr, "rubick zoo check: unknown option '%s' (see --help; "
+				        "a FILE starting with '-' is ./-FILE)\n", argv[i]);
+				return RK_EXIT_USAGE;
+			}
+		}
 		return cmd_check(argc - 2, argv + 2);
 	}
 	if (strcmp(sub, "list") && strcmp(sub, "show")) {
@@ -106,7 +118,10 @@ int rk_cmd_zoo(int argc, char **argv)
 	const char *dir = NULL, *name = NULL;
 	int json = 0;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && !strcmp(sub, "list")) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return RK_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json") && !strcmp(sub, "list")) {
 			json = 1;
 		} else if (!strcmp(argv[i], "--zoo")) {
 			if (i + 1 >= argc) {

@@ -64,7 +64,7 @@ static void usage(FILE *out)
 		     "  1  failure: an input (trace, cluster, zoo, oracle, ...) is missing, unreadable,\n"
 		     "     malformed or empty, or the work or writing its outputs failed\n"
 		     "  2  usage: unknown option, missing or malformed value, unknown policy or\n"
-		     "     policy option, an empty item in a comma list\n"
+		     "     policy option, an empty item in a comma list, no usable token (HTTP 401)\n"
 		     "  3  rubickd unreachable or answered with a server error (daemon commands)\n"
 		     "  4  the named job, model or node does not exist\n");
 }

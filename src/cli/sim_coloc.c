@@ -104,16 +104,16 @@ int rk_cli_coloc_load(struct rk_cli_coloc *c, const char *cluster_arg, struct rk
 			fprintf(stderr, "rubick sim: --interference: ignored without --sharing on\n");
 		return 0;
 	}
-	char path[4096];
+	char *path = c->path;
 	const char *src = c->interference ? c->interference : "gavel";
 	if (!strcmp(src, "gavel"))
-		snprintf(path, sizeof(path), "%s/interference/gavel_simulation_throughputs.json",
+		snprintf(path, sizeof(c->path), "%s/interference/gavel_simulation_throughputs.json",
 			 RK_DEFAULT_DATA_DIR);
 	else if (!strcmp(src, "tacc"))
-		snprintf(path, sizeof(path), "%s/interference/shockwave_tacc_throughputs.json",
+		snprintf(path, sizeof(c->path), "%s/interference/shockwave_tacc_throughputs.json",
 			 RK_DEFAULT_DATA_DIR);
 	else
-		snprintf(path, sizeof(path), "%s", src);
+		snprintf(path, sizeof(c->path), "%s", src);
 	struct rk_error err;
 	char *text;
 	size_t len;

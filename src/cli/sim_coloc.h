@@ -18,6 +18,7 @@ struct rk_cli_coloc {
 	const char *interference; /* NULL = gavel */
 	double overhead_ms;
 	struct rk_xi_table xi;    /* loaded when sharing is on */
+	char path[4096];          /* the interference file read; "" = none */
 };
 
 /* The help lines of these options. */

@@ -95,6 +95,7 @@ int rk_cli_loan_load(struct rk_cli_loan *c, const struct rk_cluster *cl, struct 
 		j->max_gpus = 2 * j->req_gpus;
 		marked++;
 	}
+	c->n_elastic = marked;
 	if (c->elastic_share > 0)
 		fprintf(stderr, "rubick sim: --elastic-share %g: %d of %d job(s) elastic\n",
 			c->elastic_share, marked, n);

@@ -18,6 +18,7 @@ struct rk_cli_loan {
 	const char *inference;     /* NULL = no loaning */
 	double deadline_s;         /* --reclaim-deadline, default 600 s */
 	double elastic_share;      /* --elastic-share, default 0 */
+	int n_elastic;             /* jobs the last rk_cli_loan_load made elastic */
 	struct rk_load_series series;
 };
 

@@ -62,8 +62,7 @@ static void missing_types(const struct rk_cluster *cl, const struct rk_oracle *o
 	}
 }
 
-int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace *t,
-                       const struct rk_cluster *cl, struct rk_oracle *o)
+int rk_cli_native_path(const char *arg, const struct rk_trace *t, char *path, size_t cap)
 {
 	const char *src = arg ? arg : "auto";
 	if (!strcmp(src, "none"))
@@ -73,15 +72,23 @@ int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace 
 			return 0;
 		src = has_durations(t) ? "tacc" : "gavel";
 	}
-	char path[4096];
 	if (!strcmp(src, "gavel"))
-		snprintf(path, sizeof(path), "%s/interference/gavel_simulation_throughputs.json",
+		snprintf(path, cap, "%s/interference/gavel_simulation_throughputs.json",
 		         RK_DEFAULT_DATA_DIR);
 	else if (!strcmp(src, "tacc"))
-		snprintf(path, sizeof(path), "%s/interference/shockwave_tacc_throughputs.json",
+		snprintf(path, cap, "%s/interference/shockwave_tacc_throughputs.json",
 		         RK_DEFAULT_DATA_DIR);
 	else
-		snprintf(path, sizeof(path), "%s", src);
+		snprintf(path, cap, "%s", src);
+	return 1;
+}
+
+int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace *t,
+                       const struct rk_cluster *cl, struct rk_oracle *o)
+{
+	char path[4096];
+	if (!rk_cli_native_path(arg, t, path, sizeof(path)))
+		return 0;
 	struct rk_error err;
 	char *text;
 	size_t len;

@@ -39,6 +39,12 @@ int rk_cli_native_load(const char *prog, const char *arg, const struct rk_trace 
                        const struct rk_cluster *cl, struct rk_oracle *o);
 
 /*
+ * The file rk_cli_native_load reads for `arg` and `t`, into path (cap bytes):
+ * 1, or 0 when it reads none (none, or auto on a trace that is not Gavel's).
+ */
+int rk_cli_native_path(const char *arg, const struct rk_trace *t, char *path, size_t cap);
+
+/*
  * Gavel-type jobs (rk_oracle_gavel_knows) get their length in the file's
  * steps: the trace's run time over the reference type's time per step when it
  * gives one (Shockwave), else the trace's own steps (Gavel). Sets iters_total

@@ -58,7 +58,8 @@ void rk_cli_sim_help(FILE *f)
 	    "                      then MODEL=S overrides, e.g. 260,llama30=600\n"
 	    "  --seed N            shorthand for --workload-seed N --policy-seed N\n"
 	    "  --workload-seed N   what draws the workload: the trace's model mapping and\n"
-	    "                      duration draws, --elastic-share (default 0)\n"
+	    "                      duration draws, --poisson, --elastic-share (default 0;\n"
+	    "                      summary.json's meta.workload_seed_draws says which)\n"
 	    "  --policy-seed N     what the policies' randomness uses (default 0)\n"
 	    "  --seeds A-B         run every policy once per seed A..B (both seeds, except one\n"
 	    "                      pinned by --workload-seed/--policy-seed) and report mean and\n"
@@ -114,12 +115,12 @@ void rk_cli_sim_help(FILE *f)
 	        "named on this input (sjf-bsbf/sjf-ffs without --sharing on, antman on a trace\n"
 	        "without guaranteed jobs), a Sia/Pollux workload without --job-length sia-target.\n"
 	        "With --out, one line on stderr says where the files went.\n\n"
-	        "exit status: 0 success; 1 an input (trace, cluster, zoo, oracle, --inference,\n"
+	        "Here exit 1 means an input (trace, cluster, zoo, oracle, --inference,\n"
 	        "--throughputs; a --cluster or --inference spec is read as one) is missing,\n"
-	        "unreadable, malformed or has no job, or the run or its outputs failed; 2 bad\n"
+	        "unreadable, malformed or has no job, or the run or its outputs failed; 2 a bad\n"
 	        "command line (unknown option, bad value, unknown policy or policy option, empty\n"
 	        "item in --policy, --policy-options or --restart-cost). docs/sim.md, \"Exit\n"
-	        "codes\".\n");
+	        "codes\".\n" RK_EXIT_HELP);
 }
 
 /* Split a comma list in place: the next item, or NULL at the end. */

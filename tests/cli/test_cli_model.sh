@@ -28,7 +28,7 @@ check bad-env-key 2 "--env: unknown key 'speed'" -- model validate --traces "$T"
 check bad-env-form 2 "--env: 'net_gbps' is not key=value" -- model validate --traces "$T" --env net_gbps
 check bad-env-value 2 "--env: '0'" -- model validate --traces "$T" --env net_gbps=0
 check bad-env-range 2 "tp_eff" -- model validate --traces "$T" --env tp_eff=2
-check no-traces 1 "/nonexistent/placements: cannot open" -- model validate --traces /nonexistent
+check no-traces 1 "--traces: /nonexistent: No such file or directory" -- model validate --traces /nonexistent
 check unknown-model 4 "model 'nope' is not in the zoo" -- model validate --measured "$M" --profile "$P" --model nope
 check missing-measured 1 "$tmp/none.csv" -- model validate --measured "$tmp/none.csv" --profile "$P" --model bert
 printf 'exec_plan,placement,iter_time\nga,1x,1\n' >"$tmp/bad.csv"

@@ -57,7 +57,8 @@ check missing-trace 1 "--trace: $d/none.csv" -- \
 "$R" --help >"$out" 2>&1
 grep -q "^exit status" "$out" || fail "rubick --help has no exit status table"
 "$R" sim --help >"$out" 2>&1
-grep -q "^exit status: 0 success; 1 " "$out" || fail "rubick sim --help has no exit status"
+grep -q '^exit status (every command, `rubick --help`): 0 success, 1 ' "$out" ||
+	fail "rubick sim --help has no exit status"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "cli_sim_input: ok"

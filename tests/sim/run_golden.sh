@@ -12,6 +12,9 @@ cd "$case_dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 read -r -a args <args
+# summary.json and report.html carry the run's UTC time: pin it (reproducible-builds'
+# convention), so two runs a second apart give the same bytes.
+export SOURCE_DATE_EPOCH=1700000000
 run() { # OUTDIR (both runs write to one --out path, moved after: summary.json and
 	# report.html record the command line, which must not differ between them)
 	"$rubick" sim --trace trace.csv --oracle measured=oracle "${args[@]}" --no-timing --check \

@@ -349,17 +349,72 @@ static void seeds_table(FILE *f, const struct rk_report *r)
 	fputs("</table>\n", f);
 }
 
-/* The invocation: version, command line, every option and the seeds. */
+/*
+ * The invocation: version, command line, provenance (source, build, time,
+ * host, what the workload seed draws, every repetition's seeds, the inputs'
+ * sha256; docs/sim.md "Provenance") and every option.
+ */
 static void meta_block(FILE *f, const struct rk_report_meta *m)
 {
 	if (!m)
 		return;
 	fputs("<p>rubick ", f);
 	put_escaped(f, m->version);
-	fprintf(f, "; workload seed %llu, policy seed %llu</p>\n<pre>",
+	fprintf(f, "; workload seed %llu, policy seed %llu</p>\n",
 	        (unsigned long long)m->workload_seed, (unsigned long long)m->policy_seed);
+	if (m->source) {
+		fputs("<p>built from ", f);
+		if (m->commit && *m->commit) {
+			fputs("commit <code>", f);
+			put_escaped(f, m->commit);
+			fputs(m->dirty > 0 ? "</code> with uncommitted changes" : "</code>", f);
+		} else {
+			fputs("release ", f);
+			put_escaped(f, m->version);
+		}
+		fputs(" (", f);
+		put_escaped(f, m->build_type);
+		fputs(" build, sanitizers: ", f);
+		put_escaped(f, m->sanitize);
+		fputs("); run at ", f);
+		put_escaped(f, m->timestamp);
+		fputs(" on ", f);
+		put_escaped(f, m->host);
+		fputs("</p>\n", f);
+	}
+	if (m->workload_seed_draws) {
+		fputs("<p>The workload seed draws: ", f);
+		put_escaped(f, m->workload_seed_draws);
+		fputs(".</p>\n", f);
+	}
+	fputs("<pre>", f);
 	put_escaped(f, m->command);
-	fputs("</pre>\n<details><summary>every option</summary>\n<table>\n", f);
+	fputs("</pre>\n", f);
+	if (m->n_reps > 1) {
+		fputs("<details><summary>seeds of every run</summary>\n<table>\n<tr><th>run</th>"
+		      "<th>workload seed</th><th>policy seed</th></tr>\n", f);
+		for (int i = 0; i < m->n_reps; i++)
+			fprintf(f, "<tr><td>%d</td><td>%llu</td><td>%llu</td></tr>\n", i + 1,
+			        (unsigned long long)m->rep_workload_seeds[i],
+			        (unsigned long long)m->rep_policy_seeds[i]);
+		fputs("</table>\n</details>\n", f);
+	}
+	if (m->n_inputs > 0) {
+		fputs("<details><summary>inputs (sha256)</summary>\n<table>\n", f);
+		for (int i = 0; i < m->n_inputs; i++) {
+			const struct rk_report_input *x = &m->inputs[i];
+			const char *cell[] = {x->role, x->kind, x->path, x->sha256};
+			fputs("<tr>", f);
+			for (int c = 0; c < 4; c++) {
+				fputs(c ? "<td style=\"text-align:left\">" : "<td>", f);
+				put_escaped(f, cell[c]);
+				fputs("</td>", f);
+			}
+			fputs("</tr>\n", f);
+		}
+		fputs("</table>\n</details>\n", f);
+	}
+	fputs("<details><summary>every option</summary>\n<table>\n", f);
 	for (int i = 0; i < m->n_options; i++) {
 		fputs("<tr><td>", f);
 		put_escaped(f, m->option_keys[i]);

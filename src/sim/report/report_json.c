@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,67 @@ static void put_seeds(struct jb *b, json_t *o, const struct rk_report_seeds *sd)
 	put(b, o, "seeds", so);
 }
 
+/* An object of string pairs k0, v0, k1, v1, ..., NULL. */
+static json_t *str_object(struct jb *b, const char *k, ...)
+{
+	json_t *o = json_object();
+	if (!o) {
+		b->failed = 1;
+		return NULL;
+	}
+	va_list ap;
+	va_start(ap, k);
+	for (; k; k = va_arg(ap, const char *))
+		put_str(b, o, k, va_arg(ap, const char *));
+	va_end(ap);
+	return o;
+}
+
+/* The provenance part of "meta", each key only when recorded (docs/sim.md "Provenance"). */
+static void put_provenance(struct jb *b, json_t *mo, const struct rk_report_meta *m)
+{
+	if (m->source) {
+		json_t *so = str_object(b, "from", m->source, "commit", m->commit, NULL);
+		if (so)
+			put(b, so, "dirty", m->dirty < 0 ? json_null() : json_boolean(m->dirty));
+		put(b, mo, "source", so);
+	}
+	if (m->build_type)
+		put(b, mo, "build",
+		    str_object(b, "type", m->build_type, "sanitize", m->sanitize, NULL));
+	if (m->timestamp)
+		put_str(b, mo, "timestamp", m->timestamp);
+	if (m->host)
+		put_str(b, mo, "host", m->host);
+	if (m->n_reps > 0) {
+		json_t *reps = json_array();
+		for (int i = 0; reps && i < m->n_reps; i++) {
+			json_t *r = json_object();
+			if (!r || json_array_append_new(reps, r)) {
+				b->failed = 1;
+				break;
+			}
+			put(b, r, "run", json_integer(i + 1));
+			put(b, r, "workload_seed", json_integer((json_int_t)m->rep_workload_seeds[i]));
+			put(b, r, "policy_seed", json_integer((json_int_t)m->rep_policy_seeds[i]));
+		}
+		put(b, mo, "repetitions", reps);
+	}
+	if (m->workload_seed_draws)
+		put_str(b, mo, "workload_seed_draws", m->workload_seed_draws);
+	if (m->inputs) {
+		json_t *in = json_array();
+		for (int i = 0; in && i < m->n_inputs; i++) {
+			const struct rk_report_input *x = &m->inputs[i];
+			json_t *o = str_object(b, "role", x->role, "path", x->path, "kind", x->kind,
+			                       "sha256", x->sha256, NULL);
+			if (!o || json_array_append_new(in, o))
+				b->failed = 1;
+		}
+		put(b, mo, "inputs", in);
+	}
+}
+
 /* What produced the report (report.h struct rk_report_meta). */
 static void put_meta(struct jb *b, json_t *root, const struct rk_report_meta *m)
 {
@@ -101,6 +163,7 @@ static void put_meta(struct jb *b, json_t *root, const struct rk_report_meta *m)
 	put_str(b, mo, "command", m->command);
 	put(b, mo, "workload_seed", json_integer((json_int_t)m->workload_seed));
 	put(b, mo, "policy_seed", json_integer((json_int_t)m->policy_seed));
+	put_provenance(b, mo, m);
 	for (int i = 0; i < m->n_options; i++)
 		put_str(b, opts, m->option_keys[i], m->option_values[i]);
 	put(b, mo, "options", opts);

@@ -159,8 +159,13 @@ static void meta_record(void **state)
 	struct fx f;
 	fx_init(&f, 1);
 	const char *keys[] = {"trace", "policy_seed"}, *vals[] = {"t.csv", "7"};
-	struct rk_report_meta m = {
-	    "0.1.0", "rubick sim --trace t.csv --policy 'sia[p=0]'", keys, vals, 2, 3, 7};
+	struct rk_report_meta m = {.version = "0.1.0",
+	                           .command = "rubick sim --trace t.csv --policy 'sia[p=0]'",
+	                           .option_keys = keys,
+	                           .option_values = vals,
+	                           .n_options = 2,
+	                           .workload_seed = 3,
+	                           .policy_seed = 7};
 	f.r.meta = &m;
 	char *s = NULL;
 	struct rk_error err;
