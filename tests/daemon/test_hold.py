@@ -317,10 +317,66 @@ def requeue():
         d.stop()
 
 
+def flood():
+    """A tenant flooding hold/release is rate-limited (429 with Retry-After, naming the
+    tenant), the admin is not, and a job's events stay bounded: its first and its
+    newest, RKD_EVENTS_PER_JOB = 1000 in all."""
+    d = Daemon(cluster="1x4", extra=["--policy", "fifo"]).start()
+    try:
+        st, a = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 10 ** 8, "gpus": 4,
+                                            "command": "sleep 300"})
+        d.wait_state(a["id"], ["running"])
+        st, b = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 10 ** 8, "gpus": 2,
+                                            "command": "sleep 300"}, token=ALICE)
+        path = "/v1/jobs/%d/" % b["id"]
+        t0 = time.time()
+        codes = []
+        for i in range(200):
+            st, body = d.call("POST", path + ("hold" if i % 2 == 0 else "release"), token=ALICE)
+            codes.append(st)
+            if st == 429:
+                check("alice" in body["error"]["message"] and "retry" in body["error"]["message"],
+                      "the 429 names the tenant and says when: %s" % body)
+        dt = time.time() - t0
+        ok = len(codes) - codes.count(429)  # 409 too: a release after a refused hold
+        check(codes.count(429) > 0 and set(codes) <= {200, 409, 429},
+              "alice's flood meets 429s: %s" % sorted(set(codes)))
+        check(60 <= ok <= 60 + 5 * dt + 2,
+              "alice gets her burst of 60 and 5/s after it: %d of 200 in %.1f s" % (ok, dt))
+        import urllib.request
+        req = urllib.request.Request(d.url + path + "hold", data=b"", method="POST",
+                                     headers={"Authorization": "Bearer " + ALICE})
+        try:
+            urllib.request.urlopen(req, timeout=10)
+            check(False, "alice's next hold is 429 too")
+        except urllib.error.HTTPError as e:
+            check(e.code == 429 and e.headers.get("Retry-After") == "1",
+                  "429 carries Retry-After: 1: %s %s" % (e.code, e.headers.get("Retry-After")))
+        # the admin is not limited; 1,100 changes leave the job 1,000 events, the first kept
+        st, _ = d.call("POST", path + "release")  # whatever alice left: start released
+        st, ev = d.call("GET", path + "events")
+        first = ev["events"][0]
+        bad = 0
+        for i in range(1100):
+            st, _ = d.call("POST", path + ("hold" if i % 2 == 0 else "release"))
+            bad += st != 200
+        check(bad == 0, "the admin's 1,100 holds and releases all answered 200: %d not" % bad)
+        st, ev = d.call("GET", path + "events?limit=10000")
+        evs = ev["events"]
+        check(len(evs) == 1000, "events bounded at 1,000: %d" % len(evs))
+        check(evs and evs[0] == first, "the job's first event kept: %s, was %s" % (evs[:1], first))
+        check(evs and evs[-1]["kind"] == "release", "the newest kept: %s" % evs[-1:])
+        print("alice: %d of 200 hold/release in %.1f s answered, the rest 429; job events: %d"
+              % (ok, dt, len(evs)))
+    finally:
+        d.stop()
+
+
 def main():
     reasons()
     holds()
     requeue()
+    flood()
     print("%d failures" % len(failures))
     return 1 if failures else 0
 

@@ -28,6 +28,42 @@ static const char *caller_name(const struct rkd_caller *who)
 	return who->admin ? "admin" : who->tenant;
 }
 
+/*
+ * Whether the caller's tenant is over its hold/release/requeue rate
+ * (RKD_CHANGE_*); then m is the 429. Else one change is spent. Checked before
+ * the job is looked up, so the answer says nothing about the job.
+ */
+static int change_throttled(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
+{
+	if (m->who->admin)
+		return 0;
+	int t = -1;
+	for (int i = 0; i < s->n_tenants; i++)
+		if (!strcmp(s->tenants[i].name, m->who->tenant))
+			t = i;
+	if (t < 0 || !s->chg_budget)
+		return 0; /* a token names its tenant's section: not reached */
+	if (!s->chg_ms[t]) {
+		s->chg_budget[t] = RKD_CHANGE_BURST;
+		s->chg_ms[t] = now;
+	}
+	s->chg_budget[t] += (double)(now - s->chg_ms[t]) * RKD_CHANGE_PER_S / 1e3;
+	if (s->chg_budget[t] > RKD_CHANGE_BURST)
+		s->chg_budget[t] = RKD_CHANGE_BURST;
+	s->chg_ms[t] = now;
+	if (s->chg_budget[t] >= 1) {
+		s->chg_budget[t] -= 1;
+		return 0;
+	}
+	rkd_verr_set(&m->verr, RK_EUNAVAIL, "",
+		     "tenant %s asks for more than %d holds, releases and requeues a second "
+		     "(bursts of %d); retry after 1 s", m->who->tenant, RKD_CHANGE_PER_S,
+		     RKD_CHANGE_BURST);
+	m->status = 429;
+	m->retry_after_s = 1;
+	return 1;
+}
+
 /* Set or clear j's hold (by = "user", "admin" or ""), with its event. */
 static void hold_write(struct rkd_sched *s, struct sjob *j, const char *by, const char *kind,
                        const char *detail)
@@ -45,7 +81,8 @@ static void hold_write(struct rkd_sched *s, struct sjob *j, const char *by, cons
 
 void sched_on_hold(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
-	(void)now;
+	if (change_throttled(s, m, now))
+		return;
 	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
@@ -73,7 +110,8 @@ void sched_on_hold(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 
 void sched_on_release(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
-	(void)now;
+	if (change_throttled(s, m, now))
+		return;
 	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;
@@ -99,6 +137,8 @@ void sched_on_release(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 
 void sched_on_requeue(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
+	if (change_throttled(s, m, now))
+		return;
 	struct sjob *j = sched_job_for_change(s, m);
 	if (!j)
 		return;

@@ -283,6 +283,10 @@ int rkd_sched_create(struct rkd_sched **out, const struct rkd_sched_config *cfg,
 		else
 			memcpy(s->tenants, cfg->tenants, (size_t)cfg->n_tenants * sizeof(*s->tenants));
 		s->n_tenants = cfg->n_tenants;
+		s->chg_budget = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->chg_budget));
+		s->chg_ms = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->chg_ms));
+		if (!ret && (!s->chg_budget || !s->chg_ms))
+			ret = rk_error_set(err, RK_ENOMEM, "out of memory");
 		/* Both quotas as every round's input receives them (and the driver applies them). */
 		s->quotas = ret ? NULL : calloc((size_t)cfg->n_tenants, sizeof(*s->quotas));
 		if (!ret && !s->quotas)
@@ -375,6 +379,8 @@ void rkd_sched_destroy(struct rkd_sched *s)
 	free(s->gpu_base);
 	free(s->gpu_holders);
 	free(s->tenants);
+	free(s->chg_budget);
+	free(s->chg_ms);
 	free(s->quotas);
 	free(s->url);
 	free(s->db_path);

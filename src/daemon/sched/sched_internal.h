@@ -87,6 +87,15 @@ static inline int sched_launchable(const struct sjob *j)
  */
 #define RKD_REPORT_PER_S 10
 #define RKD_REPORT_BURST 20
+/*
+ * Holds, releases and requeues a tenant may ask for: RKD_CHANGE_BURST at once
+ * (a `rubick hold` of a few dozen jobs), then RKD_CHANGE_PER_S a second; beyond,
+ * 429 with Retry-After. Each one forces a full round and writes an event: a
+ * flood of them (8,614 in 25 s, measured) stalled the rounds and grew the
+ * database. The admin is not limited.
+ */
+#define RKD_CHANGE_PER_S 5
+#define RKD_CHANGE_BURST 60
 
 /* The sjob of a policy-side job pointer: core is sjob's first member. */
 #define SJOB_OF(job) ((struct sjob *)(job))
@@ -127,6 +136,9 @@ struct rkd_sched {
 	int round_interval_ms;
 	struct rkd_tenant_cfg *tenants;
 	int n_tenants;
+	/* hold/release/requeue rate per tenant (token bucket, sched_hold.c), tenants' order */
+	double *chg_budget;
+	int64_t *chg_ms;
 	struct rk_tenant_quota *quotas; /* tenants with a guaranteed_gpu_quota, for every round */
 	const struct rkd_idmap *ids;    /* who jobs run as (identity.h); NULL = rubickd's user */
 	unsigned char token_key[RKD_KEY_BYTES]; /* job tokens derive from it (secrets.h) */

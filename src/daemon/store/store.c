@@ -96,6 +96,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 	/* the oldest samples of a job beyond its newest RKD_SAMPLES_PER_JOB (?2) */
 	[ST_SAMPLE_TRIM] = "DELETE FROM samples WHERE job_id=?1 AND rowid <= (SELECT rowid FROM"
 			   " samples WHERE job_id=?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2)",
+	/* likewise the events of a job beyond its newest RKD_EVENTS_PER_JOB, but its first */
+	[ST_EVENT_TRIM] = "DELETE FROM events WHERE job_id=?1 AND id <= (SELECT id FROM events"
+			  " WHERE job_id=?1 ORDER BY id DESC LIMIT 1 OFFSET ?2) AND id > (SELECT"
+			  " MIN(id) FROM events WHERE job_id=?1)",
 };
 
 int store_db_error(struct rkd_store *s, struct rk_error *err, const char *what)

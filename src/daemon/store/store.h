@@ -174,7 +174,12 @@ int rkd_store_sample_add(struct rkd_store *s, int64_t job_id, int64_t t_ms, int 
 /* Number of samples of a job. */
 int rkd_store_sample_count(struct rkd_store *s, int64_t job_id);
 
-/* An event (state change, launch, exit, reconfiguration) for the audit log. */
+/*
+ * An event (state change, launch, exit, reconfiguration) for the audit log. A
+ * job keeps its first event and its newest ones, at most RKD_EVENTS_PER_JOB in
+ * all: each event beyond drops the oldest but the first.
+ */
+#define RKD_EVENTS_PER_JOB 1000
 int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const char *kind,
 			const char *detail, struct rk_error *err);
 

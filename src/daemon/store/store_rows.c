@@ -345,7 +345,13 @@ int rkd_store_event_add(struct rkd_store *s, int64_t t_ms, int64_t job_id, const
 	sqlite3_bind_int64(st, 2, job_id);
 	sqlite3_bind_text(st, 3, nz(kind), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, nz(detail), -1, SQLITE_STATIC);
-	return store_step_done(s, st, err, "recording event");
+	int ret = store_step_done(s, st, err, "recording event");
+	if (ret)
+		return ret;
+	st = s->st[ST_EVENT_TRIM]; /* bounded: a flood of changes cannot grow the file */
+	sqlite3_bind_int64(st, 1, job_id);
+	sqlite3_bind_int(st, 2, RKD_EVENTS_PER_JOB - 1);
+	return store_step_done(s, st, err, "dropping old events");
 }
 
 int rkd_store_tenant_set(struct rkd_store *s, const char *name, int gpu_quota,
