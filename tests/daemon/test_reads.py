@@ -29,6 +29,62 @@ def metrics(d, token):
         return e.code, e.read().decode()
 
 
+def listing_flood():
+    """16 threads of one tenant listing 1,500 jobs in a loop: beyond its 2 listings
+    running or waiting, it is told 429 with Retry-After, while the admin's and another
+    tenant's listings are all answered (the admin's on a lister of its own; its
+    latency is printed, the bound lives in bench/)."""
+    import threading
+    import time
+    d = Daemon(extra=["--sync", "normal"]).start()
+    try:
+        job = {"model": "bert", "iterations": 10 ** 8, "gpus": 1, "command": "sleep 300"}
+
+        def submit(k):
+            for i in range(k, 1500, 8):
+                d.call("POST", "/v1/jobs", dict(job, name="j%d" % i), token=BOB)
+        ts = [threading.Thread(target=submit, args=(k,)) for k in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        st, l = d.call("GET", "/v1/jobs?limit=10000", token=BOB)
+        check(st == 200 and l["count"] >= 1500, "bob's 1,500 jobs: %s %s" % (st, l.get("count")))
+        codes, stop = [], [False]
+
+        def flood():
+            while not stop[0]:
+                st, body = d.call("GET", "/v1/jobs?limit=10000", token=BOB)
+                codes.append(st)
+                if st == 429:
+                    check("bob" in body["error"]["message"], "the 429 names the tenant: %s" % body)
+        ts = [threading.Thread(target=flood) for _ in range(16)]
+        for t in ts:
+            t.start()
+        admin, other = [], []
+        end = time.time() + 4
+        while time.time() < end:  # bounded: 4 s of flood
+            t0 = time.time()
+            st, _ = d.call("GET", "/v1/jobs?limit=10000")
+            admin.append((st, time.time() - t0))
+            st, _ = d.call("GET", "/v1/jobs?limit=10000", token=ALICE)
+            other.append(st)
+        stop[0] = True
+        for t in ts:
+            t.join()
+        check(codes.count(429) > 0 and set(codes) <= {200, 429},
+              "bob's flood meets 429s: %d of %d (%s)" % (codes.count(429), len(codes), sorted(set(codes))))
+        check(codes.count(200) > 0, "bob is still served in her line: %d" % codes.count(200))
+        check(admin and all(st == 200 for st, _ in admin), "the admin's listings: %s" % sorted(set(a for a, _ in admin)))
+        check(other and all(st == 200 for st in other), "alice's listings: %s" % sorted(set(other)))
+        lat = sorted(dt for _, dt in admin)
+        print("16 threads of bob: %d listings served, %d told 429; admin listing of 1,500 jobs: "
+              "median %.3f s, worst %.3f s over %d" % (codes.count(200), codes.count(429),
+                                                     lat[len(lat) // 2], lat[-1], len(lat)))
+    finally:
+        d.stop()
+
+
 def main():
     d = Daemon().start()
     try:
@@ -86,6 +142,7 @@ def main():
         check(st == 401, "jobs still need a token with public metrics: %d" % st)
     finally:
         d.stop()
+    listing_flood()
     print("%d failures" % len(failures))
     return 1 if failures else 0
 
