@@ -28,6 +28,30 @@ for f in "$lab"/run/*.pid "$lab"/munge/munged.pid "$lab"/db/run/mariadbd.pid; do
 	p=$(cat "$f")
 	if alive "$p"; then echo "slurm-up.sh: $f: PID $p is alive; run slurm-down.sh $lab first" >&2; exit 1; fi
 done
+case $port in '' | *[!0-9]*) echo "slurm-up.sh: RK_SLURM_PORT=$port: not a port number" >&2; exit 2;; esac
+# Every port the lab binds, checked before anything starts: a daemon that finds its port
+# taken dies with "Address already in use" in a log, which never names the variable to change.
+taken=$(python3 - "$port" "$nodes" <<'PY'
+import socket, sys
+base, nodes = int(sys.argv[1]), int(sys.argv[2])
+ports = [base, base + 1, base + 2, base + 3] + [base + 100 + i for i in range(nodes)]
+for p in ports:
+    s = socket.socket()
+    # as the daemons bind: a port left in TIME_WAIT by the last lab is free to them
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("0.0.0.0", p))
+    except OSError:
+        print(p)
+    finally:
+        s.close()
+PY
+)
+if [ -n "$taken" ]; then
+	echo "slurm-up.sh: port(s) $(echo $taken | tr ' ' ',') already in use; the lab uses RK_SLURM_PORT=$port," \
+		"+1..+3 and +100..+$((99 + nodes)): pick a free base, e.g. RK_SLURM_PORT=$((port + 1000)) scripts/slurm-up.sh" >&2
+	exit 1
+fi
 dbd=${RK_SLURM_DBD:-0}
 if [ "$dbd" = 1 ]; then
 	for b in mariadbd mariadb-install-db mariadb slurmdbd sacct; do

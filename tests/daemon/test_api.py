@@ -100,6 +100,15 @@ def main():
         err_is(d.call("POST", "/v1/jobs", job, token=None), 401, "unauthorized", None)
         err_is(d.call("POST", "/v1/jobs", job, token="wrong-token-0123456789"), 401, "unauthorized", None)
         err_is(d.call("POST", "/v1/jobs", dict(job, tenant="bob"), token=ALICE), 403, "forbidden", "tenant")
+        # an unknown tenant is refused, even to the admin (a typo would escape its quotas), with
+        # or without an idempotency key; to a tenant the answer stays 403, never which names exist
+        for extra in ({}, {"idempotency_key": "k-typo"}):
+            st, body = d.call("POST", "/v1/jobs", dict(job, tenant="nosuchtenant", **extra))
+            err_is((st, body), 400, "invalid", "tenant")
+            check("nosuchtenant" in body["error"]["message"], "names the tenant: %s" % body)
+        err_is(d.call("POST", "/v1/jobs", dict(job, tenant="nosuchtenant"), token=ALICE), 403, "forbidden", "tenant")
+        st, listed = d.call("GET", "/v1/jobs?tenant=nosuchtenant")
+        check(st == 200 and listed["jobs"] == [], "nothing was created for it: %s" % listed)
         st, a = d.call("POST", "/v1/jobs", dict(job, name="alice1"), token=ALICE)
         check(st == 201 and a["tenant"] == "alice", "tenant submit: %s" % a)
         err_is(d.call("DELETE", "/v1/jobs/%d" % a["id"], token=BOB), 404, "not_found", "id")

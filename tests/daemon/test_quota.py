@@ -95,7 +95,7 @@ def main():
         elastic(policy)
     d = Daemon(cluster="1x8")
     with open(d.conf, "a") as f:
-        f.write("[tenant carol]\nguaranteed_gpu_quota = 4\n")
+        f.write("[tenant carol]\nguaranteed_gpu_quota = 4\n[tenant dave]\n")
     d.start()
     try:
         job = {"name": "g", "model": "bert", "iterations": 1000000, "gpus": 2,

@@ -268,18 +268,33 @@ void rkd_sched_submit(struct rkd_sched *s, struct rkd_msg *m)
 	char tenant[RK_TENANT_MAX];
 	snprintf(tenant, sizeof(tenant), "%s", sp->tenant[0] ? sp->tenant
 				       : who->admin ? "default" : who->tenant);
+	m->status = 0;
+	m->body = NULL;
+	/* First, so that a tenant learns nothing of which other tenants exist. */
+	if (!who->admin && strcmp(tenant, who->tenant)) {
+		sched_set_err(m, RK_EPERM, "tenant",
+			      "tenant: your token may only submit for its own tenant");
+		return;
+	}
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
+	/*
+	 * A tenant exists when the config names it ([tenant NAME]), or is "default". An
+	 * unknown name would otherwise make a tenant out of a typo: its jobs escape every
+	 * quota and Slurm default the intended tenant has, as sbatch --account refuses an
+	 * account Slurm does not know.
+	 */
+	if (!tc && strcmp(tenant, "default")) {
+		char msg[2 * RK_TENANT_MAX + 128];
+		snprintf(msg, sizeof(msg),
+			 "tenant: no tenant '%s' in rubickd's config (a [tenant %s] section); "
+			 "jobs without one are 'default'", tenant, tenant);
+		sched_set_err(m, RK_EINVAL, "tenant", msg);
+		return;
+	}
 	/* Keys and quotas are checked against the other jobs: the scheduler thread's state. */
 	if (sp->key[0] ||
 	    (tc && (tc->gpu_quota >= 0 || (sp->guaranteed && tc->guaranteed_gpu_quota >= 0)))) {
 		rkd_sched_call(s, m);
-		return;
-	}
-	m->status = 0;
-	m->body = NULL;
-	if (!who->admin && strcmp(tenant, who->tenant)) {
-		sched_set_err(m, RK_EPERM, "tenant",
-			      "tenant: your token may only submit for its own tenant");
 		return;
 	}
 	struct sjob *j;
