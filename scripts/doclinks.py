@@ -10,7 +10,7 @@ naming file:line, on
     note cited by section (`slurm.md §3`, where no `docs/` precedes it);
   - a relative markdown link `[text](path)` that resolves outside the
     repository root, or to a file or folder that does not exist;
-  - a path written as `docs/NAME.md` (or `docs/dev/...`, `docs/rubickd.8`) in
+  - a path written as `docs/NAME.md` (or `docs/dev/...`, a man page `docs/NAME.N`) in
     running text that does not exist;
   - a file under docs/ that docs/README.md (the index) does not link.
 Links with a scheme (https:, mailto:) and pure #anchors are not checked.
@@ -30,7 +30,7 @@ FORBIDDEN = [
 # The research note on Slurm (not docs/slurm.md) was cited by section: "slurm.md §3".
 RESEARCH_SLURM = re.compile(r"(?<![\w/])slurm\.md\s*§")
 MD_LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-DOCS_PATH = re.compile(r"(?<![\w./-])(docs/[\w./-]*\w\.(?:md|8))")
+DOCS_PATH = re.compile(r"(?<![\w./-])(docs/[\w./-]*\w\.(?:md|[1-8]))\b")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
