@@ -1,5 +1,5 @@
 /*
- * bench_aryl: one exact MCKP solve of Aryl phase 2 (algorithms.md §2.4) with
+ * bench_aryl: one exact MCKP solve of Aryl phase 2 (docs/references.md §2.4) with
  * 500 elastic jobs and 512 spare GPUs must take <= 50 ms (issue 5). Each job
  * may add up to its request again (max = 2 x request, docs/aryl.md), requests
  * drawn 1..16 GPUs like Philly's; values are concave JCT reductions. Median of

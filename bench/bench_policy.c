@@ -6,10 +6,10 @@
  *
  * Defaults: 1,000 active jobs on 128 nodes x 8 A800 (issue 4: one Sia round
  * at that size <= 200 ms). Jobs are drawn deterministically from the zoo
- * models with the Rubick traces' request sizes (algorithms.md §1.9) and the
+ * models with the Rubick traces' request sizes (docs/references.md §1.9) and the
  * users' plans (ZeRO-DP data parallel, or PP x TP 3D plans for the LLaMA
  * models at 8+ GPUs). Models without fitted parameters get the artifact's
- * fits of algorithms.md §1.4.2, so every throughput is predictable.
+ * fits of docs/references.md §1.4.2, so every throughput is predictable.
  *
  * Two snapshots: "cold" (every job pending, the first round) and "warm" (the
  * state after applying the cold round's decisions, a steady-state round).
@@ -39,7 +39,7 @@ struct fit_row {
 	struct rk_perf_params k;
 };
 
-/* algorithms.md §1.4.2 (artifact fits); GPT-2's k_off < 1 is clamped to the p-norm bound. */
+/* docs/references.md §1.4.2 (artifact fits); GPT-2's k_off < 1 is clamped to the p-norm bound. */
 static const struct fit_row fits[] = {
 	{"vit", {1.0, 13.547, 0.09786, 1e-8, 5.2013, 15.693, 21.647, 0}},
 	{"roberta", {1.7226, 1.2055, 1e-8, 2.2005, 15.737, 16.635, 32.953, 0}},

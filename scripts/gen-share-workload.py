@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A workload like SJF-BSBF's (IWQoS 2024, algorithms.md §3.5) from the shared Gavel data.
+"""A workload like SJF-BSBF's (IWQoS 2024, docs/references.md §3.5) from the shared Gavel data.
 
 Issue 15 asks for the paper's comparison against preemptive schedulers on "small models whose
 pairs fit one GPU, with Gavel's measured co-location throughputs". This derives such a workload,

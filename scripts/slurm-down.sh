@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stop the emulated cluster started by scripts/slurm-up.sh LAB, by PID only
-# (../shared/research/slurm.md §7): cancel jobs, `scontrol shutdown`, then the
+# (docs/slurm.md, "Slurm 22.05 facts", Teardown): cancel jobs, `scontrol shutdown`, then the
 # recorded PIDs, leftover slurmstepd trees of this LAB, slurmdbd and MariaDB
 # (RK_SLURM_DBD=1), and munged.
 #   usage: scripts/slurm-down.sh [LAB]

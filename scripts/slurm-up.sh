@@ -2,7 +2,7 @@
 # Start an emulated Slurm 22.05 cluster on this machine: NODES nodes x GPUS fake
 # GPUs, every daemon, file and socket under one private folder LAB (default
 # /tmp/rubick-slurm). Recipe and the reasons for every setting:
-# ../shared/research/slurm.md §2. Needs root (munged, mknod, SlurmUser=root).
+# docs/slurm.md, "Slurm 22.05 facts", Emulation. Needs root (munged, mknod, SlurmUser=root).
 #   usage: scripts/slurm-up.sh [LAB [NODES [GPUS]]]
 #   then:  export SLURM_CONF=LAB/etc/slurm.conf
 # With RK_SLURM_DBD=1 (and mariadb-server, slurmdbd installed) it also starts a
@@ -129,7 +129,7 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$lab/log/jobcomp.txt"
 fi
 cat >"$lab/etc/job_submit.lua" <<'LUA'
--- Every new job is held: rubickd places and releases it (slurm.md §4).
+-- Every new job is held: rubickd places and releases it (docs/slurm.md, "Slurm 22.05 facts").
 function slurm_job_submit(job_desc, part_list, submit_uid) job_desc.priority = 0; return slurm.SUCCESS end
 -- The hold of a user's own sbatch job is a user hold, which its owner could lift
 -- (scontrol release) and so start a job where rubick does not look (issue 13): only
@@ -201,7 +201,7 @@ ctld=$!
 for n in $(seq 1 "$nodes"); do
 	setsid slurmd -D -N "n$n" >"$lab/log/slurmd-n$n.out" 2>&1 </dev/null &
 done
-# Poll, never a fixed sleep: start-up took 0.6-2.4 s in slurm.md §3.
+# Poll, never a fixed sleep: start-up took 0.6-2.4 s in docs/slurm.md, "Slurm 22.05 facts".
 for _ in $(seq 1 300); do
 	# a controller that died (port taken) must not let sinfo answer from another cluster
 	if ! alive "$ctld"; then

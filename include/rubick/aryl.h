@@ -1,6 +1,6 @@
 /*
  * Aryl/Lyra capacity loaning and elastic scaling (issue 5, docs/aryl.md,
- * ../shared/research/algorithms.md §2): the plan an elastic job runs on any
+ * docs/references.md §2): the plan an elastic job runs on any
  * worker count, and the greedy reclaim of loaned inference servers (§2.3).
  * Pure functions over a scheduling snapshot; no I/O.
  */

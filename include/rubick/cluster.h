@@ -65,7 +65,7 @@ struct rk_alloc {
  *             [,pool=training|loaned]
  *
  * e.g. "8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100" (the Rubick testbed,
- * algorithms.md §1.9). SIZE takes a K, M, G or T suffix (binary units); a bare
+ * docs/references.md §1.9). SIZE takes a K, M, G or T suffix (binary units); a bare
  * number is MiB. Defaults scale the Rubick A800 testbed node (96 CPUs, 1600 GiB,
  * 400 GB/s NVLink, 100 GB/s RDMA for 8 GPUs) per GPU: TYPE "a800", cpus = 12 x
  * GPUS, mem = 200 GiB x GPUS, nvlink = 400, net = 100, pool = training, and
@@ -137,7 +137,7 @@ struct rk_placement;
 int rk_alloc_to_placement(const struct rk_alloc *a, struct rk_placement *out);
 /*
  * The same, counts sorted ascending: the canonical key of the Rubick measured
- * tables (placements.csv writes "233", "1124"; algorithms.md §6 D1 and §7).
+ * tables (placements.csv writes "233", "1124"; docs/references.md §6 D1 and §7).
  */
 int rk_alloc_to_placement_sorted(const struct rk_alloc *a, struct rk_placement *out);
 

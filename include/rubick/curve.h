@@ -1,5 +1,5 @@
 /*
- * Resource sensitivity curves (algorithms.md §1.6): for one job (model, global
+ * Resource sensitivity curves (docs/references.md §1.6): for one job (model, global
  * batch) and every resource point — GPUs 1..N on a consolidated placement, CPU
  * threads per GPU, inter-node bandwidth — the best feasible plan and its
  * predicted throughput, the minimal resources that reach the best throughput
@@ -39,7 +39,7 @@ struct rk_curve_opts {
  * Defaults for the A800 testbed of the Rubick traces: 1..64 GPUs, 8 per node,
  * CPU levels 1, 2, 4, 8 threads per GPU (the artifact's CPU axis where
  * ZeRO-Offload is sensitive), one bandwidth level = env->net_gbps, 80 GB GPUs
- * (81920 MiB) and 1600 GB of host memory per node (algorithms.md §1.9).
+ * (81920 MiB) and 1600 GB of host memory per node (docs/references.md §1.9).
  */
 void rk_curve_opts_default(const struct rk_perf_env *env, struct rk_curve_opts *o /* OUT */);
 

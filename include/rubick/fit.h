@@ -1,5 +1,5 @@
 /*
- * Fitting the performance model (algorithms.md §1.5): the 7 parameters of
+ * Fitting the performance model (docs/references.md §1.5): the 7 parameters of
  * struct rk_perf_params (plus the forward time and its fixed part) from a
  * handful of profiled or observed iterations, deterministically, under box
  * bounds; and the online variant: add an observed sample, refit warm-started.

@@ -4,7 +4,7 @@
  * tacc_throughputs.json share one layout,
  *   {gpu_type: {"(job_type, sf)": {"null": isolated steps/s,
  *                                  "(other_type, sf)": [tput_self, tput_other]}}}
- * and give xi = isolated / co-located throughput (algorithms.md §3.2, §6).
+ * and give xi = isolated / co-located throughput (docs/references.md §3.2, §6).
  * The library part (sharing.h) takes the parsed table.
  */
 #ifndef RUBICK_INTERFERENCE_H

@@ -1,7 +1,7 @@
 /*
  * Inference-load series (issue 5, docs/aryl.md): how many inference servers
  * inference needs over time; the rest of the inference cluster may be loaned
- * to training (Aryl/Lyra, algorithms.md §2.2). Piecewise constant: sample i
+ * to training (Aryl/Lyra, docs/references.md §2.2). Piecewise constant: sample i
  * holds from t_s[i] until t_s[i+1] (the last one forever).
  *
  * File format, one sample a line, '#' starts a comment, blank lines ignored,

@@ -4,7 +4,7 @@
  * objective, sparse rows with lower/upper bounds, solved by branch-and-cut
  * under a time, node and relative-gap limit, optionally from a start solution. It exists so that exactly
  * one file (src/policy/solvers/lp.c) includes a solver header (GLPK); no solver type
- * appears here. Used by the Sia baseline (algorithms.md §5.1).
+ * appears here. Used by the Sia baseline (docs/references.md §5.1).
  *
  * Typical use:
  *   struct rk_lp *lp;

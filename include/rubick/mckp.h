@@ -1,6 +1,6 @@
 /*
  * Exact multiple-choice knapsack (MCKP) by dynamic programming, the phase-2
- * allocation of Aryl/Lyra (../shared/research/algorithms.md §2.4): each item
+ * allocation of Aryl/Lyra (docs/references.md §2.4): each item
  * is an elastic job, its choices are "k extra workers" for k = 0..n_choices-1
  * with weight k and a value (the JCT reduction of adding k workers, restart
  * cost already subtracted); exactly one choice per item, total weight at most

@@ -1,6 +1,6 @@
 /*
  * Measured plan x placement tables: the Rubick artifact's `placements.csv`
- * (../shared/traces/rubick/placements/<model>/, algorithms.md §6 D1), the
+ * (`placements/<model>/`, docs/references.md §6 D1), the
  * ground truth the performance model is validated against and the simulator's
  * oracle reads. The parser takes a text buffer plus a name for messages; it
  * does no I/O.

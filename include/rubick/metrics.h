@@ -25,9 +25,9 @@
  *  - Reconfigurations per job = total restarts / jobs (every change of
  *    placement or plan that paid the restart cost, preemptions included).
  *  - Rejected jobs (a guaranteed submission over its tenant's quota,
- *    algorithms.md §1.7) never run: they are counted in `rejected` only, not
+ *    docs/references.md §1.7) never run: they are counted in `rejected` only, not
  *    in completed, unfinished, never_started or the queueing delay.
- *  - Guaranteed baseline (algorithms.md §1.7): a guaranteed job's throughput
+ *  - Guaranteed baseline (docs/references.md §1.7): a guaranteed job's throughput
  *    at its request (requested plan, requested GPUs, consolidated placement)
  *    by the simulator's oracle. While the job is RUNNING (not while pending or
  *    paying a restart) its throughput is the oracle's for its current plan
@@ -42,7 +42,7 @@
  *    started, rk_job_outcome.preemptions > 0) runs at no throughput until it
  *    resumes: that breaks its guarantee too, however fast it runs otherwise
  *    (AntMan never preempts a guaranteed job, Rubick only shrinks one while
- *    it keeps its baseline, algorithms.md §1.7). The below-baseline seconds
+ *    it keeps its baseline, docs/references.md §1.7). The below-baseline seconds
  *    cover running time only, so preempted guaranteed jobs are counted apart:
  *    sla_preempted. A guarantee is kept when the job never ran below its
  *    baseline and was never preempted. A restart it pays for a new plan or

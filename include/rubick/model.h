@@ -12,7 +12,7 @@
 #define RK_MODEL_NAME_MAX 32
 
 /*
- * The 7 fitted parameters of the performance model (algorithms.md §1.4,
+ * The 7 fitted parameters of the performance model (docs/references.md §1.4,
  * Rubick artifact pred_throughput.py). Dimensionless unless stated.
  */
 struct rk_perf_params {

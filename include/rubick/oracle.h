@@ -2,11 +2,11 @@
  * The simulator's throughput oracle: the ground truth a simulated job advances
  * with. Policies decide with the fitted model (perf.h); the simulator asks the
  * oracle how long one iteration of a job's plan really takes on its
- * allocation, as the Rubick artifact does (algorithms.md §7 "Throughput oracle
+ * allocation, as the Rubick artifact does (docs/references.md §7 "Throughput oracle
  * interface"). Two back-ends:
  *
  *  - measured: the Rubick A800 plan x placement tables (`placements.csv`,
- *    algorithms.md §6 D1) and the Sia/Pollux DP profiles (`placements-<gpu>.csv`,
+ *    docs/references.md §6 D1) and the Sia/Pollux DP profiles (`placements-<gpu>.csv`,
  *    `scalability-<gpu>.csv`, §6 D4/D6), with interpolation where a point is
  *    missing and, optionally, the analytic model as the last resort;
  *  - model: the analytic performance model alone (§1.4, rk_perf_predict).
@@ -257,7 +257,7 @@ void rk_oracle_stats_reset(struct rk_oracle *o);
 const char *rk_oracle_source_name(enum rk_oracle_source s);
 
 /*
- * The artifact family of a canonical plan (algorithms.md §1.2): tp or pp > 1
+ * The artifact family of a canonical plan (docs/references.md §1.2): tp or pp > 1
  * -> three digits PP,TP,DP ("244"; RK_ERANGE if a degree exceeds 9);
  * offload -> "zero-offload" ("zero-offload+gc" with checkpointing); zero 1-3 ->
  * "zero-dp"; checkpointing -> "gc"; otherwise (plain DP with or without

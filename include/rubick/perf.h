@@ -2,7 +2,7 @@
  * The performance model: predicted iteration time of one execution plan on one
  * placement, from the model's structure, its 7 fitted parameters
  * (struct rk_perf_params, model.h) and the cluster-level constants below
- * (../shared/research/algorithms.md §1.4). Pure arithmetic: no I/O, no state.
+ * (docs/references.md §1.4). Pure arithmetic: no I/O, no state.
  *
  * Units: times in ms, data volumes in MB (2^20 bytes), bandwidths in GB/s,
  * which the model treats as MB/ms (the artifact's convention, §1.4).

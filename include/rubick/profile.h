@@ -1,5 +1,5 @@
 /*
- * Profiling runs the performance model is fitted on (algorithms.md §1.5),
+ * Profiling runs the performance model is fitted on (docs/references.md §1.5),
  * read into fit samples (fit.h). Two formats, both parsed from text buffers
  * (no I/O in the library):
  *  - the Rubick artifact's pair perf_model_profile/<model>/config.csv +

@@ -1,6 +1,6 @@
 /*
  * Online refit of one job's performance model from the iterations it was
- * observed to run (algorithms.md §1.5 "online variant"). Shared by rubickd
+ * observed to run (docs/references.md §1.5 "online variant"). Shared by rubickd
  * (src/daemon/sched/refit.c: a progress report with a throughput is one sample) and
  * the simulator (src/sim/engine/engine_refit.c: the oracle's iteration time of the
  * configuration a job runs), so both follow the same sample rules:

@@ -1,6 +1,6 @@
 /*
  * Co-location models of issue 6 (library, no I/O):
- *  - GPU sharing of job pairs (SJF-BSBF, algorithms.md §3): the pairwise
+ *  - GPU sharing of job pairs (SJF-BSBF, docs/references.md §3): the pairwise
  *    share-now-or-wait test of §3.3, the sub-batch (gradient accumulation)
  *    choice that makes a pair fit one GPU's memory, and the interference
  *    table xi = isolated / co-located throughput with its fallback;
@@ -122,7 +122,7 @@ const struct rk_subbatch_set *rk_subbatch_cache_get(struct rk_subbatch_cache *c,
 						    const struct rk_plan *base,
 						    const struct rk_perf_env *env);
 
-/* ---- interference table (algorithms.md §3.2, §6) ------------------------------ */
+/* ---- interference table (docs/references.md §3.2, §6) ------------------------------ */
 
 #define RK_XI_TYPE_MAX 64
 #define RK_XI_GPU_MAX 24
@@ -342,14 +342,14 @@ struct rk_rar_job {
 /*
  * tau = Δ + 2(G-1)/G * m / b_in                       (n == 1, NVLink ring)
  *     = Δ + 2(G-1)/G * m * p / b_ex + (n-1) * overhead_s  (n >= 2)
- * with p >= 1 the contention degree (algorithms.md §4.2, reconstructed form).
+ * with p >= 1 the contention degree (docs/references.md §4.2, reconstructed form).
  * Bandwidths in GB/s. RK_EINVAL naming the bad input.
  */
 int rk_rar_iter_s(const struct rk_rar_job *j, int p, double b_in_gbps, double b_ex_gbps,
 		  double overhead_s, double *iter_s, struct rk_error *err);
 
 /*
- * SJF-BCO's node choice (algorithms.md §4.3 line 6, reconstructed;
+ * SJF-BCO's node choice (docs/references.md §4.3 line 6, reconstructed;
  * src/policy/sharing/coloc_place.c), shared by sjf-bco and rubick's option
  * placement=contention: `g` GPUs out of `cap_g[n]` usable GPUs on each of
  * `nn` nodes, where `k[n]` cross-node jobs already hold GPUs. One node when

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-/* Defaults of the papers' simulators (algorithms.md §1.9, §7). */
+/* Defaults of the papers' simulators (docs/references.md §1.9, §7). */
 #define RK_SIM_DEFAULT_INTERVAL_MS 60000       /* scheduling round: 60 s */
 #define RK_SIM_DEFAULT_RESTART_MS 260000       /* Rubick simulator's restart delay: 260 s */
 
@@ -95,7 +95,7 @@ struct rk_sim_config {
 	const struct rk_load_series *inference; /* borrowed; NULL = no loaning */
 	int64_t reclaim_deadline_ms;            /* >= 0 */
 	/*
-	 * Guaranteed-GPU quotas (algorithms.md §1.7; borrowed, n_quotas entries,
+	 * Guaranteed-GPU quotas (docs/references.md §1.7; borrowed, n_quotas entries,
 	 * tenants not listed have none). A guaranteed job arriving when its
 	 * tenant's active guaranteed jobs (arrived, not finished or rejected)
 	 * already request so many GPUs that its own request would exceed the

@@ -1,6 +1,6 @@
 /*
  * `rubick curve`: a model's resource sensitivity curve (curve.h,
- * algorithms.md §1.6): for each GPU count the best plan and its predicted
+ * docs/references.md §1.6): for each GPU count the best plan and its predicted
  * throughput, the minimal resources reaching it under the 1% rule, and the
  * slope.
  */

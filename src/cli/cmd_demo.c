@@ -48,7 +48,7 @@ int rk_cmd_demo(int argc, char **argv)
 	rk_curve_opts_default(&env, &o);
 	const int ci = o.n_cpus - 1;
 
-	printf("Sensitivity curves (algorithms.md §1.6): predicted samples/s at G GPUs on\n"
+	printf("Sensitivity curves (docs/references.md §1.6): predicted samples/s at G GPUs on\n"
 	       "80 GB A800s, %d per node, %d CPU threads per GPU; [n] = fewest GPUs reaching\n"
 	       "it within 1%%; '-' = no plan fits.\n\n",
 	       o.node_gpus, o.cpus_per_gpu[ci]);

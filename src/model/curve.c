@@ -1,5 +1,5 @@
 /*
- * Resource sensitivity curves (algorithms.md §1.6, the artifact's
+ * Resource sensitivity curves (docs/references.md §1.6, the artifact's
  * get_plan_with_fixed_res / gen_perf_curve): the best plan at every resource
  * point, then the "minimal-resource" smoothing — a point whose throughput one
  * unit less of a resource reaches within 1% takes that smaller point's plan and

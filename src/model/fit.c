@@ -1,5 +1,5 @@
 /*
- * Fitting the performance model (algorithms.md §1.5). The only file that
+ * Fitting the performance model (docs/references.md §1.5). The only file that
  * includes GSL. See fit.h for the method.
  */
 #include "rubick/fit.h"

@@ -668,7 +668,7 @@ int rk_launch_parse(const char *cmd, const struct rk_launch_opts *opts, struct r
 	if (!rc)
 		rc = get_int(&c, S_ITERS, 1, 2000000000L, &iters, err);
 	if (!rc && L.from_zoo && L.global_batch != L.model.global_batch && L.model.fwd_ms > 0)
-		/* Forward time grows with the samples per iteration (algorithms.md §1.4: T_f
+		/* Forward time grows with the samples per iteration (docs/references.md §1.4: T_f
 		 * is the forward time of the whole global batch). */
 		L.model.fwd_ms *= (double)L.global_batch / L.model.global_batch;
 	if (!rc) {

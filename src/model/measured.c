@@ -1,6 +1,6 @@
 /*
  * Reader of the Rubick artifact's measured plan x placement tables
- * (placements.csv, algorithms.md §6 D1). See measured.h for the layouts and
+ * (placements.csv, docs/references.md §6 D1). See measured.h for the layouts and
  * the traps it handles.
  */
 #include "rubick/measured.h"

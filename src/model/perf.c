@@ -1,6 +1,6 @@
 /*
  * The performance model: iteration time of a plan on a placement
- * (../shared/research/algorithms.md §1.4). The DP family follows §1.4.1 term
+ * (docs/references.md §1.4). The DP family follows §1.4.1 term
  * by term; where this file departs from the artifact it says why:
  *  - communication is priced on the placement (NVLink inside a node, the NICs
  *    of the busiest node across nodes) instead of one fixed bandwidth;

@@ -1,7 +1,7 @@
 /*
  * Execution plans: the canonical text form, its parser and printer, and the
  * invariants every engine relies on (plan.h). The global batch is invariant:
- * mb * ga * dp == B for every plan of a job (algorithms.md §1.1).
+ * mb * ga * dp == B for every plan of a job (docs/references.md §1.1).
  */
 #include "rubick/plan.h"
 

@@ -1,5 +1,5 @@
 /*
- * The Rubick artifact's plan names (traces/rubick/README.md, algorithms.md
+ * The Rubick artifact's plan names (traces/rubick/README.md, docs/references.md
  * §1.2) read into canonical plans, so the measured tables can be replayed.
  */
 #include "rubick/memory.h"

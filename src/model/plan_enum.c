@@ -1,5 +1,5 @@
 /*
- * The plan space of one job (algorithms.md §1.2): every DP-family and 3D plan
+ * The plan space of one job (docs/references.md §1.2): every DP-family and 3D plan
  * for a model, a global batch and a placement, filtered by the memory model.
  * Unlike the Rubick artifact, whose feasibility is a hand-measured table per
  * model (max_dp_atom_bsz, avail_placement), feasibility here comes from the

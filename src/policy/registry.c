@@ -1,6 +1,7 @@
 /*
  * The policy registry: a plain array of const vtables (like Linux scheduling
- * classes). To add a policy, declare its ops here and append it to the array.
+ * classes). To add a policy, declare its ops here and append it to the array
+ * (docs/dev/write-a-policy.md: the interface, the three files, a worked example).
  */
 #include "rubick/policy.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `rubick sim --quota` (algorithms.md §1.7): on a native trace with two
+# `rubick sim --quota` (docs/references.md §1.7): on a native trace with two
 # tenants, the guaranteed submissions over tenant a's quota are rejected at
 # arrival (jobs.csv says why, summary.json counts them), every other job
 # still completes, and bad quota texts are usage errors naming the flag.

@@ -1,4 +1,4 @@
-"""Guaranteed-GPU quotas of rubickd (algorithms.md §1.7, docs/api.md): a tenant's
+"""Guaranteed-GPU quotas of rubickd (docs/references.md §1.7, docs/api.md): a tenant's
 guaranteed_gpu_quota caps the GPUs its active guaranteed jobs request together; a
 guaranteed submission (or an update making a job guaranteed or bigger) over it gets
 403 naming the tenant, the quota, what is held and what is requested; best-effort jobs

@@ -3,7 +3,7 @@
 # docs/oracle.md "Sia's heterogeneous experiment"): Saturn workload-1 on 6x4 T4 + 2x8 A100
 # + 3x8 RTX 2080 Ti, 60 s rounds, Sia's profiles and validation targets. The peer's own
 # simulator gives Sia 2,942.8 s average JCT and 15.96 h makespan on it
-# (../shared/research/peer_results.md); ours must be within 15% of both, and every lookup
+# (docs/references.md §8); ours must be within 15% of both, and every lookup
 # must come from a profile measured on the node's own type (all three types have one:
 # nothing type-scaled, nothing failed).
 # usage: sia_hetero.sh RUBICK

@@ -99,7 +99,7 @@ def outside_job(d):
             j = d.wait_state(x, ["running"], timeout=30)
             check(all(s["node"] != taken for s in j["alloc"]), "placed on the outside job's node: %s" % j)
             sid_x = slurm_id(d, x, j["run"])
-            end = time.time() + 10  # release -> RUNNING is Slurm's 0.4-2.7 s (slurm.md §3)
+            end = time.time() + 10  # release -> RUNNING: 0.4-2.7 s (docs/slurm.md, Slurm facts)
             while time.time() < end and squeue(sid_x, "%T") != "RUNNING":
                 time.sleep(0.1)
             check(squeue(sid_x, "%T") == "RUNNING", "job %d shown running, Slurm: %s" % (x, squeue(sid_x, "%T %r")))

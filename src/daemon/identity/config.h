@@ -27,7 +27,7 @@ struct rkd_tenant_cfg {
 	int gpu_quota; /* -1 = unlimited: GPUs all of a tenant's active jobs may request */
 	/*
 	 * -1 = none: GPUs the tenant's active guaranteed jobs may request together
-	 * (algorithms.md §1.7); best-effort jobs do not count. Rounds get it in
+	 * (docs/references.md §1.7); best-effort jobs do not count. Rounds get it in
 	 * rk_sched_input.quotas.
 	 */
 	int guaranteed_gpu_quota;

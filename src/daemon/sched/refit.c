@@ -1,6 +1,6 @@
 /*
  * Online refit of a job's performance model from its own progress reports
- * (issue 8; algorithms.md §1.5 "online variant"): every report with a
+ * (issue 8; docs/references.md §1.5 "online variant"): every report with a
  * throughput is one observed iteration, iter_ms = global batch / throughput,
  * under the plan and placement the job runs with now. The sample joins the
  * job's set and the 7 parameters are refitted warm-started from the current

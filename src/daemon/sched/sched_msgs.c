@@ -23,7 +23,7 @@ static void set_json(struct rkd_msg *m, int status, json_t *o)
 }
 
 /*
- * Guaranteed-GPU quota (algorithms.md §1.7): whether `gpus` more GPUs for a
+ * Guaranteed-GPU quota (docs/references.md §1.7): whether `gpus` more GPUs for a
  * guaranteed job of `tenant` exceed its guaranteed_gpu_quota, counting the
  * requests of its other active guaranteed jobs (not `self`); best-effort
  * jobs never count. Fills `msg` with the reason when they do.

@@ -57,7 +57,7 @@ static const char *const migrations[] = {
 	"CREATE TABLE events(id INTEGER PRIMARY KEY AUTOINCREMENT, t_ms INTEGER NOT NULL,"
 	" job_id INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);"
 	"CREATE INDEX events_job ON events(job_id);",
-	/* 2: tenants' guaranteed-GPU quota (algorithms.md §1.7), -1 = none */
+	/* 2: tenants' guaranteed-GPU quota (docs/references.md §1.7), -1 = none */
 	"ALTER TABLE tenants ADD COLUMN guaranteed_gpu_quota INTEGER NOT NULL DEFAULT -1;",
 	/* 3: a job's online-refit state (refit.c), so that it survives a restart */
 	"CREATE TABLE job_fits(job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"

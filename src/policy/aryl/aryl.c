@@ -1,5 +1,5 @@
 /*
- * Aryl/Lyra (algorithms.md §2; docs/aryl.md): capacity loaning and
+ * Aryl/Lyra (docs/references.md §2; docs/aryl.md): capacity loaning and
  * elastic scaling.
  *
  *   phase 1 (§2.4 lines 1-4): pending jobs shortest remaining time first, each

@@ -1,5 +1,5 @@
 /*
- * Greedy reclaim of loaned inference servers (algorithms.md §2.3) and the
+ * Greedy reclaim of loaned inference servers (docs/references.md §2.3) and the
  * elastic plan helper. The reconstruction's PreemptCost(s) counts c_j for each
  * job on s that cannot be scaled in; we use both variants of c_j
  * lexicographically (first the count of preemptions, then the lost work), so

@@ -1,5 +1,5 @@
 /*
- * AntMan baseline (algorithms.md §5.3; Xiao et al., OSDI 2020, as ported by
+ * AntMan baseline (docs/references.md §5.3; Xiao et al., OSDI 2020, as ported by
  * the Rubick artifact: GPU-only, SLA jobs before the rest, no plan change).
  *
  * Two classes of job:

@@ -1,7 +1,7 @@
 /*
  * The classic baselines' common round (FIFO, SJF, SRTF, Tiresias): gang
  * scheduling of each job's requested GPUs with its requested plan on a
- * consolidated placement (algorithms.md §5.5: "gang allocation,
+ * consolidated placement (docs/references.md §5.5: "gang allocation,
  * consolidate-by-default placement"). By default a job that fits one node
  * waits for one node, and a larger one takes whole idle nodes plus one, as
  * the Tiresias and Muri simulators place (`--scheme=yarn`, Muri
@@ -14,7 +14,7 @@
  * event-driven simulators of Tiresias and Muri serve their FIFO queue [I]).
  *
  * Preemptive (SRTF, Tiresias 2D-LAS), the Tiresias simulator's rule [C:
- * adaptdl tiresias.py in the Sia artifact, algorithms.md §5.5], made
+ * adaptdl tiresias.py in the Sia artifact, docs/references.md §5.5], made
  * placement-aware:
  *  1. all active jobs in priority order; a job is *selected* when its GPUs fit
  *     in what the higher-priority selected jobs leave of the cluster;

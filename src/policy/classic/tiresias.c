@@ -1,5 +1,5 @@
 /*
- * Tiresias 2D-LAS (algorithms.md §5.5): priority by attained service (GPUs x
+ * Tiresias 2D-LAS (docs/references.md §5.5): priority by attained service (GPUs x
  * time held, rk_job.attained_gpu_s) discretised into two queues split at 16
  * GPU-hours as in the code the Sia artifact runs; FIFO by arrival inside a
  * queue; preemptive, gang, consolidated placement (yarn, as Tiresias' own
@@ -84,7 +84,7 @@ static int parse_positive(const char *v, double scale, double *out)
 
 /*
  * threshold_gpu_h=H (one split, GPU-hours) or queues_gpu_s=A:B:... (ascending
- * splits in GPU-seconds, e.g. Muri's dlas-gpu 3250:7200, peer_results.md).
+ * splits in GPU-seconds, e.g. Muri's dlas-gpu 3250:7200, docs/references.md §8).
  */
 static int tiresias_opt(void *ctx, const char *key, const char *v, struct rk_error *err)
 {

@@ -36,7 +36,7 @@ int rk_baseline_plan_scale(const struct rk_plan *req, int global_batch, int gpus
 /*
  * Predicted throughput (samples/s) of `job` running `plan` on `pl` with
  * `cpus_per_gpu` threads per GPU, from the job's fitted parameters
- * (rk_perf_predict, algorithms.md §1.4). Policies decide with this model, never
+ * (rk_perf_predict, docs/references.md §1.4). Policies decide with this model, never
  * with the simulator's oracle. Returns 0, or the perf model's error (then
  * *tput_sps = 0).
  */

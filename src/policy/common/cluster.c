@@ -17,7 +17,7 @@
 
 /*
  * Defaults scale the Rubick testbed node (8 x A800, 96 vCPUs, 1600 GB RAM,
- * 400 GB/s NVLink, 100 GB/s RDMA; algorithms.md §1.9) per GPU.
+ * 400 GB/s NVLink, 100 GB/s RDMA; docs/references.md §1.9) per GPU.
  */
 #define DEFAULT_CPUS_PER_GPU 12
 #define DEFAULT_MEM_MB_PER_GPU (200LL * 1024)

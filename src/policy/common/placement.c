@@ -1,6 +1,6 @@
 /*
  * Gang placement shared by every policy. A job goes on one node when one has
- * room (Tiresias' consolidate-by-default placement, algorithms.md §5.5; the
+ * room (Tiresias' consolidate-by-default placement, docs/references.md §5.5; the
  * Rubick artifact places 3D jobs tp GPUs per node, §1.3); when none has, the
  * request's mode decides (rk_place_mode: spread over the fewest nodes, wait
  * as yarn does, or fill the fullest nodes as Synergy does). CPUs and memory

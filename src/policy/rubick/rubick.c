@@ -1,5 +1,5 @@
 /*
- * The Rubick policy (algorithms.md §1.8.1; Zhang et al., MLSys 2025): joint
+ * The Rubick policy (docs/references.md §1.8.1; Zhang et al., MLSys 2025): joint
  * reconfiguration of each job's execution plan and resources, navigated by
  * sensitivity curves built from the fitted performance model (§1.6, never the
  * simulator's oracle), with guaranteed and best-effort jobs.

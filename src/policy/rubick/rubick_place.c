@@ -3,7 +3,7 @@
  * several nodes goes. Rubick's default (rk_place_gang, spread) fills the
  * nodes with the most usable GPUs and best-fits the remainder, blind to the
  * ring all-reduce jobs already crossing each node's NIC. This option takes
- * SJF-BCO's node choice instead (algorithms.md §4.3 line 6,
+ * SJF-BCO's node choice instead (docs/references.md §4.3 line 6,
  * rk_contention_choose, the code sjf-bco runs): the fewest nodes, at the
  * lowest contention level (cross-node jobs per node, §4.2 k_s) that allows
  * that many. Rubick keeps its own rule that a job spans no more nodes than

@@ -226,7 +226,7 @@ static inline double remaining_s(const struct rj *r, int g)
  * (restarts x the restart delay) is less than its run left at g: each
  * restart then costs it a small share of what it still runs (in the spirit
  * of Sia's restart factor, which discounts a job by the time its restarts
- * took out of its age, algorithms.md §5.1). Once it has spent as long
+ * took out of its age, docs/references.md §5.1). Once it has spent as long
  * restarting as it has left to run, it is protected. Measured in
  * docs/policies.md "Measured".
  */

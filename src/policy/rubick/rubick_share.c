@@ -7,7 +7,7 @@
  * nor GPUs the shrink phase could take (rubick.c steps 2-3), may start at its
  * start size on one node, on that node's free GPUs plus GPUs one running
  * best-effort job holds alone there, when sharing pays. The test is
- * SJF-BSBF's (docs/sharing.md, rk_group_evaluate; algorithms.md §3.3 and the
+ * SJF-BSBF's (docs/sharing.md, rk_group_evaluate; docs/references.md §3.3 and the
  * issue-15 generalisation): each partner's real remaining time (its time at
  * its GPUs on its curve x the factor it runs at now), its slowdown next to
  * the job, the job at the slowest pair's rate, the GPU-seconds the group

@@ -1,5 +1,5 @@
 /*
- * Rubick's shrink phase (rubick.c step 3, algorithms.md §1.8.1 lines 7-16):
+ * Rubick's shrink phase (rubick.c step 3, docs/references.md §1.8.1 lines 7-16):
  * for a pending job that free GPUs cannot start, the victims, sizes and nodes
  * that free room for it at the least loss of normalised throughput, and
  * applying that choice.
@@ -42,7 +42,7 @@ static int shrinkable(const struct round *R, const struct rj *v)
 
 /* May `v` lose GPUs to `self`? A guaranteed newcomer takes GPUs from
  * best-effort jobs whatever their restarts (AntMan preempts opportunistic
- * jobs for guaranteed ones, algorithms.md §5.3): the restart limit protects a
+ * jobs for guaranteed ones, docs/references.md §5.3): the restart limit protects a
  * best-effort job from other best-effort jobs, not from a guarantee. */
 static int shrinkable_for(const struct round *R, const struct rj *self, const struct rj *v)
 {

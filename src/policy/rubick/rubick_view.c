@@ -3,7 +3,7 @@
  * and their cache. A curve depends only on the model (structure and fitted
  * parameters), the global batch and the cluster's node shape, so jobs of the
  * same model share one, and it is rebuilt only when the model is refitted
- * (algorithms.md §7: "precompute once per (model, B) and refresh after each
+ * (docs/references.md §7: "precompute once per (model, B) and refresh after each
  * refit").
  */
 #include "policy/rubick/rubick_internal.h"

@@ -1,6 +1,6 @@
 /*
  * GPU-level bookkeeping of GPU sharing (sharing.h, docs/sharing.md): which
- * jobs hold each GPU (at most two, SJF-BSBF's rule, algorithms.md §3.2), the
+ * jobs hold each GPU (at most two, SJF-BSBF's rule, docs/references.md §3.2), the
  * memory rule for a shared GPU, and the validation that lets a driver accept
  * exactly this and nothing more.
  */

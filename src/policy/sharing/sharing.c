@@ -1,6 +1,6 @@
 /*
  * Co-location models (sharing.h): the SJF-BSBF pairwise test and sub-batch
- * choice (algorithms.md §3.3-§3.4), the interference table with its fallback
+ * choice (docs/references.md §3.3-§3.4), the interference table with its fallback
  * chain, and the SJF-BCO contention model (§4.2). Pure functions; the
  * simulator and the policies call them. docs/sharing.md has the derivations.
  */

@@ -1,5 +1,5 @@
 /*
- * Sia baseline (algorithms.md §5.1; Jayaram Subramanya et al., SOSP 2023,
+ * Sia baseline (docs/references.md §5.1; Jayaram Subramanya et al., SOSP 2023,
  * artifact sia-simulator/sia.py): every round, one binary ILP over
  * (job, configuration) pairs picks each job's GPU type and (nodes, GPUs)
  * configuration, then the configurations are mapped onto concrete nodes.

@@ -1,6 +1,6 @@
 /*
  * Sia baseline, part 2 (see sia.c): options, GPU types of the cluster and
- * Sia's configuration set (algorithms.md §5.1).
+ * Sia's configuration set (docs/references.md §5.1).
  */
 #include "policy/sia/sia_internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * SJF-BCO (algorithms.md §4.3: smallest job first with balanced contention
+ * SJF-BCO (docs/references.md §4.3: smallest job first with balanced contention
  * and overhead; Yu et al., MobiHoc 2022) and the placement baselines the
  * issue compares it with under the same order: first fit, best fit and a
  * seeded random placement. All gang-scheduled and preemption-free; a placed

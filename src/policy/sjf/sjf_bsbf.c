@@ -1,5 +1,5 @@
 /*
- * SJF-BSBF (algorithms.md §3.4: shortest job first with best sharing benefit
+ * SJF-BSBF (docs/references.md §3.4: shortest job first with best sharing benefit
  * first; Luo et al., IWQoS 2024) and its baseline SJF-FFS (§3.5: first-fit
  * sharing without the benefit test). Both preemption-free.
  *
@@ -351,7 +351,7 @@ out:
 const struct rk_policy_ops rk_policy_sjf_bsbf = {
 	.name = "sjf-bsbf",
 	.summary = "SJF-BSBF: SJF, shares GPUs with the running job of best sharing benefit "
-		   "(§3.3 test, sub-batching); no preemption; needs --sharing on",
+		   "(the paper's pair test, sub-batching); no preemption; needs --sharing on",
 	.create = bsbf_create,
 	.destroy = bsbf_destroy,
 	.schedule = bsbf_schedule,

@@ -425,7 +425,7 @@ int bsbf_start_shared(struct bsbf_state *st, struct round *r, int ai, struct rk_
 	 * exclusive time E_a, which is its time on one node; spread over the free
 	 * GPUs of one node and a partner's on another it would run slower than
 	 * predicted for its whole life (the authors' consolidated variant,
-	 * algorithms.md §3.4, tries one node first). The node: the one with room
+	 * docs/references.md §3.4, tries one node first). The node: the one with room
 	 * that has the most free GPUs (fewest shared), lowest id on ties.
 	 */
 	int only = -1;

@@ -1,5 +1,5 @@
 /*
- * Exact MCKP by dynamic programming (algorithms.md §2.4 lines 6-9):
+ * Exact MCKP by dynamic programming (docs/references.md §2.4 lines 6-9):
  *   V[i][g] = max_{k <= min(g, K_i)} V[i-1][g-k] + value(i, k),  V[0][g] = 0
  * V[0][g] = 0 for every g makes the capacity an upper bound ("at most F
  * spare GPUs"), not an exact fill. Two rolling rows of V; the argmax k of

@@ -1,5 +1,5 @@
 /*
- * Synergy-TUNE baseline (algorithms.md §5.2; Mohan et al., OSDI 2022,
+ * Synergy-TUNE baseline (docs/references.md §5.2; Mohan et al., OSDI 2022,
  * msr-fiddle/synergy opt_algo + schedulers): an outer policy (FIFO or SRTF)
  * decides which jobs run with their requested GPUs and plan (GPU-only, like
  * the other baselines, never re-planned); Synergy-TUNE decides how many CPU

@@ -11,7 +11,7 @@
  * from the instant it (re)started; its completion instant is fixed when its
  * rate is set (ceil to the next millisecond) and never recomputed, so the
  * result does not depend on how often the state is inspected.
- * Reconfiguration (algorithms.md §7 "Reconfiguration cost"): every change of
+ * Reconfiguration (docs/references.md §7 "Reconfiguration cost"): every change of
  * GPU placement or plan, and every resume after a preemption, holds the new
  * resources for the restart delay without progress. A job's first start is
  * free (its trace duration already includes start-up) unless

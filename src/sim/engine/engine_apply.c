@@ -2,7 +2,7 @@
  * Applying a round's decisions to the simulated jobs (engine.c's rounds and
  * engine_loan.c's reclaim rounds both do): every change priced with the
  * oracle before anything changes, then releases, then the new allocations
- * with their restart delays (algorithms.md §7 "Reconfiguration cost"); and
+ * with their restart delays (docs/references.md §7 "Reconfiguration cost"); and
  * the quotas that drop decisions first. Calls the job primitives
  * (engine_jobs.c), co-location (engine_coloc.c) and the SLA bookkeeping
  * (engine_sla.c); never the loop.

@@ -5,10 +5,10 @@
  *    slots per GPU (rk_decisions_validate: CPUs, memory and plans as usual)
  *    and then GPU by GPU (rk_gpu_share_resolve: at most two jobs per GPU,
  *    memory of both fits); a sharing job runs at base / xi, xi from the
- *    interference table (algorithms.md §3.2);
+ *    interference table (docs/references.md §3.2);
  *  - network contention: a job on n >= 2 nodes pays the §4.2 ring term for
  *    the p - 1 other cross-node jobs on its busiest NIC, plus a per-extra-node
- *    overhead (algorithms.md §4.2). The oracle's own price is the job alone
+ *    overhead (docs/references.md §4.2). The oracle's own price is the job alone
  *    on its NICs (p = 1), so only the contention is added here.
  * After every change of who holds what, every holding job's rate is
  * re-evaluated and the completion of a running job whose rate changed is

@@ -1,5 +1,5 @@
 /*
- * Capacity loaning in the simulator (docs/aryl.md; algorithms.md
+ * Capacity loaning in the simulator (docs/aryl.md; docs/references.md
  * §2.2-2.3). Nodes of pool RK_POOL_LOANED form the inference cluster. The
  * number of them that may be on loan at time t is
  *     avail(t) = n_inference - max { need(u) : t <= u <= t + deadline }

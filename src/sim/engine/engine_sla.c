@@ -1,5 +1,5 @@
 /*
- * Guaranteed jobs in the simulator (algorithms.md §1.7, metrics.h): each
+ * Guaranteed jobs in the simulator (docs/references.md §1.7, metrics.h): each
  * guaranteed job's performance baseline, the tenant quota check at
  * submission, and the time guaranteed jobs run below their baseline.
  *

@@ -2,7 +2,7 @@
  * Inference-load series: the file parser (line-numbered errors, no I/O) and
  * the seeded diurnal generator (docs/aryl.md). The diurnal shape is
  * our reconstruction: Aryl's ByteDance inference traces are proprietary
- * (algorithms.md §2.5); a raised cosine between a trough and a peak is the
+ * (docs/references.md §2.5); a raised cosine between a trough and a peak is the
  * usual first-order model of daily serving traffic.
  */
 #include "rubick/loadseries.h"

@@ -2,7 +2,7 @@
  * From trace records to simulator jobs: model from the zoo, global batch,
  * request, plan and length. The plan of an artifact trace ("zero-dp", "344")
  * is read on the consolidated placement the request gets on an empty cluster,
- * the placement the Rubick artifact measured it on (algorithms.md §1.3, §6 D1).
+ * the placement the Rubick artifact measured it on (docs/references.md §1.3, §6 D1).
  */
 #include "rubick/sim.h"
 

@@ -4,7 +4,7 @@
  * (oracle_sia.c), and the analytic model (perf.h, oracle_model.c) as the last
  * resort. The core of src/sim/oracle: it dispatches a lookup to its parts,
  * which never call back (the graph is in oracle_internal.h).
- * References: algorithms.md §6 D1 (tables), §7 "Throughput oracle interface",
+ * References: docs/references.md §6 D1 (tables), §7 "Throughput oracle interface",
  * §1.4 (the model), §1.2 (plan families).
  */
 #include "sim/oracle/oracle_internal.h"

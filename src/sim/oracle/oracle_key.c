@@ -1,6 +1,6 @@
 /*
  * The canonical forms the oracle's files key their tables and answers by:
- * a model's name, a placement's node order, a plan's family (algorithms.md
+ * a model's name, a placement's node order, a plan's family (docs/references.md
  * §1.2). A leaf: the dispatch (oracle.c) and its parts call it, it calls none
  * of them.
  */

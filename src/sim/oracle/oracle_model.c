@@ -1,5 +1,5 @@
 /*
- * The analytic model (perf.h, algorithms.md §1.4) as the oracle's last
+ * The analytic model (perf.h, docs/references.md §1.4) as the oracle's last
  * resort (rules 4-5 of oracle.h), on the reference GPU type. A leaf: the
  * dispatch (oracle.c), the Rubick tables (oracle_rubick.c) and the GPU-type
  * scaling (oracle_gpu.c) call it, it calls none of them.

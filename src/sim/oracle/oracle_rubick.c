@@ -1,6 +1,6 @@
 /*
  * Lookup rules 1-4 of oracle.h on one Rubick `placements.csv` table
- * (algorithms.md §6 D1: measured iteration time per plan family x placement
+ * (docs/references.md §6 D1: measured iteration time per plan family x placement
  * on the A800 testbed). Throughputs are compared as iterations per second;
  * the global batch is the same for every row of a table, so that is the
  * samples-per-second ratio as well. Where several rows tie, the answer is

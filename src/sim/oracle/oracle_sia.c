@@ -1,5 +1,5 @@
 /*
- * Sia/Pollux throughput profiles in the oracle (oracle.h; algorithms.md §6
+ * Sia/Pollux throughput profiles in the oracle (oracle.h; docs/references.md §6
  * D4/D6, §5.4). Each file gives measured step and sync times of plain data
  * parallelism per (placement or node/replica count, local batch). The lookup
  * follows the Pollux simulator's Application.get_throughput: the placement's

@@ -8,7 +8,7 @@
  * - num_gpu == 0 (CPU-only pods) are dropped and counted in n_no_gpu;
  * - gpus = num_gpu; gpu_milli (1..1000, thousandths of one GPU) is kept per GPU:
  *   a fractional pod asks for one whole GPU in whole-GPU policies and its share
- *   for GPU-sharing ones (SJF-BSBF, algorithms.md §3);
+ *   for GPU-sharing ones (SJF-BSBF, docs/references.md §3);
  * - cpus = ceil(cpu_milli / 1000); mem_mb = memory_mib (rubick's _mb is MiB);
  * - submit = creation_time (s); duration = deletion_time - scheduled_time when
  *   the pod was scheduled, else 0 (unknown: Pending pods never ran);

@@ -27,7 +27,7 @@ const char *const trace_default_models[] = {
  * Job-type families. A token of the source string (split at anything that is
  * not a letter or digit, lower-cased) that starts with one of `prefixes` puts
  * the job in the family; candidates are zoo models of the same kind of
- * network (Rubick's zoo, algorithms.md §1.3): vision -> vit, encoder NLP and
+ * network (Rubick's zoo, docs/references.md §1.3): vision -> vit, encoder NLP and
  * speech -> bert/roberta, seq2seq/translation -> t5, language models -> gpt2,
  * LLaMA -> llama7/llama30.
  */

@@ -1,5 +1,5 @@
 /*
- * Rubick workload CSV (traces/rubick/README.md; algorithms.md §1.3):
+ * Rubick workload CSV (traces/rubick/README.md; docs/references.md §1.3):
  * name,submission_time,duration,application,num_gpus,num_cpus,bandwidth,
  * exec_plan,steps,is_sla. Times in seconds; `application` is a zoo key;
  * `exec_plan` the user's plan in artifact form (ga, gc, zero-dp, zero-offload,

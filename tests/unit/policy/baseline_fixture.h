@@ -53,7 +53,7 @@ static inline void fx_init(struct fixture *f, int n_nodes)
 	f->cluster.n_nodes = n_nodes;
 	f->cluster.nodes = f->nodes;
 	rk_perf_env_a800(&f->env);
-	/* BERT-like row of algorithms.md §1.3/§1.4.2. */
+	/* BERT-like row of docs/references.md §1.3/§1.4.2. */
 	struct rk_model *m = &f->model;
 	snprintf(m->name, sizeof(m->name), "bert");
 	m->layers = 24;

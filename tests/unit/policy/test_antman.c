@@ -1,4 +1,4 @@
-/* AntMan baseline (algorithms.md §5.3) on hand-checked 2-node snapshots. */
+/* AntMan baseline (docs/references.md §5.3) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
 extern const struct rk_policy_ops rk_policy_antman;

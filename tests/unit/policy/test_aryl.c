@@ -1,5 +1,5 @@
 /*
- * Policy aryl (algorithms.md §2.4, docs/aryl.md) on hand-checked rounds:
+ * Policy aryl (docs/references.md §2.4, docs/aryl.md) on hand-checked rounds:
  * base demand on training servers and flexible workers on loaned ones, the
  * restart cost that stops a scale-out which does not pay, flexible workers
  * taken back for a waiting job, aryl-noloan ignoring loaned servers, options.

@@ -67,6 +67,12 @@ static void registry(void **state)
 		assert_non_null(p->schedule);
 	}
 	for (int i = 0; i < n; i++) {
+		/* Every registered policy, a new one included (docs/dev/write-a-policy.md). */
+		assert_non_null(all[i]->name);
+		assert_non_null(all[i]->summary);
+		assert_non_null(all[i]->create);
+		assert_non_null(all[i]->destroy);
+		assert_non_null(all[i]->schedule);
 		assert_ptr_equal(rk_policy_find(all[i]->name), all[i]);
 		for (int j = 0; j < i; j++)
 			assert_string_not_equal(all[i]->name, all[j]->name);

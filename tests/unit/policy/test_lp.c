@@ -93,7 +93,7 @@ static void start_and_node_limit(void **state)
 }
 
 /*
- * Sia-shaped instance (algorithms.md §5.1, p < 0 form): 3 jobs, configs of 1, 2
+ * Sia-shaped instance (docs/references.md §5.1, p < 0 form): 3 jobs, configs of 1, 2
  * and 4 GPUs, 4 GPUs in all, minimise sum x*(G^p - lambda). Costs chosen so the
  * optimum is job0:2, job1:1, job2:1 (cost -0.9-0.6-0.6 = -2.1) rather than
  * giving one job 4 GPUs (-1.2) or two jobs 2 GPUs (-1.8).

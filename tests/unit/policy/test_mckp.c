@@ -1,4 +1,4 @@
-/* The exact MCKP of Aryl phase 2 (algorithms.md §2.4): hand-checked cases and
+/* The exact MCKP of Aryl phase 2 (docs/references.md §2.4): hand-checked cases and
  * a brute-force cross-check on random small instances. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* The Rubick policy (algorithms.md §1.8.1) and its ablations on hand-built 2-node snapshots. */
+/* The Rubick policy (docs/references.md §1.8.1) and its ablations on hand-built 2-node snapshots. */
 #include "baseline_fixture.h"
 
 #include "policy/common/baseline.h"

@@ -1,4 +1,4 @@
-/* Sia baseline (algorithms.md §5.1) on hand-checked 2-node snapshots. */
+/* Sia baseline (docs/references.md §5.1) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
 #include "policy/common/baseline.h"

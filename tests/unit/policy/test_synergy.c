@@ -1,4 +1,4 @@
-/* Synergy-TUNE baseline (algorithms.md §5.2) on hand-checked 2-node snapshots. */
+/* Synergy-TUNE baseline (docs/references.md §5.2) on hand-checked 2-node snapshots. */
 #include "baseline_fixture.h"
 
 #include "policy/common/baseline.h"

@@ -186,7 +186,7 @@ static void cpu_threads_and_oom(void **state)
 	rk_oracle_destroy(o);
 }
 
-/* Fitted BERT parameters, algorithms.md §1.4.2 table. */
+/* Fitted BERT parameters, docs/references.md §1.4.2 table. */
 
 static void model_fallback(void **state)
 {

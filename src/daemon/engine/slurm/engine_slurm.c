@@ -3,7 +3,7 @@
  * cluster, through libslurm (with engine_slurm_state.c and
  * engine_slurm_runs.c, the only files that include slurm/slurm.h, through
  * engine_slurm_internal.h).
- * Facts and gotchas this follows: ../shared/research/slurm.md.
+ * Facts and gotchas this follows: docs/slurm.md ("Slurm 22.05 facts").
  *
  * One Slurm batch job per rubick job, reused across runs:
  *   launch  first run: submit held (priority 0, §4 "Hold every new job");
@@ -193,7 +193,7 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	    rkd_dir_ensure(cfg->state_dir, geteuid() == 0 ? 0711 : 0700, (uid_t)-1, (gid_t)-1))
 		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
 				    strerror(errno));
-	slurm_init(NULL); /* must come first; NULL reads $SLURM_CONF (slurm.md §5) */
+	slurm_init(NULL); /* first; NULL reads $SLURM_CONF (docs/slurm.md, "Slurm 22.05 facts") */
 	struct seng *e = calloc(1, sizeof(*e));
 	if (!e) {
 		slurm_fini();
@@ -367,7 +367,8 @@ static int place(uint32_t sid, const struct place *p, const char *plan, struct r
 	char tres_node[64] = "", tres_job[64] = "";
 	/*
 	 * Even shares: GPUs per node. Uneven: GPUs per job, which cons_tres
-	 * spreads over the listed nodes (slurm.md §4: --gpus=12 on 2 nodes gave 8+4).
+	 * spreads over the listed nodes (--gpus=12 on 2 nodes gave 8+4:
+	 * docs/slurm.md, "Slurm 22.05 facts").
 	 */
 	if (p->gpus_per_node)
 		snprintf(tres_node, sizeof(tres_node), "gres:gpu:%u", p->gpus_per_node);

@@ -175,7 +175,8 @@ static const char trap_part[] = "trap 'kill -USR1 $c 2>/dev/null' USR1\n"
  * and $! is its pid); the outer wrapper forwards the signals to it and kills
  * that whole group once it has ended: workers the command forked die with
  * their launcher even when the launcher is killed and they are reparented,
- * which proctrack/linuxproc would lose (issue 13; slurm.md: no cgroups here).
+ * which proctrack/linuxproc would lose (issue 13; no cgroups: scripts/slurm-up.sh sets
+ * ProctrackType=proctrack/linuxproc).
  */
 #define WAIT_LOOP(after)                                                                   \
 	"c=$!\n"                                                                           \

@@ -2,7 +2,7 @@
  * The Slurm engine's files and job script (engine_slurm_files.c), apart from
  * the libslurm calls in engine_slurm.c and engine_slurm_state.c: per-job
  * env.sh (the job's environment is frozen at Slurm submit,
- * ../shared/research/slurm.md gotcha 6), the batch script, run stamps. No
+ * docs/slurm.md ("Slurm 22.05 facts") gotcha 6), the batch script, run stamps. No
  * Slurm header here.
  */
 #ifndef RUBICKD_ENGINE_SLURM_FILES_H

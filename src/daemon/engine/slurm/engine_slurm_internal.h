@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* Exported by libslurm.so.38 but not declared in slurm.h (slurm.md §5). */
+/* Exported by libslurm.so.38 but not declared in slurm.h (docs/slurm.md, "Slurm 22.05 facts"). */
 extern char *slurm_job_state_string(uint32_t state);
 extern char *slurm_job_reason_string(enum job_state_reason reason);
 extern char *slurm_node_state_string(uint32_t state);

@@ -90,7 +90,7 @@ int rkd_sl_jobs_refresh(struct seng *e, int force)
 		e->jobs = m;
 		return 0;
 	}
-	/* 1900 = SLURM_NO_CHANGE_IN_DATA, with a NULL answer (slurm.md §5) */
+	/* 1900 = SLURM_NO_CHANGE_IN_DATA, with a NULL answer (docs/slurm.md, "Slurm 22.05 facts") */
 	return slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA ? 0 : -1;
 }
 

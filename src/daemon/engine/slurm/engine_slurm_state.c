@@ -4,7 +4,7 @@
  * poll (one slurm_load_jobs per call, a run ended or failed to start),
  * adopt (a restarted rubickd's runs, from their run-N/slurm_id), capacity
  * and node states, what foreign jobs hold, and describe (the partition
- * against the cluster spec). Facts and gotchas: ../shared/research/slurm.md.
+ * against the cluster spec). Facts and gotchas: docs/slurm.md ("Slurm 22.05 facts").
  */
 #define _GNU_SOURCE
 #include "daemon/engine/slurm/engine_slurm_internal.h"
