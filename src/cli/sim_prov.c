@@ -154,7 +154,10 @@ int rk_cli_sha256_dir(const char *dir, char hex[65], struct rk_error *err)
 /* RK_SOURCE_ID: "<40 hex>" or "<40 hex>-dirty" from git, else the release version. */
 static void source_id(struct rk_cli_prov *p)
 {
-	const char *id = RK_SOURCE_ID;
+	/* A buffer, not the literal: from a tarball it is "0.1.0", and reading id[40] of
+	 * that literal (never done: n < 40 there) is an -Warray-bounds error at -O0. */
+	char id[128];
+	snprintf(id, sizeof(id), "%s", RK_SOURCE_ID);
 	size_t n = strspn(id, "0123456789abcdef");
 	if (n == 40 && (!id[40] || !strcmp(id + 40, "-dirty"))) {
 		snprintf(p->source, sizeof(p->source), "git");
