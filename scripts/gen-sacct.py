@@ -19,7 +19,8 @@ adds N malformed rows (to exercise --skip-bad). The counts go to stderr as one J
 line (`--counts FILE` writes them to FILE), so a test can check what rubick reads.
 
 usage: gen-sacct.py PHILLY_CSV [--jobs N] [--start ROW] [--max-gpus G] [--seed S]
-                    [--bad N] [--counts FILE] > accounting.txt
+                    [--cpus-per-gpu C] [--mem-per-gpu GIB] [--bad N] [--counts FILE]
+                    > accounting.txt
 """
 import argparse
 import csv
@@ -59,12 +60,17 @@ def main():
     ap.add_argument("--jobs", type=int, default=3000, help="jobs (lines without steps)")
     ap.add_argument("--start", type=int, default=20000, help="first Philly row (by time)")
     ap.add_argument("--max-gpus", type=int, default=32, help="skip Philly jobs above this")
+    ap.add_argument("--cpus-per-gpu", type=int, default=2,
+                    help="CPUs a job asks per GPU (the emulated lab's nodes: 16 CPUs, 8 GPUs)")
+    ap.add_argument("--mem-per-gpu", type=int, default=7,
+                    help="GiB a job asks per GPU (the lab's nodes: 64000 MB for 8 GPUs)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bad", type=int, default=0, help="malformed rows to add")
     ap.add_argument("--counts", help="write the counts here as JSON (default: stderr)")
     a = ap.parse_args()
-    if a.jobs < 1 or a.start < 0 or a.max_gpus < 1 or a.bad < 0:
-        ap.error("--jobs, --max-gpus >= 1; --start, --bad >= 0")
+    if a.jobs < 1 or a.start < 0 or a.max_gpus < 1 or a.bad < 0 or a.cpus_per_gpu < 1 \
+            or a.mem_per_gpu < 1:
+        ap.error("--jobs, --max-gpus, --cpus-per-gpu, --mem-per-gpu >= 1; --start, --bad >= 0")
     rng = random.Random(a.seed)
     with open(a.philly, newline="") as f:
         rows = [r for r in csv.DictReader(f)]
@@ -93,8 +99,8 @@ def main():
                 else "cpu" if u < 0.12 else "ran")
         if kind == "cpu":
             gpus = 0
-        cpus = 4 * gpus if gpus else rng.choice([1, 2, 4, 8])
-        mem = 32 * gpus if gpus else 4 * cpus
+        cpus = a.cpus_per_gpu * gpus if gpus else rng.choice([1, 2, 4, 8])
+        mem = a.mem_per_gpu * gpus if gpus else 4 * cpus
         req = tres(gpus, cpus, mem)
         wait = rng.expovariate(1.0 / (120 + 60 * gpus))
         start = submit + dt.timedelta(seconds=round(wait))
