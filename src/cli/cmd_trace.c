@@ -323,7 +323,7 @@ static int summarise(const struct opts *o, const struct rk_trace *t, const struc
 	if (rk_trace_format_is_history(t->format)) {
 		double bb_h = 0, all_h = 0;
 		size_t bb = rk_trace_black_box(t, &bb_h, &all_h);
-		printf("black box  %zu of %zu jobs, %.1f%% of %.1f GPU-hours: no zoo model, their run "
+		printf("black box  %zu of %zu jobs, %.1f%% of %.2f GPU-hours: no zoo model, their run "
 		       "time at the request replayed through a stand-in (docs/replay.md)\n",
 		       bb, t->n, all_h > 0 ? 100.0 * bb_h / all_h : 0.0, all_h);
 	}

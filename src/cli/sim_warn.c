@@ -69,7 +69,7 @@ void rk_cli_sim_history_note(const struct rk_trace *t, const char *path, FILE *f
 		        "jobs\n", path, t->n_unfinished, t->n_unstarted, t->n_steps);
 	double bb_h = 0, all_h = 0;
 	size_t bb = rk_trace_black_box(t, &bb_h, &all_h);
-	fprintf(f, "rubick sim: %s: black boxes: %zu of %zu job(s), %.1f%% of %.1f GPU-hours at "
+	fprintf(f, "rubick sim: %s: black boxes: %zu of %zu job(s), %.1f%% of %.2f GPU-hours at "
 	        "the request (no zoo model: their run time replayed through a stand-in; "
 	        "docs/replay.md)\n", path, bb, t->n, all_h > 0 ? 100.0 * bb_h / all_h : 0.0, all_h);
 }
