@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Replaying a site's accounting (docs/replay.md) on a realistic file: 3,000 Philly
-# jobs as `sacct -P` prints them (scripts/gen-sacct.py, made here, not committed:
+# Replaying a site's accounting (docs/replay.md) on a realistic file: 1,000 Philly
+# jobs (3,200 rows) as `sacct -P` prints them (scripts/gen-sacct.py, made here, not committed:
 # steps, array tasks, pending, running, cancelled-before-start and CPU jobs, three
 # malformed rows), on a cluster read from `scontrol show nodes -o` output
 # (scripts/slurm-cluster.sh).
@@ -18,7 +18,7 @@ philly=${RK_SHARED_DIR:?}/traces/pollux-osdi21/philly.csv
 [ -r "$philly" ] || { echo "SKIP: $philly not here"; exit 77; }
 acct=$work/accounting.txt
 
-python3 "$src/scripts/gen-sacct.py" "$philly" --jobs 3000 --bad 3 --seed 1 \
+python3 "$src/scripts/gen-sacct.py" "$philly" --jobs 1000 --bad 3 --seed 1 \
 	--counts "$work/counts.json" >"$acct" || fail "gen-sacct.py: rc $?"
 want() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$work/counts.json" "$1"; }
 lines=$(($(wc -l <"$acct") - 1))
