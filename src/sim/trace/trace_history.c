@@ -147,6 +147,7 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 		return 0; /* counted in n_no_gpu */
 	/* The work it got at its request, whatever shape rubick gave it on the way. */
 	job->duration_s = gpu_h > 0 ? gpu_h * 3600.0 / job->gpus : elapsed;
+	job->duration_s = (double)trace_s_to_ms(job->duration_s) / 1000.0; /* ms, as every trace */
 	if (!(job->duration_s > 0))
 		return TRACE_ROW_UNSTARTED;
 	int g = 0;
