@@ -1,7 +1,8 @@
 /*
  * Trace readers: every public job trace the simulator replays (Rubick, Sia/Pollux,
  * Pollux philly.csv, Gavel/Shockwave, Muri, Synergy, Tiresias, Alibaba PAI 2023
- * and rubick's native CSV) parsed from a text buffer into one job record. The
+ * and rubick's native CSV) and a site's own history (Slurm's `sacct -P`,
+ * `rubick history --csv/--json`) parsed from a text buffer into one job record. The
  * format is auto-detected from the first line (the header, or the field layout
  * for header-less formats). Where a trace names no zoo model, a documented,
  * seeded mapping assigns one (docs/trace-format.md); the record says so.
@@ -61,6 +62,10 @@ struct rk_trace {
 	size_t n_skipped;               /* bad lines skipped (only with skip_bad) */
 	size_t n_filtered;              /* good lines dropped by the window / max_jobs options */
 	size_t n_no_gpu;                /* rows requesting no GPU (Alibaba CPU-only pods), dropped */
+	size_t n_steps;                 /* job steps (sacct 123.batch, 123.0) folded into their job */
+	size_t n_unfinished;            /* jobs pending or running when exported (no end), dropped */
+	size_t n_unstarted;             /* jobs that ended without running (cancelled before their
+					 * start, 0 s elapsed), dropped */
 	size_t n_mapped;                /* jobs whose model came from the seeded mapping */
 	size_t n_renamed;               /* jobs whose name repeated an earlier one: now "<name>~<line>" */
 	int n_reasons;                  /* entries used in `reasons` */
@@ -101,6 +106,19 @@ int rk_trace_parse(const char *text, size_t len, const char *filename, const cha
 
 /* Release what rk_trace_parse allocated; `t` becomes empty. NULL is allowed. */
 void rk_trace_fini(struct rk_trace *t);
+
+/*
+ * The black-box share of `t`: jobs whose trace names no zoo model
+ * (model_mapped; every sacct job, history jobs without one) run their run time
+ * at the request through a stand-in (docs/oracle.md, "Job length"). Returns
+ * how many; OUT: *gpu_h their GPU-hours at the request (run time x GPUs x GPU
+ * share), *total_gpu_h those of every job with a run time. Either may be NULL.
+ */
+size_t rk_trace_black_box(const struct rk_trace *t, double *gpu_h, double *total_gpu_h);
+
+/* 1 if format `name` is a site's own history (sacct, history): replays that report
+ * their black-box share (docs/replay.md). */
+int rk_trace_format_is_history(const char *name);
 
 /* The format names, NULL-terminated, in detection order ("rubick", "sia", ...). */
 const char *const *rk_trace_formats(void);

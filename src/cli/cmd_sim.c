@@ -404,6 +404,7 @@ static int run_once(struct run_ctx *c, struct opts *o, struct run_state *s, stru
 		    .sia_target = o->job_length && !strcmp(o->job_length, "sia-target"),
 		};
 		rk_cli_sim_warn(&w, stderr);
+		rk_cli_sim_history_note(&s->trace, o->trace, stderr);
 		c->warned = 1;
 	}
 	if (!rc)
@@ -620,6 +621,14 @@ int rk_cmd_sim(int argc, char **argv)
 			 o.oracle ? o.oracle : "measured=" RK_DEFAULT_DATA_DIR "/measured/rubick");
 		static struct rk_cli_meta meta;
 		fill_meta(&meta, &o, pols, n_pols, argc, argv, first, last);
+		if (rk_trace_format_is_history(s->trace.format)) { /* docs/replay.md */
+			double bb_h = 0, all_h = 0;
+			size_t bb = rk_trace_black_box(&s->trace, &bb_h, &all_h);
+			rk_cli_meta_add(&meta, "black_box_jobs", "%zu", bb);
+			rk_cli_meta_add(&meta, "trace_jobs", "%zu", s->trace.n);
+			rk_cli_meta_add(&meta, "black_box_gpu_hours", "%.3f", bb_h);
+			rk_cli_meta_add(&meta, "trace_gpu_hours", "%.3f", all_h);
+		}
 		struct rk_report_meta rmeta = {
 		    .version = RK_VERSION,
 		    .command = meta.command,

@@ -256,6 +256,13 @@ static int print_json(const struct opts *o, const struct rk_trace *t,
 	json_object_set_new(root, "filtered", json_integer((json_int_t)t->n_filtered));
 	json_object_set_new(root, "mapped", json_integer((json_int_t)t->n_mapped));
 	json_object_set_new(root, "renamed", json_integer((json_int_t)t->n_renamed));
+	json_object_set_new(root, "steps", json_integer((json_int_t)t->n_steps));
+	json_object_set_new(root, "unfinished", json_integer((json_int_t)t->n_unfinished));
+	json_object_set_new(root, "unstarted", json_integer((json_int_t)t->n_unstarted));
+	double bb_h = 0, all_h = 0;
+	size_t bb = rk_trace_black_box(t, &bb_h, &all_h);
+	json_object_set_new(root, "black_box_jobs", json_integer((json_int_t)bb));
+	json_object_set_new(root, "black_box_gpu_hours", json_real(bb_h));
 	json_object_set_new(root, "seed", json_integer((json_int_t)o->seed));
 	json_object_set_new(root, "span_s",
 			    json_real(t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0.0));
@@ -310,6 +317,17 @@ static int summarise(const struct opts *o, const struct rk_trace *t, const struc
 	       t->n, t->n_lines, t->n_skipped, t->n_no_gpu, t->n_filtered, t->n_renamed);
 	for (int r = 0; r < t->n_reasons; r++)
 		printf("  skipped: %s\n", t->reasons[r]);
+	if (t->n_steps || t->n_unfinished || t->n_unstarted)
+		printf("not jobs   %zu unfinished (pending or running when exported), %zu never ran, "
+		       "%zu job steps folded into their jobs\n",
+		       t->n_unfinished, t->n_unstarted, t->n_steps);
+	if (rk_trace_format_is_history(t->format)) {
+		double bb_h = 0, all_h = 0;
+		size_t bb = rk_trace_black_box(t, &bb_h, &all_h);
+		printf("black box  %zu of %zu jobs, %.1f%% of %.2f GPU-hours: no zoo model, their run "
+		       "time at the request replayed through a stand-in (docs/replay.md)\n",
+		       bb, t->n, all_h > 0 ? 100.0 * bb_h / all_h : 0.0, all_h);
+	}
 	printf("span       %.3f s of arrivals\n", t->n ? t->jobs[t->n - 1].submit_ms / 1000.0 : 0);
 	printf("durations  %zu of %zu jobs (%zu estimated), %.1f GPU-hours\n", with_duration, t->n,
 	       estimated, gpu_hours);

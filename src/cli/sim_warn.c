@@ -58,3 +58,18 @@ int rk_cli_sim_warn(const struct rk_cli_sim_warn_in *in, FILE *f)
 	}
 	return said;
 }
+
+void rk_cli_sim_history_note(const struct rk_trace *t, const char *path, FILE *f)
+{
+	if (!rk_trace_format_is_history(t->format))
+		return;
+	if (t->n_steps || t->n_unfinished || t->n_unstarted)
+		fprintf(f, "rubick sim: %s: not replayed: %zu unfinished job(s) (pending or running "
+		        "when exported), %zu that never ran; %zu job step(s) folded into their "
+		        "jobs\n", path, t->n_unfinished, t->n_unstarted, t->n_steps);
+	double bb_h = 0, all_h = 0;
+	size_t bb = rk_trace_black_box(t, &bb_h, &all_h);
+	fprintf(f, "rubick sim: %s: black boxes: %zu of %zu job(s), %.1f%% of %.2f GPU-hours at "
+	        "the request (no zoo model: their run time replayed through a stand-in; "
+	        "docs/replay.md)\n", path, bb, t->n, all_h > 0 ? 100.0 * bb_h / all_h : 0.0, all_h);
+}

@@ -31,4 +31,11 @@ struct rk_cli_sim_warn_in {
 /* Print every warning that applies to `f`, one line each. Returns how many. */
 int rk_cli_sim_warn(const struct rk_cli_sim_warn_in *in, FILE *f);
 
+/*
+ * A site's own history (rk_trace_format_is_history: sacct, history): the lines
+ * that are no job (steps folded, unfinished, never ran) and the black-box
+ * share (docs/replay.md), one line each on `f`. Nothing for other formats.
+ */
+void rk_cli_sim_history_note(const struct rk_trace *t, const char *path, FILE *f);
+
 #endif

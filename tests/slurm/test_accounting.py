@@ -12,7 +12,12 @@ where mariadb-server or slurmdbd is not installed):
   rubick" in its Comment;
 - a submission's own slurm_account and slurm_qos are the job's account and QOS in Slurm
   (squeue; the account in sacct too).
+- the cluster's own history, exported with `sacct -a -P` after those jobs ran, replays
+  under fifo, sjf and rubick on the nodes `scripts/slurm-cluster.sh` reads from scontrol
+  (docs/replay.md): the jobs that ran, read apart from sacct's rows, are the trace's,
+  every one a black box, all completed.
 The figures printed are the sacct lines (the table in docs/slurm.md)."""
+import json
 import os
 import subprocess
 import sys
@@ -152,6 +157,58 @@ def options(d):
     check(rows and rows[-1]["Account"] == "physics", rows)
 
 
+REPLAY_FIELDS = ("JobID,JobName,User,Account,Partition,Submit,Start,End,Elapsed,State,ExitCode,"
+                 "AllocTRES,ReqTRES")
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+RUBICK = os.path.join(os.environ.get("RK_BUILD_DIR", os.path.join(ROOT, "build")), "src", "cli", "rubick")
+
+
+def replay(d):
+    lab = os.environ["RK_SLURM_LAB"]
+    acct, cluster = os.path.join(lab, "accounting.txt"), os.path.join(lab, "cluster.txt")
+    # slurmdbd learns of job ends asynchronously: wait until the 5 jobs have ended there
+    end = time.time() + 30
+    while True:
+        out = subprocess.run(["sacct", "-a", "-P", "-S", "now-1days", "-o", REPLAY_FIELDS],
+                             capture_output=True, text=True, timeout=30)
+        jobs = [l.split("|") for l in out.stdout.splitlines()[1:] if "." not in l.split("|")[0]]
+        if (len(jobs) >= 5 and all(j[9] not in ("RUNNING", "PENDING") for j in jobs)) or time.time() > end:
+            break
+        time.sleep(0.5)
+    check(out.returncode == 0, "sacct -a -P: %s" % out.stderr)
+    with open(acct, "w") as f:
+        f.write(out.stdout)
+    print("sacct -a -P:\n" + out.stdout)
+    rows = [l.split("|") for l in out.stdout.splitlines()]
+    col = {n: i for i, n in enumerate(rows[0])}
+    ran = [r for r in rows[1:] if "." not in r[col["JobID"]] and r[col["End"]] not in ("Unknown", "")
+           and r[col["Start"]] not in ("Unknown", "None") and "gres/gpu=" in r[col["AllocTRES"]]
+           and r[col["Elapsed"]] != "00:00:00"]
+    steps = sum("." in r[col["JobID"]] for r in rows[1:])
+    # this test's cancelled and signalled jobs end within sacct's second: they never ran
+    unstarted = sum("." not in r[col["JobID"]] and (r[col["Start"]] in ("Unknown", "None") or
+                                                   r[col["Elapsed"]] == "00:00:00") for r in rows[1:])
+    c = subprocess.run(["bash", os.path.join(ROOT, "scripts", "slurm-cluster.sh")], capture_output=True,
+                       text=True, timeout=30)
+    check(c.returncode == 0 and "4x8:a800,cpus=16,mem=64000" in c.stdout, "slurm-cluster.sh: %s %s" % (c.stdout, c.stderr))
+    with open(cluster, "w") as f:
+        f.write(c.stdout)
+    t = subprocess.run([RUBICK, "trace", acct, "--json"], capture_output=True, text=True, timeout=30)
+    check(t.returncode == 0, "rubick trace: %s" % t.stderr)
+    tj = json.loads(t.stdout)
+    print("replay: sacct has %d jobs that ran, %d steps; rubick trace: %s" % (len(ran), steps, t.stdout.replace("\n", " ")[:400]))
+    check(tj["format"] == "sacct" and tj["jobs"] == len(ran) and tj["steps"] == steps and
+          tj["unstarted"] == unstarted and tj["black_box_jobs"] == len(ran) and len(ran) >= 1 and
+          len(ran) + unstarted == 5, "the trace is sacct's 5 jobs: %s" % tj)
+    s = subprocess.run([RUBICK, "sim", "--trace", acct, "--cluster", cluster, "--policy", "fifo,sjf,rubick",
+                        "--no-timing"], capture_output=True, text=True, timeout=120)
+    print(s.stdout, s.stderr)
+    n = len(ran)
+    done = [l.split()[0] for l in s.stdout.splitlines() if " %d/%d " % (n, n) in l]
+    check(s.returncode == 0 and done == ["fifo", "sjf", "rubick"] and
+          "black boxes: %d of %d job(s), 100.0%%" % (n, n) in s.stderr, "the replay: %s %s" % (s.stdout, s.stderr))
+
+
 def main():
     r = subprocess.run(["sacct", "-n", "-X", "-j", "1"], capture_output=True, text=True, timeout=15)
     if r.returncode != 0:
@@ -169,6 +226,8 @@ def main():
         print("scancel and rubick's cancel ok")
         options(d)
         print("a submission's account and QOS in Slurm ok")
+        replay(d)
+        print("the cluster's own sacct history replayed ok")
         print("measured accounting test: %.1f s" % (time.time() - t0))
         return 0
     finally:

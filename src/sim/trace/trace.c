@@ -19,6 +19,7 @@ static const struct trace_reader *const readers[] = {
 	&rk_trace_reader_rubick,  &rk_trace_reader_sia,	    &rk_trace_reader_philly,
 	&rk_trace_reader_gavel,	  &rk_trace_reader_muri,    &rk_trace_reader_synergy,
 	&rk_trace_reader_tiresias, &rk_trace_reader_alibaba, &rk_trace_reader_native,
+	&rk_trace_reader_sacct,   &rk_trace_reader_history,
 };
 #define N_READERS (sizeof(readers) / sizeof(readers[0]))
 
@@ -30,14 +31,15 @@ static const struct trace_reader *const readers[] = {
 static const struct trace_reader *const detect_order[] = {
 	&rk_trace_reader_rubick, &rk_trace_reader_sia,	   &rk_trace_reader_philly,
 	&rk_trace_reader_muri,	 &rk_trace_reader_tiresias, &rk_trace_reader_alibaba,
-	&rk_trace_reader_native, &rk_trace_reader_gavel,    &rk_trace_reader_synergy,
+	&rk_trace_reader_native, &rk_trace_reader_sacct,    &rk_trace_reader_history,
+	&rk_trace_reader_gavel,  &rk_trace_reader_synergy,
 };
 
 const char *const *rk_trace_formats(void)
 {
 	static const char *const names[] = {
 		"rubick", "sia", "philly", "gavel", "muri", "synergy", "tiresias", "alibaba",
-		"native", NULL,
+		"native", "sacct", "history", NULL,
 	};
 	return names;
 }
@@ -55,6 +57,32 @@ struct rk_trace_options rk_trace_options_default(void)
 	struct rk_trace_options o;
 	memset(&o, 0, sizeof(o));
 	return o;
+}
+
+size_t rk_trace_black_box(const struct rk_trace *t, double *gpu_h, double *total_gpu_h)
+{
+	size_t n = 0;
+	double bb = 0, all = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct rk_trace_job *j = &t->jobs[i];
+		double h = j->duration_s > 0 ? j->duration_s * j->gpus * (j->gpu_milli / 1000.0) / 3600.0
+					     : 0;
+		all += h;
+		if (j->model_mapped) {
+			n++;
+			bb += h;
+		}
+	}
+	if (gpu_h)
+		*gpu_h = bb;
+	if (total_gpu_h)
+		*total_gpu_h = all;
+	return n;
+}
+
+int rk_trace_format_is_history(const char *name)
+{
+	return name && (!strcmp(name, "sacct") || !strcmp(name, "history"));
 }
 
 void rk_trace_fini(struct rk_trace *t)
@@ -300,11 +328,23 @@ static int take_row(struct trace_ctx *ctx, const struct trace_reader *rd, const 
 	int rc = trace_split(line, n, rd->sep, lineno, &row);
 	if (rc < 0)
 		return trace_split_fail(ctx, lineno, rc);
+	if (ctx->src && (size_t)lineno < ctx->n_src) {
+		/* A line rendered from a document: point at the job's place in the document. */
+		row.line = ctx->src[lineno].line;
+		for (int i = 0; i < row.n; i++)
+			row.f[i].col = ctx->src[lineno].col;
+	}
 	if (ctx->n_header && row.n != ctx->n_header)
 		return trace_fail(ctx, &row, -1, RK_EINVAL, "line has %d fields, the header has %d",
 				  row.n, ctx->n_header);
 	if ((rc = rd->row(ctx, &row, job)) < 0)
 		return rc;
+	if (rc > 0) { /* a good line that is no job: counted, never silent */
+		t->n_steps += rc == TRACE_ROW_STEP;
+		t->n_unfinished += rc == TRACE_ROW_UNFINISHED;
+		t->n_unstarted += rc == TRACE_ROW_UNSTARTED;
+		return 0;
+	}
 	if (job->gpus == 0) {
 		t->n_no_gpu++; /* Alibaba CPU-only pods: nothing for a GPU scheduler */
 		return 0;
@@ -411,6 +451,8 @@ static int parse_lines(const char *text, size_t len, struct trace_ctx *ctx,
 			}
 			if (rd->has_header) {
 				rc = trace_header_map(ctx, rd, &row);
+				if (rc == 0 && rd->begin)
+					rc = rd->begin(ctx, &row);
 				if (rc < 0)
 					goto out;
 				continue;
@@ -439,6 +481,51 @@ out:
 	return rc;
 }
 
+/*
+ * The whole-document reader for `text`, or NULL: a document starts with '{'
+ * (after blanks), and only a reader with a doc() reads one (`history` for
+ * `rubick history --json`).
+ */
+static const struct trace_reader *doc_reader(const char *text, size_t len,
+					     const struct trace_reader *forced)
+{
+	size_t i = 0;
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+		i++;
+	if (i >= len || text[i] != '{')
+		return NULL;
+	if (forced)
+		return forced->doc ? forced : NULL;
+	for (size_t k = 0; k < N_READERS; k++)
+		if (readers[k]->doc)
+			return readers[k];
+	return NULL;
+}
+
+/* A document rendered as lines by its reader, then read as those lines. */
+static int parse_doc(const char *text, size_t len, struct trace_ctx *ctx,
+		     const struct trace_reader *rd, struct rk_trace *t)
+{
+	char *lines = NULL;
+	size_t n = 0;
+	struct trace_pos *src = NULL;
+	int rc = rd->doc(ctx, text, len, &lines, &n, &src);
+	if (rc < 0)
+		return rc;
+	size_t n_src = 1; /* src[0] unused: lines count from 1 */
+	for (size_t i = 0; i < n; i++)
+		n_src += lines[i] == '\n';
+	ctx->src = src;
+	ctx->n_src = n_src;
+	rc = parse_lines(lines, n, ctx, rd, t);
+	ctx->src = NULL;
+	free(lines);
+	free(src);
+	return rc;
+}
+
 int rk_trace_parse(const char *text, size_t len, const char *filename, const char *format,
 		   const struct rk_trace_options *opt, struct rk_trace *out, struct rk_error *err)
 {
@@ -461,7 +548,8 @@ int rk_trace_parse(const char *text, size_t len, const char *filename, const cha
 		if (!forced)
 			return rk_error_set(err, RK_ENOTFOUND,
 					    "--format: unknown trace format '%s' (known: rubick, sia, "
-					    "philly, gavel, muri, synergy, tiresias, alibaba, native)",
+					    "philly, gavel, muri, synergy, tiresias, alibaba, native, "
+					    "sacct, history)",
 					    format);
 	}
 	struct rk_error local;
@@ -482,7 +570,9 @@ int rk_trace_parse(const char *text, size_t len, const char *filename, const cha
 		zoo_names[opt->zoo->n_models] = NULL;
 		ctx.models = zoo_names;
 	}
-	int rc = parse_lines(text ? text : "", len, &ctx, forced, out);
+	int rc = doc_reader(text, len, forced)
+			 ? parse_doc(text, len, &ctx, doc_reader(text, len, forced), out)
+			 : parse_lines(text ? text : "", len, &ctx, forced, out);
 	free(zoo_names);
 	if (rc < 0) {
 		rk_trace_fini(out);

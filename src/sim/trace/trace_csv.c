@@ -286,3 +286,109 @@ int trace_split_fail(struct trace_ctx *ctx, int lineno, int rc)
 			    "followed by the separator)",
 			    ctx->filename, lineno);
 }
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-compatible
+ * low-level date algorithms", days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* Read exactly `n` digits at *p into *v. */
+static int digits(const char **p, const char *end, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++, (*p)++) {
+		if (*p >= end || **p < '0' || **p > '9')
+			return 0;
+		*v = *v * 10 + (**p - '0');
+	}
+	return 1;
+}
+
+int trace_parse_datetime(const struct trace_field *f, int64_t *out_s)
+{
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	const char *p = f->p, *end = f->p + f->len;
+	if (end > p && end[-1] == 'Z')
+		end--; /* `rubick history` writes UTC with a Z */
+	int y, mo, d, h, mi, s;
+	if (!digits(&p, end, 4, &y) || p >= end || *p++ != '-' || !digits(&p, end, 2, &mo) ||
+	    p >= end || *p++ != '-' || !digits(&p, end, 2, &d) || p >= end ||
+	    (*p != ' ' && *p != 'T'))
+		return 0;
+	p++;
+	if (!digits(&p, end, 2, &h) || p >= end || *p++ != ':' || !digits(&p, end, 2, &mi) ||
+	    p >= end || *p++ != ':' || !digits(&p, end, 2, &s) || p != end)
+		return 0;
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) ||
+	    h > 23 || mi > 59 || s > 60)
+		return 0;
+	*out_s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+	return 1;
+}
+
+int trace_parse_hms(const struct trace_field *f, double *out_s)
+{
+	const char *p = f->p, *end = f->p + f->len;
+	int64_t days = 0, part[3];
+	int n = 0, has_days = 0;
+	const char *dash = memchr(p, '-', f->len);
+	if (dash) {
+		if (dash == p || dash - p > 6)
+			return 0;
+		for (; p < dash; p++) {
+			if (*p < '0' || *p > '9')
+				return 0;
+			days = days * 10 + (*p - '0');
+		}
+		p++;
+		has_days = 1;
+	}
+	double frac = 0;
+	for (;;) {
+		const char *q = p;
+		int64_t v = 0;
+		while (q < end && *q >= '0' && *q <= '9' && q - p < 9)
+			v = v * 10 + (*q++ - '0');
+		if (q == p || n == 3)
+			return 0;
+		part[n++] = v;
+		if (q < end && *q == '.') { /* MM:SS.mmm: sacct's short steps */
+			double scale = 0.1;
+			for (q++; q < end && *q >= '0' && *q <= '9'; q++, scale /= 10)
+				frac += (*q - '0') * scale;
+			if (q != end)
+				return 0;
+		}
+		if (q == end)
+			break;
+		if (*q != ':')
+			return 0;
+		p = q + 1;
+	}
+	/* [D-]HH:MM:SS or MM:SS[.mmm]: minutes and seconds below 60 */
+	if (n < 2 || (has_days && n != 3) || part[n - 1] > 59 || (n == 3 && part[1] > 59))
+		return 0;
+	int64_t s = n == 3 ? part[0] * 3600 + part[1] * 60 + part[2] : part[0] * 60 + part[1];
+	*out_s = (double)(days * 86400 + s) + frac;
+	return 1;
+}
+
+void trace_finish_relative(struct rk_trace *t)
+{
+	if (t->n == 0)
+		return;
+	int64_t first = t->jobs[0].submit_ms;
+	for (size_t i = 1; i < t->n; i++)
+		if (t->jobs[i].submit_ms < first)
+			first = t->jobs[i].submit_ms;
+	for (size_t i = 0; i < t->n; i++)
+		t->jobs[i].submit_ms -= first;
+}

@@ -12,8 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Most fields one line may have; the widest format (Shockwave) has 12. */
-#define TRACE_FIELDS_MAX 32
+/* Most fields one line may have: the widest trace formats have 12, but `sacct -P -o ALL`
+ * prints over 100. */
+#define TRACE_FIELDS_MAX 128
 
 /* One field: a slice of the caller's buffer, not NUL-terminated. */
 struct trace_field {
@@ -34,6 +35,11 @@ struct trace_col {
 	int required; /* 1 = the header must have it */
 };
 
+/* A place in a source text (1-based). */
+struct trace_pos {
+	int line, col;
+};
+
 /* Parse state shared by the dispatcher and one reader. */
 struct trace_ctx {
 	const char *filename;
@@ -43,6 +49,10 @@ struct trace_ctx {
 	int col_of[TRACE_FIELDS_MAX]; /* reader column index -> field index, -1 = absent */
 	int n_header;              /* fields in the header line, 0 when header-less */
 	int variant;               /* reader-specific layout choice made from the first line */
+	/* Lines rendered from a whole document (rd->doc): src[k] is where line k came from in
+	 * the file the user gave, so messages point there. NULL for line formats. */
+	const struct trace_pos *src;
+	size_t n_src;
 };
 
 struct trace_reader {
@@ -53,15 +63,38 @@ struct trace_reader {
 	const struct trace_col *cols; /* header formats: columns, terminated by {NULL, 0} */
 	/* 1 if `first` (the first non-blank line, split by `sep`) belongs to this format. */
 	int (*detect)(const struct trace_row *first);
-	/* Header-less formats: choose ctx->variant from the first data line; NULL = none. */
+	/*
+	 * Header-less formats: choose ctx->variant from the first data line. Header
+	 * formats: called with the header once it is mapped, to reject a header that
+	 * lacks every column of a group (sacct: Elapsed or Start and End). NULL = none.
+	 */
 	int (*begin)(struct trace_ctx *ctx, const struct trace_row *first);
 	/*
 	 * Fill `job` (pre-set to defaults: gpu_milli 1000, all else 0/"") from one
-	 * data line. Returns 0 or a negative RK_E* code with ctx->err filled.
+	 * data line. Returns 0, a TRACE_ROW_* code (> 0) for a line that is no job
+	 * to replay, or a negative RK_E* code with ctx->err filled.
 	 */
 	int (*row)(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace_job *job);
+	/*
+	 * Whole-document formats (a JSON export whose first line is "{"): render
+	 * `text` as lines of this reader's header format, OUT: *lines (*n bytes,
+	 * caller frees) and *src (caller frees): src[k] = the place in `text` of
+	 * rendered line k (1-based; line 1 is the header). NULL = lines only.
+	 */
+	int (*doc)(struct trace_ctx *ctx, const char *text, size_t len, char **lines, size_t *n,
+		   struct trace_pos **src);
 	/* After all lines: e.g. make wall-clock times relative. May be NULL. */
 	void (*finish)(struct rk_trace *t);
+};
+
+/*
+ * What a reader's row() may return for a good line that carries no job to
+ * replay; the dispatcher counts each in its rk_trace counter.
+ */
+enum {
+	TRACE_ROW_STEP = 1,       /* a job step (sacct 123.batch), folded into its job: n_steps */
+	TRACE_ROW_UNFINISHED = 2, /* pending or running when exported (no end): n_unfinished */
+	TRACE_ROW_UNSTARTED = 3,  /* ended without running (cancelled before start): n_unstarted */
 };
 
 extern const struct trace_reader rk_trace_reader_rubick;
@@ -73,6 +106,8 @@ extern const struct trace_reader rk_trace_reader_synergy;
 extern const struct trace_reader rk_trace_reader_tiresias;
 extern const struct trace_reader rk_trace_reader_alibaba;
 extern const struct trace_reader rk_trace_reader_native;
+extern const struct trace_reader rk_trace_reader_sacct;
+extern const struct trace_reader rk_trace_reader_history;
 
 /*
  * Split `len` bytes at `line` by `sep` into `row`. With sep ',' a field may be
@@ -154,5 +189,18 @@ double trace_unit_draw(uint64_t seed, const char *key);
 /* Give `job` a zoo model through the seeded mapping from its source_type. */
 int trace_assign_model(struct trace_ctx *ctx, const struct trace_row *r, int idx,
 		       struct rk_trace_job *job);
+
+/*
+ * "YYYY-MM-DD HH:MM:SS" or "YYYY-MM-DDTHH:MM:SS" with an optional trailing 'Z'
+ * -> seconds since the Unix epoch (the clock is taken as UTC: only differences
+ * matter to a replay). 1 on success, 0 if `f` is not such a date.
+ */
+int trace_parse_datetime(const struct trace_field *f, int64_t *out_s);
+
+/* "[D-]HH:MM:SS" or "MM:SS[.mmm]" (sacct's Elapsed) -> seconds; 0 if not one. */
+int trace_parse_hms(const struct trace_field *f, double *out_s);
+
+/* A finish() for wall-clock formats: times become relative to the earliest submission. */
+void trace_finish_relative(struct rk_trace *t);
 
 #endif

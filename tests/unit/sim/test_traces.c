@@ -446,6 +446,12 @@ static void detect_every_format(void **state)
 		 "tiresias"},
 		{"name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,10,1,500\n", "alibaba"},
 		{"submit_s,gpus\n0,1\n", "native"},
+		{"JobID|Submit|Elapsed|AllocTRES\n7|2026-01-01T00:00:00|00:01:00|gres/gpu=1\n",
+		 "sacct"},
+		{"id,name,tenant,state,exit,submit,start,end,elapsed,wait,gpu_hours,gpus\n"
+		 "1,a,t,done,0,2026-01-01T00:00:00Z,2026-01-01T00:00:01Z,2026-01-01T00:01:01Z,"
+		 "00:01:00,00:00:01,0.0167,1\n",
+		 "history"},
 	};
 	const char *const *names = rk_trace_formats();
 	size_t n_names = 0;
