@@ -58,9 +58,23 @@ struct rk_report_run {
  */
 enum rk_report_figure { RK_FIG_AVG_JCT, RK_FIG_P99_JCT, RK_FIG_MAKESPAN, RK_FIG_COUNT };
 
+/*
+ * Further per-seed figures a sweep plots (`rubick report`), kept apart from
+ * rk_report_figure so the table, the HTML and its bars keep their three.
+ */
+enum rk_report_extra { RK_EXTRA_GPU_UTIL, RK_EXTRA_GPU_HOURS, RK_EXTRA_RECONFIGS, RK_EXTRA_COUNT };
+
 struct rk_report_seeds {
 	int n;                              /* seeds run, >= 1 */
 	const double *values[RK_FIG_COUNT]; /* n values each, seconds */
+	/* Optional parts (NULL = absent, and nothing of them is printed). */
+	const double *extra[RK_EXTRA_COUNT]; /* n values each: gpu_util (0..1), gpu_hours,
+	                                      * reconfigs (per job), as in the summary */
+	const uint64_t *seed;                /* n: the --seeds value of each repetition */
+	/* n arrays: each repetition's per-job outcomes ([0] is the run's own); with
+	 * `seed`, jobs.csv prints every repetition's rows. */
+	const struct rk_job_outcome *const *outcomes;
+	const int *n_outcomes;
 };
 
 /* Mean and 95% interval of n values: mean ± t(0.975, n-1) · sd / √n (Student t). */
@@ -77,6 +91,10 @@ int rk_report_stat_compute(const double *v, int n, struct rk_report_stat *st);
 const char *rk_report_figure_name(enum rk_report_figure k);
 /* Figure k of a summary. */
 double rk_report_figure_value(const struct rk_sim_summary *s, enum rk_report_figure k);
+/* Extra figure names as printed: "gpu_util", "gpu_hours", "reconfigs". */
+const char *rk_report_extra_name(enum rk_report_extra k);
+/* Extra figure k of a summary. */
+double rk_report_extra_value(const struct rk_sim_summary *s, enum rk_report_extra k);
 
 /*
  * What a report records about the invocation that produced it (summary.json's
@@ -116,7 +134,11 @@ struct rk_report {
  * restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason
  * (sla_below_s: running seconds below the guaranteed baseline; reason: why
  * the job was rejected at submission, else empty). Unknown times are empty
- * fields.
+ * fields. Under --seeds (r->seeds_n > 0) a last column `seed` follows: the
+ * repetition's seed from the range (the workload seed, unless
+ * --workload-seed pins it, then the policy seed), and a run whose seeds
+ * carry every repetition's outcomes prints them all, repetition by
+ * repetition (else its own rows, under seeds_first).
  * Strings containing ',' '"' or newlines are quoted (RFC 4180).
  */
 int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
@@ -140,7 +162,8 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * reconfigurations per job; "oracle_lookups" appears when the run has oracle
  * stats, "seeds" when it has repetitions ({"n":N, "avg_jct_s":{"mean":...,
  * "sd":..., "ci95_lo":..., "ci95_hi":..., "half95":..., "values":[...]},
- * "p99_jct_s":{...}, "makespan_s":{...}}; the top level then has "seeds":
+ * "p99_jct_s":{...}, "makespan_s":{...}, then "gpu_util", "gpu_hours" and
+ * "reconfigs" alike when the seeds carry them}; the top level then has "seeds":
  * {"first":A, "last":B, "n":N, "vary":...}), "meta" (last) when r->meta is set
  * ({"version":..., "command":..., "workload_seed":N, "policy_seed":N,
  * "options":{KEY:VALUE,...}}), "loan" when it has loan figures (struct rk_report_loan). Reals are

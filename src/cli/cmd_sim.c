@@ -511,7 +511,8 @@ int rk_cmd_sim(int argc, char **argv)
 	struct run_state *rep_s = o.seeds ? calloc(1, sizeof(*rep_s)) : NULL;
 	struct rk_cli_seed_values sv = {0};
 	if (!s || (o.seeds &&
-	           (!rep_s || rk_cli_seed_values_init(&sv, n_pols, (int)(last - first + 1))))) {
+	           (!rep_s || rk_cli_seed_values_init(&sv, n_pols, (int)(last - first + 1),
+	                                                o.out != NULL)))) {
 		fprintf(stderr, "rubick sim: out of memory\n");
 		free(s);
 		free(rep_s);
@@ -533,7 +534,8 @@ int rk_cmd_sim(int argc, char **argv)
 		say_run(0, last - first + 1, wseed, ctx.policy_seed);
 	if (!rc)
 		rc = run_once(&ctx, &o, s, &env, wseed);
-	/* Repetitions: each seed's figures are kept, its jobs and samples are not. */
+	/* Repetitions: each seed's figures are kept, and its jobs' outcomes for jobs.csv
+	 * under --out; its samples are not. */
 	for (uint64_t k = 0; !rc && o.seeds && k <= last - first; k++) {
 		if (k > 0) {
 			memset(rep_s, 0, sizeof(*rep_s));
@@ -542,9 +544,10 @@ int rk_cmd_sim(int argc, char **argv)
 			say_run(k, last - first + 1, w, ctx.policy_seed);
 			rc = run_once(&ctx, &o, rep_s, &env, w);
 		}
-		const struct run_state *from = k ? rep_s : s;
+		struct run_state *from = k ? rep_s : s;
 		for (int i = 0; !rc && i < n_pols; i++)
-			rk_cli_seed_values_set(&sv, i, (int)k, &from->runs[i].summary);
+			rk_cli_seed_values_set(&sv, i, (int)k, first + k, &from->runs[i].summary,
+			                       &from->results[i]);
 		if (k > 0)
 			run_state_fini(rep_s);
 	}
