@@ -146,7 +146,8 @@ static void extra_figures_in_json(void **state)
 	assert_non_null(root);
 	json_t *sd = json_object_get(json_array_get(json_object_get(root, "results"), 0), "seeds");
 	json_t *g = json_object_get(sd, "gpu_hours");
-	assert_float_equal(json_real_value(json_object_get(g, "mean")), 1.6, 1e-9); /* 1.5 and 1.7 */
+	assert_float_equal(json_real_value(json_object_get(g, "mean")), 1.6,
+	                   1e-9); /* 1.5 and 1.7 */
 	assert_int_equal(json_array_size(json_object_get(g, "values")), 2);
 	json_decref(root);
 	free(s);
