@@ -5,6 +5,8 @@ packages=(
 	build-essential meson ninja-build pkg-config python3
 	libgsl-dev libcmocka-dev libglpk-dev libjansson-dev libmicrohttpd-dev libsqlite3-dev libcurl4-openssl-dev nettle-dev
 	clang libclang-rt-14-dev curl
+	# report figures (src/sim/report/figure*.c): cairo and the font they are set in
+	libcairo2-dev fonts-dejavu-core
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch
 	# sacct in the accounting test (tests/slurm/test_accounting.py): slurmdbd on a private MariaDB
