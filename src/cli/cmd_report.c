@@ -213,8 +213,15 @@ static int write_out(const char *dir, const struct rk_sweep *sw)
 	if (!rc)
 		rc = write_text(dir, "sweep.json", sw, NULL, js);
 	free(js);
+	int n_figs = 0;
 	if (!rc)
-		fprintf(stderr, "rubick report: wrote sweep.csv and sweep.json to %s\n", dir);
+		rc = rk_sweep_write_figures(sw, dir, &n_figs);
+	/* stderr, so stdout stays the table or JSON; the one line that says where it wrote */
+	if (!rc)
+		fprintf(stderr,
+		        "rubick report: wrote sweep.csv, sweep.json, %d figures (fig-*.svg, "
+		        "fig-*.pdf) and index.html to %s\n",
+		        n_figs, dir);
 	return rc;
 }
 

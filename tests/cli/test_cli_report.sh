@@ -103,7 +103,7 @@ for row, p in zip(rows, sweep["points"]):
 P
 
 # --out: the tidy CSV and the JSON, and where they went
-check report-out 0 "wrote sweep.csv" -- report "${runs[@]}" --out "$d/sw/deeper"
+check report-out 0 "wrote sweep.csv, sweep.json" -- report "${runs[@]}" --out "$d/sw/deeper"
 grep -qF -- "$d/sw/deeper" "$err" || fail "report --out does not say where: $(cat "$err")"
 python3 - "$d/sw/deeper" "$d/sweep.json" <<'P' || fail "sweep.csv / sweep.json"
 import csv, json, sys
@@ -118,6 +118,45 @@ for r in rows:
     for k in ("mean", "sd", "ci95_lo", "ci95_hi"):
         assert abs(float(r[k]) - s[k]) <= 1e-9 * max(1, abs(s[k])), (r, k, s[k])
     assert int(r["n"]) == 3
+P
+
+# the figures: each as SVG (XML, the svg namespace) and PDF (rendered, not blank),
+# and index.html inlining them with nothing outside it
+figs="avg-jct p99-jct makespan gpu-util jct-cdf gpu-hours reconfigs"
+grep -qF "7 figures (fig-*.svg, fig-*.pdf) and index.html" "$err" || fail "report --out: $(cat "$err")"
+for f in $figs; do
+	for e in svg pdf; do
+		[ -s "$d/sw/deeper/fig-$f.$e" ] || fail "no fig-$f.$e"
+	done
+	python3 - "$d/sw/deeper/fig-$f.svg" <<'P' || fail "fig-$f.svg is not an SVG document"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
+P
+	[ "$(head -c 4 "$d/sw/deeper/fig-$f.pdf")" = "%PDF" ] || fail "fig-$f.pdf does not start with %PDF"
+	pdftoppm -r 40 -gray -singlefile "$d/sw/deeper/fig-$f.pdf" "$d/fig-$f" 2>"$d/pdftoppm.err" ||
+		fail "pdftoppm fig-$f.pdf: $(cat "$d/pdftoppm.err")"
+	python3 - "$d/fig-$f.pgm" <<'P' || fail "fig-$f.pdf renders blank"
+import sys
+data = open(sys.argv[1], "rb").read()
+# binary PGM: "P5\n<w> <h>\n255\n" then one byte per pixel
+head = data.split(b"\n", 3)
+assert head[0] == b"P5", head[0]
+px = head[3]
+dark = sum(1 for b in px if b < 128)
+assert dark > 0.002 * len(px), (dark, len(px))
+P
+done
+python3 - "$d/sw/deeper/index.html" $figs <<'P' || fail "index.html"
+import re, sys
+html = open(sys.argv[1]).read()
+assert "<script" not in html.lower(), "a script"
+assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", html), "a link outside the page"
+assert "@import" not in html and "url(" not in html.replace("url(#", ""), "an outside resource"
+assert html.count("<svg") == 7, html.count("<svg")
+for f in sys.argv[2:]:
+    assert 'id="%s"' % f in html and "fig-%s.pdf" % f in html, f
+assert "sia[p=1,lambda_n=0.5]" in html and "&plusmn;" in html
 P
 
 # --- the other x rules -------------------------------------------------------

@@ -2,7 +2,8 @@
 README.md and run by bash -e in a fresh folder holding only `build` (the build under
 test) and `data` (the checkout's), as they sit in a checkout. Then: the run's report
 and every seed's jobs are in fig/, each load's run in runs/, and the sweep's table,
-tidy CSV and JSON in sweep/, with three loads of three policies over five seeds."""
+tidy CSV, JSON, page and every figure (SVG and PDF) in sweep/, with three loads of
+three policies over five seeds."""
 import csv
 import json
 import os
@@ -55,7 +56,12 @@ def main():
             raise AssertionError("fig/jobs.csv: seeds %s, want 1-3" % sorted(seeds))
         for load in ("0.5", "1", "2"):
             need(run, "runs/load-%s/summary.json" % load, "runs/load-%s/jobs.csv" % load)
-        need(run, "sweep/sweep.csv", "sweep/sweep.json")
+        need(run, "sweep/sweep.csv", "sweep/sweep.json", "sweep/index.html")
+        for f in ("avg-jct", "p99-jct", "makespan", "gpu-util", "jct-cdf", "gpu-hours",
+                  "reconfigs"):
+            need(run, "sweep/fig-%s.svg" % f, "sweep/fig-%s.pdf" % f)
+            if not open(os.path.join(run, "sweep/fig-%s.pdf" % f), "rb").read(4) == b"%PDF":
+                raise AssertionError("sweep/fig-%s.pdf is not a PDF" % f)
         sweep = json.load(open(os.path.join(run, "sweep/sweep.json")))
         if sweep["x"] != "load" or sweep["xs"] != [0.5, 1.0, 2.0]:
             raise AssertionError("sweep.json: x %s at %s" % (sweep["x"], sweep["xs"]))
