@@ -42,6 +42,9 @@ def main():
         os.symlink(os.path.join(ROOT, "data"), os.path.join(run, "data"))
         env = dict(os.environ)
         env.pop("RUBICK_ZOO", None)  # as a reader runs it: the build's own data folder
+        # figures set text through fontconfig, whose cache outlives the process
+        supp = "suppressions=" + os.path.join(HERE, "fontconfig.supp")
+        env["LSAN_OPTIONS"] = supp + (":" + env["LSAN_OPTIONS"] if env.get("LSAN_OPTIONS") else "")
         try:
             r = subprocess.run(["bash", "-e", "-c", script], cwd=run, env=env,
                                capture_output=True, text=True, timeout=150)
