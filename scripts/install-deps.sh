@@ -7,6 +7,8 @@ packages=(
 	clang libclang-rt-14-dev curl
 	# report figures (src/sim/report/figure*.c): cairo and the font they are set in
 	libcairo2-dev fonts-dejavu-core
+	# tests/sim/figures.sh renders the PDFs (pdftoppm); chromium, for the page, is optional there
+	poppler-utils
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch
 	# sacct in the accounting test (tests/slurm/test_accounting.py): slurmdbd on a private MariaDB

@@ -52,10 +52,13 @@ int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last)
 	return 0;
 }
 
+/* Rows per policy: the figures, then GPU-hours and reconfigurations per job (the report's bars). */
+#define SV_ROWS (RK_FIG_COUNT + 2)
+
 int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds)
 {
 	memset(sv, 0, sizeof(*sv));
-	sv->v = calloc((size_t)n_pols * RK_FIG_COUNT * (size_t)n_seeds, sizeof(*sv->v));
+	sv->v = calloc((size_t)n_pols * SV_ROWS * (size_t)n_seeds, sizeof(*sv->v));
 	sv->per = calloc((size_t)n_pols, sizeof(*sv->per));
 	if (!sv->v || !sv->per) {
 		rk_cli_seed_values_fini(sv);
@@ -67,7 +70,9 @@ int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_see
 		sv->per[p].n = n_seeds;
 		for (int k = 0; k < RK_FIG_COUNT; k++)
 			sv->per[p].values[k] =
-			    sv->v + ((size_t)p * RK_FIG_COUNT + (size_t)k) * n_seeds;
+			    sv->v + ((size_t)p * SV_ROWS + (size_t)k) * n_seeds;
+		sv->per[p].gpu_hours = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT) * n_seeds;
+		sv->per[p].reconfigs = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT + 1) * n_seeds;
 	}
 	return 0;
 }
@@ -83,8 +88,10 @@ void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep,
                             const struct rk_sim_summary *s)
 {
 	for (int k = 0; k < RK_FIG_COUNT; k++)
-		sv->v[((size_t)pol * RK_FIG_COUNT + (size_t)k) * sv->n_seeds + rep] =
+		sv->v[((size_t)pol * SV_ROWS + (size_t)k) * sv->n_seeds + rep] =
 		    rk_report_figure_value(s, (enum rk_report_figure)k);
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT) * sv->n_seeds + rep] = s->gpu_hours;
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT + 1) * sv->n_seeds + rep] = s->reconfigs_per_job;
 }
 
 /* Characters a POSIX shell reads literally outside quotes. */

@@ -21,7 +21,7 @@ int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last);
 /* Figures of every policy at every seed: what rk_report_run.seeds points into. */
 struct rk_cli_seed_values {
 	int n_pols, n_seeds;
-	double *v;                   /* [policy][figure][seed] */
+	double *v;                   /* [policy][figure, then gpu_hours, reconfigs][seed] */
 	struct rk_report_seeds *per; /* one per policy */
 };
 

@@ -20,6 +20,15 @@ static const unsigned palette[20] = {0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE
 				     0x44AA99, 0x117733, 0x999933, 0xCC6677, 0xAA4499,
 				     0x88CCEE, 0x666666, 0x8C564B, 0xDDCC77, 0x7F3C8D};
 
+const char *rk_figure_colour(int series)
+{
+	static const char *const hex[20] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+					    "#56B4E9", "#000000", "#B8A200", "#332288", "#882255",
+					    "#44AA99", "#117733", "#999933", "#CC6677", "#AA4499",
+					    "#88CCEE", "#666666", "#8C564B", "#DDCC77", "#7F3C8D"};
+	return hex[(unsigned)series % 20];
+}
+
 static void set_rgb(cairo_t *cr, unsigned rgb, double alpha)
 {
 	cairo_set_source_rgba(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
