@@ -177,7 +177,8 @@ struct rk_figure;
 
 struct rk_report_fig {
 	const char *name;    /* "bars", "jct-cdf", ... (static) */
-	char caption[768];   /* what the figure shows, as the HTML heads it (plain text) */
+	const char *heading; /* "Policies compared", "JCT CDF", ... (static) */
+	char caption[768];   /* what the figure shows, units and reference (plain text) */
 	struct rk_figure *fig;
 };
 

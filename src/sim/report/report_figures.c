@@ -60,12 +60,13 @@ static int find_ref(const struct rk_report *r)
 }
 
 static struct rk_report_fig *next_fig(struct rk_report_figs *out, const char *name,
-				      const char *title, const char *xlabel, const char *ylabel)
+				      const char *heading, const char *xlabel, const char *ylabel)
 {
 	struct rk_report_fig *f = &out->f[out->n];
 	f->name = name;
+	f->heading = heading;
 	f->caption[0] = '\0';
-	f->fig = rk_figure_new(title, xlabel, ylabel);
+	f->fig = rk_figure_new(NULL, xlabel, ylabel); /* the caption titles it */
 	if (!f->fig)
 		return NULL;
 	out->n++;
@@ -87,7 +88,7 @@ static int fig_bars(const struct rk_report *r, int ref, struct rk_report_figs *o
 		snprintf(ylabel, sizeof(ylabel), "relative to %s", name_of(r->runs[ref].policy));
 	else
 		snprintf(ylabel, sizeof(ylabel), "time (s)");
-	struct rk_report_fig *f = next_fig(out, "bars", NULL, "figure of merit", ylabel);
+	struct rk_report_fig *f = next_fig(out, "bars", "Policies compared", "figure of merit", ylabel);
 	if (!f || rk_figure_bars(f->fig, cats, RK_FIG_COUNT))
 		return RK_ENOMEM;
 	int seeds = 0;
@@ -111,12 +112,12 @@ static int fig_bars(const struct rk_report *r, int ref, struct rk_report_figs *o
 	int n = 0;
 	if (rel)
 		n = snprintf(f->caption, sizeof(f->caption),
-			     "Policies compared: average JCT, p99 JCT and makespan relative to %s "
+			     "Average JCT, p99 JCT and makespan relative to %s "
 			     "(%.1f s, %.1f s and %.1f s = 1)",
 			     name_of(r->runs[ref].policy), ref_mean[0], ref_mean[1], ref_mean[2]);
 	else
 		n = snprintf(f->caption, sizeof(f->caption),
-			     "Policies compared: average JCT, p99 JCT and makespan (s)");
+			     "Average JCT, p99 JCT and makespan (s): the reference completed no job");
 	if (seeds && r->seeds_n > 0 && n >= 0 && (size_t)n < sizeof(f->caption))
 		snprintf(f->caption + n, sizeof(f->caption) - (size_t)n,
 			 "; bars: mean over seeds %llu-%llu (%d runs each), error bars: 95%% "
@@ -131,7 +132,8 @@ static int fig_per_policy(const struct rk_report *r, int reconfigs, struct rk_re
 {
 	const char *cat = "";
 	struct rk_report_fig *f =
-	    next_fig(out, reconfigs ? "reconfigs" : "gpu-hours", NULL, "policy",
+	    next_fig(out, reconfigs ? "reconfigs" : "gpu-hours",
+		     reconfigs ? "Reconfigurations per job" : "GPU-hours", "policy",
 		     reconfigs ? "reconfigurations per job" : "GPU time (GPU-hours)");
 	if (!f || rk_figure_bars(f->fig, &cat, 1))
 		return RK_ENOMEM;
@@ -149,7 +151,7 @@ static int fig_per_policy(const struct rk_report *r, int reconfigs, struct rk_re
 			return RK_ENOMEM;
 	}
 	snprintf(f->caption, sizeof(f->caption), "%s per policy%s",
-		 reconfigs ? "Reconfigurations per job" : "GPU-hours used",
+		 reconfigs ? "Reconfigurations per job" : "GPU-hours used (allocated GPUs x hours)",
 		 seeds ? "; bars: mean over seeds, error bars: 95% Student t interval" : "");
 	return 0;
 }
@@ -183,12 +185,14 @@ static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 	/* JCTs span orders of magnitude in real traces: log scale when they do. */
 	int log = hi > 0 && isfinite(lo) && hi / lo > 100.0;
 	struct rk_report_fig *f =
-	    next_fig(out, "jct-cdf", NULL,
+	    next_fig(out, "jct-cdf", "JCT CDF",
 		     log ? "job completion time (s, log scale)" : "job completion time (s)",
 		     "fraction of completed jobs");
 	if (!f)
 		return RK_ENOMEM;
-	snprintf(f->caption, sizeof(f->caption), "JCT CDF of the completed jobs");
+	snprintf(f->caption, sizeof(f->caption),
+		 "Fraction of each policy's completed jobs finished within a JCT%s",
+		 log ? " (log scale: JCTs span more than 100x)" : "");
 	rk_figure_xscale(f->fig, log ? RK_FIGURE_LOG : RK_FIGURE_LINEAR);
 	rk_figure_yrange(f->fig, 0, 1);
 	double *v = malloc(((size_t)most + 1) * sizeof(*v));
@@ -297,13 +301,14 @@ static int fig_series(const struct rk_report *r, enum series k, struct rk_report
 	/* Hours read better than seconds once a run is longer than two hours. */
 	int hours = tmax - tmin > 7200.0;
 	struct rk_report_fig *f =
-	    next_fig(out, k == SERIES_UTIL ? "gpu-util" : "queue", NULL,
+	    next_fig(out, k == SERIES_UTIL ? "gpu-util" : "queue",
+		     k == SERIES_UTIL ? "GPU utilisation over time" : "Queue length over time",
 		     hours ? "time (h)" : "time (s)",
 		     k == SERIES_UTIL ? "GPU utilisation (allocated / total)" : "queue length (jobs)");
 	if (!f)
 		return RK_ENOMEM;
-	snprintf(f->caption, sizeof(f->caption), "%s over time (averages over %d equal time bins)",
-		 k == SERIES_UTIL ? "GPU utilisation" : "Queue length (pending jobs)", TIME_BINS);
+	snprintf(f->caption, sizeof(f->caption), "%s, averaged over %d equal time bins of the run",
+		 k == SERIES_UTIL ? "Allocated / total GPUs" : "Pending jobs", TIME_BINS);
 	rk_figure_yrange(f->fig, 0, k == SERIES_UTIL ? 1.0 : (vmax > 0 ? vmax : 1.0));
 	double x[TIME_BINS + 1], y[TIME_BINS + 1];
 	for (int i = 0; i < r->n_runs; i++) {

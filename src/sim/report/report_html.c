@@ -152,7 +152,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 	fputs("</table>\n", f);
 }
 
-/* Each figure under its caption, as <figure id="fig-NAME">: the SVG of fig-NAME.svg. */
+/* Each figure under its heading, as <figure id="fig-NAME">: the SVG of fig-NAME.svg, its caption. */
 static int put_figures(FILE *f, const struct rk_report_figs *figs, struct rk_error *err)
 {
 	for (int i = 0; i < figs->n; i++) {
@@ -162,10 +162,12 @@ static int put_figures(FILE *f, const struct rk_report_figs *figs, struct rk_err
 		if (rc)
 			return rk_error_prefix(err, "HTML report: figure %s", figs->f[i].name);
 		fputs("<h2>", f);
-		put_escaped(f, figs->f[i].caption);
+		put_escaped(f, figs->f[i].heading);
 		fprintf(f, "</h2>\n<figure id=\"fig-%s\">\n", figs->f[i].name);
 		fwrite(svg, 1, len, f);
-		fputs("</figure>\n", f);
+		fprintf(f, "<figcaption>fig-%s: ", figs->f[i].name);
+		put_escaped(f, figs->f[i].caption);
+		fputs("</figcaption>\n</figure>\n", f);
 		free(svg);
 	}
 	return 0;
@@ -186,7 +188,7 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	      "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 8px;"
 	      "text-align:right}td:first-child,th:first-child{text-align:left}\n"
 	      "figure{margin:0 0 1.5em 0}figure svg{display:block;width:40em;max-width:100%;"
-	      "height:auto}\n"
+	      "height:auto}figcaption{max-width:40em;font-size:90%}\n"
 	      "pre{white-space:pre-wrap;background:#f4f4f4;padding:4px}\n"
 	      ".sw{display:inline-block;width:10px;height:10px;margin-right:6px}\n"
 	      "</style>\n</head>\n<body>\n<h1>rubick sim</h1>\n<p>trace <b>",

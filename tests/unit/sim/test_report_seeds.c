@@ -221,7 +221,7 @@ static void bars_normalised(void **state)
 	assert_true(b->hlines[0].y == 1.0);
 	rk_report_figures_fini(&figs);
 	char *h = capture(rk_report_write_html, &f.r, 0);
-	assert_non_null(strstr(h, "Policies compared: average JCT, p99 JCT and makespan relative "
+	assert_non_null(strstr(h, "Average JCT, p99 JCT and makespan relative "
 				  "to sia[p=0]"));
 	free(h);
 
