@@ -49,6 +49,10 @@ for n in bars jct-cdf gpu-util queue gpu-hours reconfigs; do
 	[ -s "$d/res/run1/a/fig-$n.svg" ] && [ -s "$d/res/run1/a/fig-$n.pdf" ] || fail "out-parents: no fig-$n"
 done
 grep -q "wrote" "$out" && fail "out-parents: the location went to stdout"
+# a figure that cannot be written: its path and the reason, exit 1
+mkdir -p "$d/res/figdir/fig-bars.svg"
+check out-figure 1 "--out: $d/res/figdir/fig-bars.svg: cannot create: Is a directory" -- \
+	"${sim[@]}" --policy fifo --out "$d/res/figdir"
 touch "$d/plain"
 check out-under-file 1 "--out: cannot create '$d/plain/x/y': '$d/plain' is not a directory" -- \
 	"${sim[@]}" --policy fifo --out "$d/plain/x/y"

@@ -159,8 +159,10 @@ static int put_figures(FILE *f, const struct rk_report_figs *figs, struct rk_err
 		char *svg = NULL;
 		size_t len = 0;
 		int rc = rk_figure_svg_text(figs->f[i].fig, &svg, &len, err);
-		if (rc)
-			return rk_error_prefix(err, "HTML report: figure %s", figs->f[i].name);
+		if (rc) {
+			rk_error_prefix(err, "HTML report: figure %s", figs->f[i].name);
+			return rc;
+		}
 		fputs("<h2>", f);
 		put_escaped(f, figs->f[i].heading);
 		fprintf(f, "</h2>\n<figure id=\"fig-%s\">\n", figs->f[i].name);
@@ -187,8 +189,9 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	fputs("</title>\n<style>\nbody{font-family:sans-serif;margin:2em;color:#222}\n"
 	      "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 8px;"
 	      "text-align:right}td:first-child,th:first-child{text-align:left}\n"
-	      "figure{margin:0 0 1.5em 0}figure svg{display:block;width:40em;max-width:100%;"
-	      "height:auto}figcaption{max-width:40em;font-size:90%}\n"
+	      "svg{font-size:11px;display:block;margin-bottom:1em}\n"
+	      "figure{margin:0 0 1.5em 0}figure svg{width:40em;max-width:100%;height:auto;"
+	      "margin:0}figcaption{max-width:40em;font-size:90%}\n"
 	      "pre{white-space:pre-wrap;background:#f4f4f4;padding:4px}\n"
 	      ".sw{display:inline-block;width:10px;height:10px;margin-right:6px}\n"
 	      "</style>\n</head>\n<body>\n<h1>rubick sim</h1>\n<p>trace <b>",
