@@ -7,7 +7,8 @@ packages=(
 	clang libclang-rt-14-dev curl
 	# report figures (src/sim/report/figure*.c): cairo and the font they are set in
 	libcairo2-dev fonts-dejavu-core
-	# the sweep test renders its PDFs (tests/cli/test_cli_report.sh): pdftoppm
+	# pdftoppm renders the PDFs of tests/sim/figures.sh (chromium, for the page, is optional
+	# there) and tests/cli/test_cli_report.sh
 	poppler-utils
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch

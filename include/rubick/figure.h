@@ -65,7 +65,14 @@ int rk_figure_hline(struct rk_figure *fig, double y, const char *label);
 /* Write the figure as a standalone SVG or PDF file. err names the path on failure. */
 int rk_figure_write_svg(const struct rk_figure *fig, const char *path, struct rk_error *err);
 int rk_figure_write_pdf(const struct rk_figure *fig, const char *path, struct rk_error *err);
-/* The same SVG as text (for inlining in HTML). OUT: *svg (NUL-terminated, free()), *len. */
+/*
+ * The same SVG as text (for inlining in HTML). OUT: *svg (NUL-terminated, free()), *len.
+ * It is the file without its <?xml?> line; its ids carry a prefix hashed from the
+ * drawing, so several figures inlined in one page never share an id.
+ */
 int rk_figure_svg_text(const struct rk_figure *fig, char **svg, size_t *len, struct rk_error *err);
+
+/* Series i's colour as "#RRGGBB" (20 distinct, then repeated), e.g. for a table's swatch. */
+const char *rk_figure_colour(int series);
 
 #endif

@@ -136,10 +136,22 @@ static int write_out(const char *dir, const struct rk_report *rep)
 		rc = write_file(dir, "summary.json", rep, write_json_pretty);
 	if (!rc)
 		rc = write_file(dir, "report.html", rep, rk_report_write_html);
+	struct rk_error err;
+	if (!rc && (rc = rk_report_write_figures(dir, rep, &err)))
+		fprintf(stderr, "rubick sim: --out: %s\n", err.msg);
 	/* stderr, so stdout stays what scripts compare; the one place a run says where it wrote. */
-	if (!rc)
-		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json and "
-		        "report.html to %s\n", dir);
+	if (!rc) {
+		struct rk_report_figs figs;
+		char names[256] = "";
+		size_t n = 0;
+		if (!rk_report_figures(rep, &figs, &err))
+			for (int i = 0; i < figs.n && n < sizeof(names); i++)
+				n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				                      i ? ", " : "", figs.f[i].name);
+		rk_report_figures_fini(&figs);
+		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json, report.html "
+		        "and fig-NAME.svg, fig-NAME.pdf for NAME in %s to %s\n", names, dir);
+	}
 	return rc;
 }
 

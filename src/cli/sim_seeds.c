@@ -52,19 +52,21 @@ int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last)
 	return 0;
 }
 
+/* Rows per policy: the figures, then GPU-hours, reconfigurations per job and GPU utilisation. */
+#define SV_ROWS (RK_FIG_COUNT + 3)
+
 int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds, int keep)
 {
 	memset(sv, 0, sizeof(*sv));
 	size_t cells = (size_t)n_pols * (size_t)n_seeds;
-	sv->v = calloc(cells * RK_FIG_COUNT, sizeof(*sv->v));
-	sv->x = calloc(cells * RK_EXTRA_COUNT, sizeof(*sv->x));
+	sv->v = calloc(cells * SV_ROWS, sizeof(*sv->v));
 	sv->seed = calloc((size_t)n_seeds, sizeof(*sv->seed));
 	sv->per = calloc((size_t)n_pols, sizeof(*sv->per));
 	if (keep) {
 		sv->outc = calloc(cells, sizeof(*sv->outc));
 		sv->n_outc = calloc(cells, sizeof(*sv->n_outc));
 	}
-	if (!sv->v || !sv->x || !sv->seed || !sv->per || (keep && (!sv->outc || !sv->n_outc))) {
+	if (!sv->v || !sv->seed || !sv->per || (keep && (!sv->outc || !sv->n_outc))) {
 		rk_cli_seed_values_fini(sv);
 		return RK_ENOMEM;
 	}
@@ -74,9 +76,10 @@ int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_see
 		struct rk_report_seeds *per = &sv->per[p];
 		per->n = n_seeds;
 		for (int k = 0; k < RK_FIG_COUNT; k++)
-			per->values[k] = sv->v + ((size_t)p * RK_FIG_COUNT + (size_t)k) * n_seeds;
-		for (int k = 0; k < RK_EXTRA_COUNT; k++)
-			per->extra[k] = sv->x + ((size_t)p * RK_EXTRA_COUNT + (size_t)k) * n_seeds;
+			per->values[k] = sv->v + ((size_t)p * SV_ROWS + (size_t)k) * n_seeds;
+		per->gpu_hours = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT) * n_seeds;
+		per->reconfigs = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT + 1) * n_seeds;
+		per->gpu_util = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT + 2) * n_seeds;
 		per->seed = sv->seed;
 		if (keep) {
 			per->outcomes = (const struct rk_job_outcome *const *)(sv->outc +
@@ -93,7 +96,6 @@ void rk_cli_seed_values_fini(struct rk_cli_seed_values *sv)
 		for (int k = 1; k < sv->n_seeds; k++) /* [p][0] is the run's own */
 			free(sv->outc[(size_t)p * sv->n_seeds + k]);
 	free(sv->v);
-	free(sv->x);
 	free(sv->seed);
 	free(sv->outc);
 	free(sv->n_outc);
@@ -105,11 +107,11 @@ void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep, uin
                             const struct rk_sim_summary *s, struct rk_sim_result *res)
 {
 	for (int k = 0; k < RK_FIG_COUNT; k++)
-		sv->v[((size_t)pol * RK_FIG_COUNT + (size_t)k) * sv->n_seeds + rep] =
+		sv->v[((size_t)pol * SV_ROWS + (size_t)k) * sv->n_seeds + rep] =
 		    rk_report_figure_value(s, (enum rk_report_figure)k);
-	for (int k = 0; k < RK_EXTRA_COUNT; k++)
-		sv->x[((size_t)pol * RK_EXTRA_COUNT + (size_t)k) * sv->n_seeds + rep] =
-		    rk_report_extra_value(s, (enum rk_report_extra)k);
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT) * sv->n_seeds + rep] = s->gpu_hours;
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT + 1) * sv->n_seeds + rep] = s->reconfigs_per_job;
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT + 2) * sv->n_seeds + rep] = s->gpu_util;
 	sv->seed[rep] = seed;
 	if (!sv->outc)
 		return;

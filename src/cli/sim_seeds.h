@@ -28,8 +28,7 @@ int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last);
  */
 struct rk_cli_seed_values {
 	int n_pols, n_seeds;
-	double *v;                   /* [policy][figure][seed] */
-	double *x;                   /* [policy][extra figure][seed] */
+	double *v;                   /* [policy][figure, then gpu_hours, reconfigs, gpu_util][seed] */
 	uint64_t *seed;              /* [seed]: the --seeds value of each repetition */
 	struct rk_job_outcome **outc; /* [policy][seed] when kept; [p][0] borrowed (the run's own) */
 	int *n_outc;                 /* [policy][seed] */

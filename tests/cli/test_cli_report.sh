@@ -9,8 +9,6 @@
 set -uo pipefail
 R=$1
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# figures set text through fontconfig, whose cache outlives the process (fontconfig.supp)
-export LSAN_OPTIONS="suppressions=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/fontconfig.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 d=$work
 
 # 40 jobs without a model: the seeded mapping picks it, so seeds differ.

@@ -42,9 +42,6 @@ def main():
         os.symlink(os.path.join(ROOT, "data"), os.path.join(run, "data"))
         env = dict(os.environ)
         env.pop("RUBICK_ZOO", None)  # as a reader runs it: the build's own data folder
-        # figures set text through fontconfig, whose cache outlives the process
-        supp = "suppressions=" + os.path.join(HERE, "fontconfig.supp")
-        env["LSAN_OPTIONS"] = supp + (":" + env["LSAN_OPTIONS"] if env.get("LSAN_OPTIONS") else "")
         try:
             r = subprocess.run(["bash", "-e", "-c", script], cwd=run, env=env,
                                capture_output=True, text=True, timeout=150)
@@ -54,6 +51,11 @@ def main():
         if r.returncode != 0:
             raise AssertionError("the README's figure block failed (%d)" % r.returncode)
         need(run, "fig/report.html", "fig/summary.json", "fig/jobs.csv")
+        figs = sorted(n for n in os.listdir(os.path.join(run, "fig")) if n.startswith("fig-"))
+        if not any(n.endswith(".svg") for n in figs) or \
+                sorted(n[:-4] for n in figs if n.endswith(".svg")) != \
+                sorted(n[:-4] for n in figs if n.endswith(".pdf")):
+            raise AssertionError("fig/: want each fig-NAME as .svg and .pdf, got %s" % figs)
         seeds = {row["seed"] for row in csv.DictReader(open(os.path.join(run, "fig/jobs.csv")))}
         if seeds != {"1", "2", "3"}:
             raise AssertionError("fig/jobs.csv: seeds %s, want 1-3" % sorted(seeds))

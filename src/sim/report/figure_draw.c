@@ -20,6 +20,15 @@ static const unsigned palette[20] = {0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE
 				     0x44AA99, 0x117733, 0x999933, 0xCC6677, 0xAA4499,
 				     0x88CCEE, 0x666666, 0x8C564B, 0xDDCC77, 0x7F3C8D};
 
+const char *rk_figure_colour(int series)
+{
+	static const char *const hex[20] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+					    "#56B4E9", "#000000", "#B8A200", "#332288", "#882255",
+					    "#44AA99", "#117733", "#999933", "#CC6677", "#AA4499",
+					    "#88CCEE", "#666666", "#8C564B", "#DDCC77", "#7F3C8D"};
+	return hex[(unsigned)series % 20];
+}
+
 static void set_rgb(cairo_t *cr, unsigned rgb, double alpha)
 {
 	cairo_set_source_rgba(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
@@ -312,19 +321,14 @@ static void draw_bars(const struct rk_figure *fig, cairo_t *cr, const struct fig
 	}
 }
 
-/* A label's box: x0..x1 across, y0 (top) ..y1 (bottom), points. */
-struct box {
-	double x0, x1, y0, y1;
-};
-
-static int boxes_overlap(const struct box *a, const struct box *b)
+static int boxes_overlap(const struct fig_label *a, const struct fig_label *b)
 {
 	return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
 }
 
 /* Whether a value label may go at b: inside the frame, clear of every hline and placed label. */
-static int box_free(const struct rk_figure *fig, const struct fig_layout *L, const struct box *b,
-		    const struct box *placed, int n_placed)
+static int box_free(const struct rk_figure *fig, const struct fig_layout *L,
+		    const struct fig_label *b, const struct fig_label *placed, int n_placed)
 {
 	if (b->y0 < L->y0 + 0.5 || b->y1 > L->y1 - 0.5 || b->x0 < L->x0 || b->x1 > L->x1)
 		return 0;
@@ -339,29 +343,25 @@ static int box_free(const struct rk_figure *fig, const struct fig_layout *L, con
 	return 1;
 }
 
-/*
- * Value labels of the bars, in series then category order: above the bar's
- * highest mark (its top or its whisker's), else just above a reference line
- * that crosses that place, else inside the bar's top when it has no whisker
- * through it; a label wider than its bar's slot or with no free place is
- * dropped. Every candidate is checked against the frame, every reference line
- * and every label placed before, so labels never overlap each other or a line.
- */
-static void value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L)
+double fig_px_y(const struct fig_layout *L, double v)
 {
-	struct box placed[512];
+	return px_y(L, v);
+}
+
+int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L,
+			   struct fig_label *out, int max)
+{
 	int n_placed = 0;
 	fig_font(cr, FIG_VALUE_PT, 0);
 	cairo_font_extents_t fe;
 	cairo_font_extents(cr, &fe);
 	double th = fe.ascent * 0.8; /* digits' height; the box is that plus a descent's margin */
-	for (int i = 0; i < fig->n_series; i++) {
+	for (int i = 0; fig->bars && i < fig->n_series; i++) {
 		const struct fig_series *s = &fig->series[i];
-		for (int c = 0; c < s->n && n_placed < (int)(sizeof(placed) / sizeof(placed[0]));
-		     c++) {
+		for (int c = 0; c < s->n && n_placed < max; c++) {
 			if (!isfinite(s->y[c]) || (L->y.log && s->y[c] <= 0))
 				continue;
-			char buf[32];
+			char buf[sizeof(out->text)];
 			fig_value_label(s->y[c], buf, sizeof(buf));
 			double left, w, slot, tw = fig_text_width(cr, buf);
 			bar_box(fig, L, c, i, &left, &w, &slot);
@@ -371,30 +371,44 @@ static void value_labels(const struct rk_figure *fig, cairo_t *cr, const struct 
 			int whisker = s->lo && isfinite(s->lo[c]) && isfinite(s->hi[c]) &&
 				      s->hi[c] > s->lo[c];
 			double mark = whisker ? fmin(top, px_y(L, s->hi[c])) : top;
-			struct box cand[3];
+			struct fig_label cand[3];
 			int nc = 0;
-			cand[nc++] = (struct box){cx - tw / 2, cx + tw / 2, mark - 1.5 - th - 1, mark - 1.5};
+			cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2, mark - 1.5 - th - 1,
+							mark - 1.5, i, c, 0, ""};
 			for (int h = 0; h < fig->n_hlines; h++) {
 				double hy = px_y(L, fig->hlines[h].y);
 				if (hy <= mark && hy > cand[0].y0 - 1.0 && nc < 2)
-					cand[nc++] = (struct box){cx - tw / 2, cx + tw / 2,
-								  hy - 1.5 - th - 1, hy - 1.5};
+					cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2,
+									hy - 1.5 - th - 1, hy - 1.5,
+									i, c, 0, ""};
 			}
 			if (!whisker && s->y[c] > 0)
-				cand[nc++] = (struct box){cx - tw / 2, cx + tw / 2, top + 1.5,
-							  top + 1.5 + th + 1};
+				cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2, top + 1.5,
+								top + 1.5 + th + 1, i, c, 1, ""};
 			for (int k = 0; k < nc; k++) {
-				int inside = k == nc - 1 && !whisker && s->y[c] > 0;
-				if (inside && cand[k].y1 > bar_base(L) - 1)
+				if (cand[k].inside && cand[k].y1 > bar_base(L) - 1)
 					continue;
-				if (!box_free(fig, L, &cand[k], placed, n_placed))
+				if (!box_free(fig, L, &cand[k], out, n_placed))
 					continue;
-				set_rgb(cr, inside ? 0xffffff : 0x222222, 1);
-				text_at(cr, cand[k].x0, cand[k].y1 - 1, buf);
-				placed[n_placed++] = cand[k];
+				out[n_placed] = cand[k];
+				memcpy(out[n_placed].text, buf, sizeof(buf));
+				n_placed++;
 				break;
 			}
 		}
+	}
+	return n_placed;
+}
+
+/* The bars' value labels where fig_place_value_labels puts them. */
+static void value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L)
+{
+	struct fig_label placed[FIG_MAX_LABELS];
+	int n = fig_place_value_labels(fig, cr, L, placed, FIG_MAX_LABELS);
+	fig_font(cr, FIG_VALUE_PT, 0);
+	for (int k = 0; k < n; k++) {
+		set_rgb(cr, placed[k].inside ? 0xffffff : 0x222222, 1);
+		text_at(cr, placed[k].x0, placed[k].y1 - 1, placed[k].text);
 	}
 }
 

@@ -46,6 +46,30 @@ void fig_fit_text(cairo_t *cr, const char *s, double max_w, char *buf, size_t si
 /* Lay fig out, measuring text with cr. OUT: *L. */
 void fig_layout_compute(const struct rk_figure *fig, cairo_t *cr, struct fig_layout *L);
 
+/* A bar's value label as placed: its box (points, y0 top) and text. */
+struct fig_label {
+	double x0, x1, y0, y1;
+	int series, category;
+	int inside; /* 1: inside the bar's top (drawn white) */
+	char text[32];
+};
+#define FIG_MAX_LABELS 512
+
+/*
+ * The bars' value labels, in series then category order: above the bar's
+ * highest mark (its top or its whisker's), else just above a reference line
+ * that crosses that place, else inside the bar's top when it has no whisker
+ * through it; a label wider than its bar's slot or with no free place is
+ * dropped. Every candidate is checked against the frame, every reference line
+ * (1 pt clear) and every label placed before, so labels never overlap each
+ * other or a line. OUT: out[0..return), at most max.
+ */
+int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L,
+			   struct fig_label *out, int max);
+
+/* The page y of data value v on L's y axis. */
+double fig_px_y(const struct fig_layout *L, double v);
+
 /* Draw fig on cr laid out by L (the surface is L->w x L->h points). */
 void fig_draw(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L);
 

@@ -89,10 +89,12 @@ static void put_seeds(struct jb *b, json_t *o, const struct rk_report_seeds *sd)
 	put(b, so, "n", json_integer(sd->n));
 	for (int k = 0; k < RK_FIG_COUNT; k++)
 		put_stat(b, so, rk_report_figure_name((enum rk_report_figure)k), sd->values[k], sd->n);
-	for (int k = 0; k < RK_EXTRA_COUNT; k++)
-		if (sd->extra[k])
-			put_stat(b, so, rk_report_extra_name((enum rk_report_extra)k), sd->extra[k],
-			         sd->n);
+	if (sd->gpu_util)
+		put_stat(b, so, "gpu_util", sd->gpu_util, sd->n);
+	if (sd->gpu_hours)
+		put_stat(b, so, "gpu_hours", sd->gpu_hours, sd->n);
+	if (sd->reconfigs)
+		put_stat(b, so, "reconfigs", sd->reconfigs, sd->n);
 	put(b, o, "seeds", so);
 }
 

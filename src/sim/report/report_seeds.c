@@ -79,34 +79,6 @@ double rk_report_figure_value(const struct rk_sim_summary *s, enum rk_report_fig
 	}
 }
 
-const char *rk_report_extra_name(enum rk_report_extra k)
-{
-	switch (k) {
-	case RK_EXTRA_GPU_UTIL:
-		return "gpu_util";
-	case RK_EXTRA_GPU_HOURS:
-		return "gpu_hours";
-	case RK_EXTRA_RECONFIGS:
-		return "reconfigs";
-	default:
-		return "?";
-	}
-}
-
-double rk_report_extra_value(const struct rk_sim_summary *s, enum rk_report_extra k)
-{
-	switch (k) {
-	case RK_EXTRA_GPU_UTIL:
-		return s->gpu_util;
-	case RK_EXTRA_GPU_HOURS:
-		return s->gpu_hours;
-	case RK_EXTRA_RECONFIGS:
-		return s->reconfigs_per_job;
-	default:
-		return NAN;
-	}
-}
-
 int report_seeds_table(FILE *f, const struct rk_report *r)
 {
 	if (r->seeds_n <= 0)

@@ -3,8 +3,9 @@
  * bars' range (0 included, an interval's low end below 0 ignored), SVG text
  * that is standalone and byte-identical call after call (cairo's
  * process-wide surface numbers renumbered; ids prefixed per figure), the
- * file it writes, the PDF's date from SOURCE_DATE_EPOCH, and every
- * documented error.
+ * file it writes, the PDF's date from SOURCE_DATE_EPOCH, value labels clear
+ * of each other and of the dashed line, the legend above the frame, and
+ * every documented error.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <math.h>
 
 #include "rubick/figure.h"
+#include "sim/report/figure_draw.h"
 #include "sim/report/figure_internal.h"
 
 static void ticks_tidy(void **state)
@@ -207,6 +209,78 @@ static void pdf_source_date(void **state)
 	rk_figure_free(f);
 }
 
+/*
+ * Value labels: a bar just under the dashed 1.0 line gets its label moved
+ * above the line, a whisker past the frame's top loses its label, and no
+ * label crosses the line, another label or the frame. The legend, with 20
+ * entries, stays above the frame.
+ */
+static void labels_clear(void **state)
+{
+	(void)state;
+	struct rk_figure *f = rk_figure_new(NULL, "figure", "relative to a");
+	const char *cats[3] = {"avg JCT", "p99 JCT", "makespan"};
+	assert_int_equal(rk_figure_bars(f, cats, 3), 0);
+	double a[3] = {1, 1, 1}, b[3] = {0.97, 1.5, 0.99}, c[3] = {0.5, 1.02, 1.9};
+	double clo[3] = {0.4, 0.9, 1.0}, chi[3] = {0.6, 1.1, 5.0};
+	assert_int_equal(rk_figure_bar_series(f, "a", a, NULL, NULL), 0);
+	assert_int_equal(rk_figure_bar_series(f, "b", b, NULL, NULL), 0);
+	assert_int_equal(rk_figure_bar_series(f, "c", c, clo, chi), 0);
+	assert_int_equal(rk_figure_hline(f, 1.0, NULL), 0);
+	rk_figure_yrange(f, 0, 2);
+	cairo_surface_t *ms = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, NULL);
+	cairo_t *cr = cairo_create(ms);
+	struct fig_layout L;
+	fig_layout_compute(f, cr, &L);
+	struct fig_label lab[FIG_MAX_LABELS];
+	int n = fig_place_value_labels(f, cr, &L, lab, FIG_MAX_LABELS);
+	double hy = fig_px_y(&L, 1.0);
+	int b0 = -1, b2 = -1, c2 = -1;
+	for (int k = 0; k < n; k++) {
+		assert_false(hy > lab[k].y0 - 1.0 && hy < lab[k].y1 + 1.0); /* clear of the line */
+		assert_true(lab[k].y0 >= L.y0 && lab[k].y1 <= L.y1);
+		assert_true(lab[k].x0 >= L.x0 && lab[k].x1 <= L.x1);
+		for (int j = 0; j < k; j++)
+			assert_false(lab[k].x0 < lab[j].x1 && lab[j].x0 < lab[k].x1 &&
+				     lab[k].y0 < lab[j].y1 && lab[j].y0 < lab[k].y1);
+		if (lab[k].series == 1 && lab[k].category == 0)
+			b0 = k;
+		if (lab[k].series == 1 && lab[k].category == 2)
+			b2 = k;
+		if (lab[k].series == 2 && lab[k].category == 2)
+			c2 = k;
+	}
+	/* 0.97 sits just under the line: its label went above the line */
+	assert_true(b0 >= 0);
+	assert_string_equal(lab[b0].text, "0.97");
+	assert_true(lab[b0].y1 < hy);
+	assert_true(b2 >= 0 && lab[b2].y1 < hy);
+	/* c's makespan whisker runs past the frame's top (5 on a 0..2 axis): no place left */
+	assert_int_equal(c2, -1);
+	assert_int_equal(n, 8);
+	cairo_destroy(cr);
+	rk_figure_free(f);
+
+	/* 20 series: the legend's rows end above the frame, within the page */
+	struct rk_figure *g = rk_figure_new(NULL, "t (s)", "y");
+	double x[2] = {0, 1}, y[2] = {0, 1};
+	for (int i = 0; i < 20; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "policy-number-%d", i);
+		assert_int_equal(rk_figure_line(g, name, RK_FIGURE_LINE, x, y, NULL, NULL, 2), 0);
+	}
+	cr = cairo_create(ms);
+	fig_layout_compute(g, cr, &L);
+	assert_true(L.legend_rows >= 2);
+	assert_true(L.legend_rows * L.legend_cols >= 20);
+	assert_true(L.legend_y + L.legend_rows * FIG_LEGEND_ROW <= L.y0);
+	assert_true(L.legend_cols * L.legend_colw <= L.w);
+	assert_true(L.y1 - L.y0 == FIG_PLOT_H && L.h > 162);
+	cairo_destroy(cr);
+	cairo_surface_destroy(ms);
+	rk_figure_free(g);
+}
+
 static void errors(void **state)
 {
 	(void)state;
@@ -250,6 +324,7 @@ int main(void)
 		cmocka_unit_test(bars_range),
 		cmocka_unit_test(svg_standalone_same_bytes),
 		cmocka_unit_test(pdf_source_date),
+		cmocka_unit_test(labels_clear),
 		cmocka_unit_test(errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
