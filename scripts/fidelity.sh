@@ -8,6 +8,10 @@
 #   usage: scripts/fidelity.sh [BUILD_DIR] [--check] [FILTER]   (default build)
 # FILTER keeps the rows whose "peer row" text contains it (e.g. 'trace3').
 # --check exits 1 when a row marked `in` falls outside the band (±15 %).
+# A row whose trace has a seeded part (its native form differs between workload
+# seeds 1 and 2: the model mapping, duration draws) runs over RK_SEEDS (default 1-5,
+# `rubick sim --seeds`): ours is the mean over the seeds of the row's mean over its
+# files, ± the half-width of its 95% Student t interval; the band checks the mean.
 # Needs python3 (reads rubick sim --json).
 #
 # A row is one line of the table below: peer | row | trace (glob under
@@ -35,6 +39,7 @@ case $build in
 *) rubick="$here/$build/src/cli/rubick" ;;
 esac
 shared=${RK_SHARED_DIR:-$here/../shared}
+seeds=${RK_SEEDS:-1-5}
 [ -x "$rubick" ] || { echo "fidelity: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "fidelity: needs python3" >&2; exit 1; }
 
@@ -125,10 +130,15 @@ while IFS='|' read -r peer row glob policy opts pjct pmk expect; do
 	[ -z "$filter" ] || [[ "$peer $row" == *"$filter"* ]] || continue
 	files=("$shared"/traces/$glob)
 	[ -f "${files[0]}" ] || { echo "fidelity: no trace $shared/traces/$glob" >&2; exit 1; }
+	seeded=()
+	if ! cmp -s <("$rubick" trace "${files[0]}" --workload-seed 1 --native 2>/dev/null) \
+		<("$rubick" trace "${files[0]}" --workload-seed 2 --native 2>/dev/null); then
+		seeded=(--seeds "$seeds")
+	fi
 	for f in "${files[@]}"; do
 		# shellcheck disable=SC2086
 		"$rubick" sim --trace "$f" ${PEER_ARGS[$peer]} --policy "$policy" \
-			${opts:+--policy-options "$opts"} --no-timing --json 2>/dev/null
+			${opts:+--policy-options "$opts"} --no-timing --json "${seeded[@]}" 2>/dev/null
 	done >"$tmp/out.json"
 	line=$(python3 - "$tmp/out.json" "$pjct" "$pmk" <<'PY'
 import json, sys
@@ -141,15 +151,28 @@ while i < len(text):
         break
     obj, i = dec.raw_decode(text, i)
     runs.append(obj["results"][0])
-jct = sum(r["avg_jct_s"] for r in runs) / len(runs)
-mk = sum(r["makespan_s"] for r in runs) / len(runs)
+# per seed (one without --seeds): the mean over the row's files; then over the seeds
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+def per_seed(r, k):
+    return r["seeds"][k]["values"] if "seeds" in r else [r[k]]
+def stat(k):
+    n = len(per_seed(runs[0], k))
+    v = [sum(per_seed(r, k)[s] for r in runs) / len(runs) for s in range(n)]
+    m = sum(v) / n
+    if n < 2:
+        return m, None
+    sd = (sum((x - m) ** 2 for x in v) / (n - 1)) ** 0.5
+    return m, (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / n ** 0.5
+jct, jh = stat("avg_jct_s")
+mk, mh = stat("makespan_s")
 pj = float(sys.argv[2])
 pm = None if sys.argv[3] == "-" else float(sys.argv[3])
 rj = jct / pj
 rm = None if pm is None else mk / pm
 inside = abs(rj - 1) <= 0.15 and (rm is None or abs(rm - 1) <= 0.15)
 fmt = lambda x: f"{x:,.0f}"
-print("|".join([fmt(pj), fmt(jct), f"{rj:.2f}", "-" if pm is None else fmt(pm), fmt(mk),
+pm_ = lambda x, h: fmt(x) if h is None else f"{x:,.0f} ± {h:,.0f}"
+print("|".join([fmt(pj), pm_(jct, jh), f"{rj:.2f}", "-" if pm is None else fmt(pm), pm_(mk, mh),
                 "-" if rm is None else f"{rm:.2f}", "yes" if inside else "no"]))
 PY
 )

@@ -35,7 +35,7 @@ PUBLIC = {
     "model": "model.h plan.h zoo.h launch.h memory.h perf.h fit.h measured.h profile.h "
              "refit.h curve.h csvline.h",
     "policy": "cluster.h job.h gpu.h placement.h policy.h lp.h mckp.h sharing.h aryl.h",
-    "sim": "sim.h trace.h oracle.h metrics.h report.h interference.h loadseries.h",
+    "sim": "sim.h trace.h oracle.h metrics.h report.h interference.h loadseries.h figure.h",
 }
 LAYER_OF_PUBLIC = {h: layer for layer, names in PUBLIC.items() for h in names.split()}
 

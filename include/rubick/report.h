@@ -1,7 +1,7 @@
 /*
  * Simulation reports: per-job CSV, time-series CSV, the JSON summary of
- * issue 3 and a self-contained HTML page with inline SVG charts (JCT CDF per
- * policy, GPU utilisation and queue length over time, summary table). One
+ * issue 3, print-ready figures (SVG and PDF, figure.h) and a self-contained
+ * HTML page with a summary table and the same figures inline. One
  * report covers every policy run on the same trace. Writers take a FILE* (the
  * simulator floor may do I/O) and produce byte-identical output for identical
  * input: numbers are printed with fixed formats, never with the locale.
@@ -61,6 +61,15 @@ enum rk_report_figure { RK_FIG_AVG_JCT, RK_FIG_P99_JCT, RK_FIG_MAKESPAN, RK_FIG_
 struct rk_report_seeds {
 	int n;                              /* seeds run, >= 1 */
 	const double *values[RK_FIG_COUNT]; /* n values each, seconds */
+	/* n values each, or NULL (not recorded): the report's bars then have no interval */
+	const double *gpu_hours;            /* GPU-hours */
+	const double *reconfigs;            /* reconfigurations per job */
+	const double *gpu_util;             /* GPU utilisation, 0..1 */
+	const uint64_t *seed;               /* n: the --seeds value of each repetition, or NULL */
+	/* n arrays, or NULL: each repetition's per-job outcomes ([0] is the run's own);
+	 * with `seed`, jobs.csv prints every repetition's rows. */
+	const struct rk_job_outcome *const *outcomes;
+	const int *n_outcomes;
 };
 
 /* Mean and 95% interval of n values: mean ± t(0.975, n-1) · sd / √n (Student t). */
@@ -140,7 +149,11 @@ struct rk_report {
  * restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason
  * (sla_below_s: running seconds below the guaranteed baseline; reason: why
  * the job was rejected at submission, else empty). Unknown times are empty
- * fields.
+ * fields. Under --seeds (r->seeds_n > 0) a last column `seed` follows: the
+ * repetition's seed from the range (the workload seed, unless
+ * --workload-seed pins it, then the policy seed), and a run whose seeds
+ * carry every repetition's outcomes prints them all, repetition by
+ * repetition (else its own rows, under seeds_first).
  * Strings containing ',' '"' or newlines are quoted (RFC 4180).
  */
 int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
@@ -164,7 +177,8 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
  * reconfigurations per job; "oracle_lookups" appears when the run has oracle
  * stats, "seeds" when it has repetitions ({"n":N, "avg_jct_s":{"mean":...,
  * "sd":..., "ci95_lo":..., "ci95_hi":..., "half95":..., "values":[...]},
- * "p99_jct_s":{...}, "makespan_s":{...}}; the top level then has "seeds":
+ * "p99_jct_s":{...}, "makespan_s":{...}, then "gpu_util", "gpu_hours" and
+ * "reconfigs" alike when the seeds carry them}; the top level then has "seeds":
  * {"first":A, "last":B, "n":N, "vary":...}), "meta" (last) when r->meta is set
  * ({"version":..., "command":..., "workload_seed":N, "policy_seed":N,
  * "source":{"from":"git"|"release", "commit":..., "dirty":true|false|null},
@@ -184,15 +198,59 @@ int rk_report_json_encode(const struct rk_report *r, int pretty, char **json,
 int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct rk_error *err);
 
 /*
+ * The report's figures (src/sim/report/report_figures.c), drawn through
+ * figure.h, in this order and under these names (file stems fig-NAME):
+ *   bars       average JCT, p99 JCT and makespan of each policy relative to
+ *              `normalize` (the first run when NULL; seconds when that run
+ *              completed nothing); under --seeds the mean over seeds with
+ *              the 95% Student t interval as error bars, dashed line at 1
+ *   jct-cdf    empirical CDF of completed jobs' JCT (log x when JCTs span
+ *              more than 100x)
+ *   gpu-util   allocated / total GPUs over time, 200 time bins
+ *   queue      pending jobs over time, 200 time bins
+ *   gpu-hours  GPU-hours each policy used (seed interval when recorded)
+ *   reconfigs  reconfigurations per job (seed interval when recorded)
+ * A report without runs has only the three line figures.
+ */
+#define RK_REPORT_FIGS_MAX 8
+
+struct rk_figure;
+
+struct rk_report_fig {
+	const char *name;    /* "bars", "jct-cdf", ... (static) */
+	const char *heading; /* "Policies compared", "JCT CDF", ... (static) */
+	char caption[768];   /* what the figure shows, units and reference (plain text) */
+	struct rk_figure *fig;
+};
+
+struct rk_report_figs {
+	struct rk_report_fig f[RK_REPORT_FIGS_MAX];
+	int n;
+};
+
+/*
+ * Build the figures of r. OUT: *out (release with rk_report_figures_fini,
+ * also after a failure). RK_EINVAL when `normalize` names no run or a run's
+ * lists are bad, RK_ENOMEM.
+ */
+int rk_report_figures(const struct rk_report *r, struct rk_report_figs *out,
+		      struct rk_error *err);
+void rk_report_figures_fini(struct rk_report_figs *figs);
+
+/*
+ * Write every figure of r as DIR/fig-NAME.svg and DIR/fig-NAME.pdf (DIR
+ * exists). err names the file that failed and why.
+ */
+int rk_report_write_figures(const char *dir, const struct rk_report *r, struct rk_error *err);
+
+/*
  * Self-contained HTML page (no external scripts, fonts, styles or links):
  * the invocation (meta: command, source, build, time, host, what the
  * workload seed draws, every run's seeds, the inputs' sha256) when given, a summary table (with the seed
  * intervals under --seeds), the oracle's lookups by rule for runs that carry
- * them, then one inline <svg> per chart - per-policy bars of average JCT, p99
- * and makespan relative to `normalize` (error bars: the seed interval), JCT
- * CDF, GPU utilisation and queue length over time in 200 fixed time bins.
- * Up to 20 policies get distinct colour and dash pairs; legends sit outside
- * the plot area (src/sim/report/report_bars.c has the bars and the shared style).
+ * them, then the figures of rk_report_figures, each the same SVG as its
+ * fig-NAME.svg file (rk_figure_svg_text: its own xmlns, text as outlines,
+ * ids prefixed per figure) under a heading with its caption.
  */
 int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *err);
 

@@ -143,10 +143,22 @@ static int write_out(const char *dir, const struct rk_report *rep)
 		rc = write_file(dir, "summary.json", rep, write_json_pretty);
 	if (!rc)
 		rc = write_file(dir, "report.html", rep, rk_report_write_html);
+	struct rk_error err;
+	if (!rc && (rc = rk_report_write_figures(dir, rep, &err)))
+		fprintf(stderr, "rubick sim: --out: %s\n", err.msg);
 	/* stderr, so stdout stays what scripts compare; the one place a run says where it wrote. */
-	if (!rc)
-		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json and "
-		        "report.html to %s\n", dir);
+	if (!rc) {
+		struct rk_report_figs figs;
+		char names[256] = "";
+		size_t n = 0;
+		if (!rk_report_figures(rep, &figs, &err))
+			for (int i = 0; i < figs.n && n < sizeof(names); i++)
+				n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				                      i ? ", " : "", figs.f[i].name);
+		rk_report_figures_fini(&figs);
+		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json, report.html "
+		        "and fig-NAME.svg, fig-NAME.pdf for NAME in %s to %s\n", names, dir);
+	}
 	return rc;
 }
 
@@ -565,7 +577,8 @@ int rk_cmd_sim(int argc, char **argv)
 	struct run_state *rep_s = o.seeds ? calloc(1, sizeof(*rep_s)) : NULL;
 	struct rk_cli_seed_values sv = {0};
 	if (!s || (o.seeds &&
-	           (!rep_s || rk_cli_seed_values_init(&sv, n_pols, (int)(last - first + 1))))) {
+	           (!rep_s || rk_cli_seed_values_init(&sv, n_pols, (int)(last - first + 1),
+	                                                o.out != NULL)))) {
 		fprintf(stderr, "rubick sim: out of memory\n");
 		free(s);
 		free(rep_s);
@@ -594,7 +607,8 @@ int rk_cmd_sim(int argc, char **argv)
 		                               o.loan.elastic_share, o.loan.n_elastic, wseed};
 		rk_cli_prov_draws(&prov, &dr);
 	}
-	/* Repetitions: each seed's figures are kept, its jobs and samples are not. */
+	/* Repetitions: each seed's figures are kept, and its jobs' outcomes for jobs.csv
+	 * under --out; its samples are not. */
 	for (uint64_t k = 0; !rc && o.seeds && k <= last - first; k++) {
 		if (k > 0) {
 			memset(rep_s, 0, sizeof(*rep_s));
@@ -607,9 +621,10 @@ int rk_cmd_sim(int argc, char **argv)
 			}
 			rc = run_once(&ctx, &o, rep_s, &env, w);
 		}
-		const struct run_state *from = k ? rep_s : s;
+		struct run_state *from = k ? rep_s : s;
 		for (int i = 0; !rc && i < n_pols; i++)
-			rk_cli_seed_values_set(&sv, i, (int)k, &from->runs[i].summary);
+			rk_cli_seed_values_set(&sv, i, (int)k, first + k, &from->runs[i].summary,
+			                       &from->results[i]);
 		if (k > 0)
 			run_state_fini(rep_s);
 	}

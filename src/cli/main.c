@@ -10,6 +10,7 @@ int rk_cmd_curve(int argc, char **argv);
 int rk_cmd_demo(int argc, char **argv);
 int rk_cmd_sim(int argc, char **argv);
 int rk_cmd_trace(int argc, char **argv);
+int rk_cmd_report(int argc, char **argv);
 int rk_cmd_zoo(int argc, char **argv);
 int rk_cmd_launch(int argc, char **argv);
 int rk_cmd_submit(int argc, char **argv);
@@ -32,6 +33,8 @@ const struct rk_command rk_commands[] = {
 	{"curve", "a model's resource sensitivity curve (best plan per GPU count)", rk_cmd_curve},
 	{"demo", "print the sensitivity curves of all bundled models", rk_cmd_demo},
 	{"sim", "replay a job trace on a simulated cluster under one or more policies", rk_cmd_sim},
+	{"report", "sweep figures across runs of `rubick sim --out` (load, arrival rate, GPUs)",
+	 rk_cmd_report},
 	{"trace", "read a job trace (any format): counts, mapped models, or native CSV", rk_cmd_trace},
 	{"zoo", "list, show or check model zoo entries (docs/zoo.md)", rk_cmd_zoo},
 	{"launch", "read a job's launch command into model, plan and global batch", rk_cmd_launch},

@@ -52,39 +52,76 @@ int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last)
 	return 0;
 }
 
-int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds)
+/* Rows per policy: the figures, then GPU-hours, reconfigurations per job and GPU utilisation. */
+#define SV_ROWS (RK_FIG_COUNT + 3)
+
+int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds, int keep)
 {
 	memset(sv, 0, sizeof(*sv));
-	sv->v = calloc((size_t)n_pols * RK_FIG_COUNT * (size_t)n_seeds, sizeof(*sv->v));
+	size_t cells = (size_t)n_pols * (size_t)n_seeds;
+	sv->v = calloc(cells * SV_ROWS, sizeof(*sv->v));
+	sv->seed = calloc((size_t)n_seeds, sizeof(*sv->seed));
 	sv->per = calloc((size_t)n_pols, sizeof(*sv->per));
-	if (!sv->v || !sv->per) {
+	if (keep) {
+		sv->outc = calloc(cells, sizeof(*sv->outc));
+		sv->n_outc = calloc(cells, sizeof(*sv->n_outc));
+	}
+	if (!sv->v || !sv->seed || !sv->per || (keep && (!sv->outc || !sv->n_outc))) {
 		rk_cli_seed_values_fini(sv);
 		return RK_ENOMEM;
 	}
 	sv->n_pols = n_pols;
 	sv->n_seeds = n_seeds;
 	for (int p = 0; p < n_pols; p++) {
-		sv->per[p].n = n_seeds;
+		struct rk_report_seeds *per = &sv->per[p];
+		per->n = n_seeds;
 		for (int k = 0; k < RK_FIG_COUNT; k++)
-			sv->per[p].values[k] =
-			    sv->v + ((size_t)p * RK_FIG_COUNT + (size_t)k) * n_seeds;
+			per->values[k] = sv->v + ((size_t)p * SV_ROWS + (size_t)k) * n_seeds;
+		per->gpu_hours = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT) * n_seeds;
+		per->reconfigs = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT + 1) * n_seeds;
+		per->gpu_util = sv->v + ((size_t)p * SV_ROWS + RK_FIG_COUNT + 2) * n_seeds;
+		per->seed = sv->seed;
+		if (keep) {
+			per->outcomes = (const struct rk_job_outcome *const *)(sv->outc +
+			                                                       (size_t)p * n_seeds);
+			per->n_outcomes = sv->n_outc + (size_t)p * n_seeds;
+		}
 	}
 	return 0;
 }
 
 void rk_cli_seed_values_fini(struct rk_cli_seed_values *sv)
 {
+	for (int p = 0; sv->outc && p < sv->n_pols; p++)
+		for (int k = 1; k < sv->n_seeds; k++) /* [p][0] is the run's own */
+			free(sv->outc[(size_t)p * sv->n_seeds + k]);
 	free(sv->v);
+	free(sv->seed);
+	free(sv->outc);
+	free(sv->n_outc);
 	free(sv->per);
 	memset(sv, 0, sizeof(*sv));
 }
 
-void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep,
-                            const struct rk_sim_summary *s)
+void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep, uint64_t seed,
+                            const struct rk_sim_summary *s, struct rk_sim_result *res)
 {
 	for (int k = 0; k < RK_FIG_COUNT; k++)
-		sv->v[((size_t)pol * RK_FIG_COUNT + (size_t)k) * sv->n_seeds + rep] =
+		sv->v[((size_t)pol * SV_ROWS + (size_t)k) * sv->n_seeds + rep] =
 		    rk_report_figure_value(s, (enum rk_report_figure)k);
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT) * sv->n_seeds + rep] = s->gpu_hours;
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT + 1) * sv->n_seeds + rep] = s->reconfigs_per_job;
+	sv->v[((size_t)pol * SV_ROWS + RK_FIG_COUNT + 2) * sv->n_seeds + rep] = s->gpu_util;
+	sv->seed[rep] = seed;
+	if (!sv->outc)
+		return;
+	size_t c = (size_t)pol * sv->n_seeds + rep;
+	sv->outc[c] = res->outcomes;
+	sv->n_outc[c] = res->n_outcomes;
+	if (rep > 0) { /* taken over: rk_sim_result_fini no longer frees them */
+		res->outcomes = NULL;
+		res->n_outcomes = 0;
+	}
 }
 
 /* Characters a POSIX shell reads literally outside quotes. */

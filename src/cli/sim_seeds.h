@@ -9,6 +9,7 @@
 #define RUBICK_CLI_SIM_SEEDS_H
 
 #include "rubick/report.h"
+#include "rubick/sim.h"
 
 #include <stdint.h>
 
@@ -18,19 +19,32 @@
 /* "A-B" with A < B, at most RK_CLI_SEEDS_MAX seeds. 0, or RK_EXIT_USAGE after printing. */
 int rk_cli_seeds_parse(const char *v, uint64_t *first, uint64_t *last);
 
-/* Figures of every policy at every seed: what rk_report_run.seeds points into. */
+/*
+ * Figures of every policy at every seed: what rk_report_run.seeds points into.
+ * With `keep`, also every repetition's per-job outcomes (for jobs.csv under
+ * --out): one array per policy and seed, taken over from the run's result
+ * rather than copied, so a repetition costs its outcomes (about 0.4 KB a job)
+ * while its samples, the bulk of a run, are freed as before.
+ */
 struct rk_cli_seed_values {
 	int n_pols, n_seeds;
-	double *v;                   /* [policy][figure][seed] */
+	double *v;                   /* [policy][figure, then gpu_hours, reconfigs, gpu_util][seed] */
+	uint64_t *seed;              /* [seed]: the --seeds value of each repetition */
+	struct rk_job_outcome **outc; /* [policy][seed] when kept; [p][0] borrowed (the run's own) */
+	int *n_outc;                 /* [policy][seed] */
 	struct rk_report_seeds *per; /* one per policy */
 };
 
 /* 0 or RK_ENOMEM; fini is safe on a zeroed struct. */
-int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds);
+int rk_cli_seed_values_init(struct rk_cli_seed_values *sv, int n_pols, int n_seeds, int keep);
 void rk_cli_seed_values_fini(struct rk_cli_seed_values *sv);
-/* Record repetition `rep` of policy `pol`. */
-void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep,
-                            const struct rk_sim_summary *s);
+/*
+ * Record repetition `rep` (seed `seed`) of policy `pol`. With `keep`, its
+ * outcomes are kept: borrowed from `res` for rep 0 (the run's own, freed
+ * with it), taken over for later ones (res->outcomes is then NULL).
+ */
+void rk_cli_seed_values_set(struct rk_cli_seed_values *sv, int pol, int rep, uint64_t seed,
+                            const struct rk_sim_summary *s, struct rk_sim_result *res);
 
 #define RK_CLI_META_MAX 72
 

@@ -40,12 +40,19 @@ check good-lists 0 "" -- "${sim[@]}" --policy 'fifo,sjf[placement=spread]' \
 	--policy-options placement=consolidated --restart-cost 260,bert=10
 
 # --- --out: parents made, the place said -----------------------------------------
-check out-parents 0 "wrote jobs.csv, samples.csv, summary.json and report.html to $d/res/run1/a" -- \
+check out-parents 0 "wrote jobs.csv, samples.csv, summary.json, report.html and fig-NAME.svg, fig-NAME.pdf for NAME in bars, jct-cdf, gpu-util, queue, gpu-hours, reconfigs to $d/res/run1/a" -- \
 	"${sim[@]}" --policy fifo --out "$d/res/run1/a"
 for f in jobs.csv samples.csv summary.json report.html; do
 	[ -s "$d/res/run1/a/$f" ] || fail "out-parents: no $f"
 done
+for n in bars jct-cdf gpu-util queue gpu-hours reconfigs; do
+	[ -s "$d/res/run1/a/fig-$n.svg" ] && [ -s "$d/res/run1/a/fig-$n.pdf" ] || fail "out-parents: no fig-$n"
+done
 grep -q "wrote" "$out" && fail "out-parents: the location went to stdout"
+# a figure that cannot be written: its path and the reason, exit 1
+mkdir -p "$d/res/figdir/fig-bars.svg"
+check out-figure 1 "--out: $d/res/figdir/fig-bars.svg: cannot create: Is a directory" -- \
+	"${sim[@]}" --policy fifo --out "$d/res/figdir"
 touch "$d/plain"
 check out-under-file 1 "--out: cannot create '$d/plain/x/y': '$d/plain' is not a directory" -- \
 	"${sim[@]}" --policy fifo --out "$d/plain/x/y"

@@ -169,7 +169,8 @@ assert o["seeds"] == "1-3" and o["normalize"] == "sjf-random", o
 assert m["workload_seed"] == 1 and m["policy_seed"] == 1, m
 assert d["seeds"]["n"] == 3
 P
-grep -q "Average JCT relative to sjf-random" "$d/m/report.html" || fail "report: no normalised bars"
+grep -q "Average JCT, p99 JCT and makespan relative to sjf-random" "$d/m/report.html" \
+	|| fail "report: no normalised bars"
 grep -q "rubick $version" "$d/m/report.html" || fail "report: no version"
 grep -q "Over seeds 1-3" "$d/m/report.html" || fail "report: no seeds table"
 # stdout stays free of paths and versions (golden cases compare it)

@@ -2,7 +2,8 @@
 # One golden simulator case: run `rubick sim` on CASE/trace.csv (native format) with the
 # flags in CASE/args and the measured tables in CASE/oracle, in check mode, and compare
 # the JSON summary, the table, jobs.csv and samples.csv byte for byte with CASE/expected.*.
-# Also runs the case twice and requires identical bytes (report.html included).
+# Also runs the case twice and requires identical bytes (report.html and the six
+# fig-*.svg included).
 # usage: run_golden.sh RUBICK CASE_DIR [--regen]   (--regen rewrites CASE/expected.*)
 set -euo pipefail
 rubick=$(realpath "$1")
@@ -25,7 +26,10 @@ run() { # OUTDIR (both runs write to one --out path, moved after: summary.json a
 }
 run "$tmp/a"
 run "$tmp/b"
-for f in .json .table /jobs.csv /samples.csv /summary.json /report.html; do
+figs=()
+for svg in "$tmp"/a/fig-*.svg; do figs+=("/${svg##*/}"); done
+[ "${#figs[@]}" -eq 6 ] || { echo "$case_dir: ${#figs[@]} fig-*.svg written, not 6" >&2; exit 1; }
+for f in .json .table /jobs.csv /samples.csv /summary.json /report.html "${figs[@]}"; do
 	cmp -s "$tmp/a$f" "$tmp/b$f" || {
 		echo "$case_dir: a$f differs between two identical runs" >&2
 		exit 1

@@ -59,8 +59,45 @@ static int check_report(FILE *f, const struct rk_report *r, struct rk_error *err
 		    (u->n_samples > 0 && !u->samples))
 			return rk_error_set(err, RK_EINVAL, "report: run %d (%s): bad outcome or sample list",
 					    i, nz(u->policy));
+		const struct rk_report_seeds *sd = u->seeds;
+		for (int k = 0; sd && sd->outcomes && sd->n_outcomes && k < sd->n; k++)
+			if (sd->n_outcomes[k] < 0 || (sd->n_outcomes[k] > 0 && !sd->outcomes[k]))
+				return rk_error_set(err, RK_EINVAL,
+				                    "report: run %d (%s): bad outcome list of repetition %d",
+				                    i, nz(u->policy), k);
 	}
 	return 0;
+}
+
+/* One job's row; has_seed appends the `seed` column (under --seeds). */
+static void put_job(FILE *f, const char *policy, const struct rk_job_outcome *o, int has_seed,
+                    uint64_t seed)
+{
+	put_field(f, policy);
+	fprintf(f, ",%" PRId64 ",", o->id);
+	put_field(f, o->name);
+	fputc(',', f);
+	put_field(f, o->model);
+	fprintf(f, ",%d,", o->req_gpus);
+	put_ms(f, o->submit_ms);
+	fputc(',', f);
+	if (o->first_start_ms >= 0)
+		put_ms(f, o->first_start_ms);
+	fputc(',', f);
+	if (o->completed)
+		put_ms(f, o->finish_ms);
+	fputc(',', f);
+	if (o->completed)
+		put_ms(f, o->finish_ms - o->submit_ms);
+	fputc(',', f);
+	if (o->first_start_ms >= 0)
+		put_ms(f, o->first_start_ms - o->submit_ms);
+	fprintf(f, ",%d,%d,%d,%.3f,%d,%.3f,%d,", o->restarts, o->preemptions, o->completed,
+		o->gpu_s, o->guaranteed, o->sla_below_s, o->rejected);
+	put_field(f, o->reason);
+	if (has_seed)
+		fprintf(f, ",%" PRIu64, seed);
+	fputc('\n', f);
 }
 
 int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error *err)
@@ -68,37 +105,22 @@ int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error
 	int rc = check_report(f, r, err);
 	if (rc)
 		return rc;
+	int seeds = r->seeds_n > 0; /* only then the `seed` column: other outputs keep their bytes */
 	fputs("policy,id,name,model,req_gpus,submit_s,first_start_s,finish_s,jct_s,queue_s,"
-	      "restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason\n",
+	      "restarts,preemptions,completed,gpu_s,guaranteed,sla_below_s,rejected,reason",
 	      f);
+	fputs(seeds ? ",seed\n" : "\n", f);
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_report_run *u = &r->runs[i];
-		for (int j = 0; j < u->n_outcomes; j++) {
-			const struct rk_job_outcome *o = &u->outcomes[j];
-			put_field(f, u->policy);
-			fprintf(f, ",%" PRId64 ",", o->id);
-			put_field(f, o->name);
-			fputc(',', f);
-			put_field(f, o->model);
-			fprintf(f, ",%d,", o->req_gpus);
-			put_ms(f, o->submit_ms);
-			fputc(',', f);
-			if (o->first_start_ms >= 0)
-				put_ms(f, o->first_start_ms);
-			fputc(',', f);
-			if (o->completed)
-				put_ms(f, o->finish_ms);
-			fputc(',', f);
-			if (o->completed)
-				put_ms(f, o->finish_ms - o->submit_ms);
-			fputc(',', f);
-			if (o->first_start_ms >= 0)
-				put_ms(f, o->first_start_ms - o->submit_ms);
-			fprintf(f, ",%d,%d,%d,%.3f,%d,%.3f,%d,", o->restarts, o->preemptions,
-				o->completed, o->gpu_s, o->guaranteed, o->sla_below_s, o->rejected);
-			put_field(f, o->reason);
-			fputc('\n', f);
+		const struct rk_report_seeds *sd = u->seeds;
+		if (seeds && sd && sd->seed && sd->outcomes && sd->n_outcomes) {
+			for (int k = 0; k < sd->n; k++)
+				for (int j = 0; j < sd->n_outcomes[k]; j++)
+					put_job(f, u->policy, &sd->outcomes[k][j], 1, sd->seed[k]);
+			continue;
 		}
+		for (int j = 0; j < u->n_outcomes; j++)
+			put_job(f, u->policy, &u->outcomes[j], seeds, r->seeds_first);
 	}
 	return finish(f, "jobs CSV", err);
 }

@@ -56,6 +56,29 @@ static void put_loan(struct jb *b, json_t *o, const struct rk_report_loan *l)
 	put(b, o, "loan", lo);
 }
 
+/* One figure over the seeds: its statistics and its n values in seed order. */
+static void put_stat(struct jb *b, json_t *so, const char *key, const double *v, int n)
+{
+	struct rk_report_stat st;
+	json_t *fo = json_object(), *vals = json_array();
+	if (!fo || !vals || rk_report_stat_compute(v, n, &st)) {
+		json_decref(fo);
+		json_decref(vals);
+		b->failed = 1;
+		return;
+	}
+	put_real(b, fo, "mean", st.mean);
+	put_real(b, fo, "sd", st.sd);
+	put_real(b, fo, "half95", st.half95);
+	put_real(b, fo, "ci95_lo", st.mean - st.half95);
+	put_real(b, fo, "ci95_hi", st.mean + st.half95);
+	for (int i = 0; i < n; i++)
+		if (json_array_append_new(vals, json_real(v[i])))
+			b->failed = 1;
+	put(b, fo, "values", vals);
+	put(b, so, key, fo);
+}
+
 /* A run's repetitions over seeds (report.h struct rk_report_seeds). */
 static void put_seeds(struct jb *b, json_t *o, const struct rk_report_seeds *sd)
 {
@@ -65,26 +88,14 @@ static void put_seeds(struct jb *b, json_t *o, const struct rk_report_seeds *sd)
 		return;
 	}
 	put(b, so, "n", json_integer(sd->n));
-	for (int k = 0; k < RK_FIG_COUNT; k++) {
-		struct rk_report_stat st;
-		json_t *fo = json_object(), *vals = json_array();
-		if (!fo || !vals || rk_report_stat_compute(sd->values[k], sd->n, &st)) {
-			json_decref(fo);
-			json_decref(vals);
-			b->failed = 1;
-			continue;
-		}
-		put_real(b, fo, "mean", st.mean);
-		put_real(b, fo, "sd", st.sd);
-		put_real(b, fo, "half95", st.half95);
-		put_real(b, fo, "ci95_lo", st.mean - st.half95);
-		put_real(b, fo, "ci95_hi", st.mean + st.half95);
-		for (int i = 0; i < sd->n; i++)
-			if (json_array_append_new(vals, json_real(sd->values[k][i])))
-				b->failed = 1;
-		put(b, fo, "values", vals);
-		put(b, so, rk_report_figure_name((enum rk_report_figure)k), fo);
-	}
+	for (int k = 0; k < RK_FIG_COUNT; k++)
+		put_stat(b, so, rk_report_figure_name((enum rk_report_figure)k), sd->values[k], sd->n);
+	if (sd->gpu_util)
+		put_stat(b, so, "gpu_util", sd->gpu_util, sd->n);
+	if (sd->gpu_hours)
+		put_stat(b, so, "gpu_hours", sd->gpu_hours, sd->n);
+	if (sd->reconfigs)
+		put_stat(b, so, "reconfigs", sd->reconfigs, sd->n);
 	put(b, o, "seeds", so);
 }
 

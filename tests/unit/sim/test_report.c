@@ -1,7 +1,7 @@
 /*
  * Reports: the JSON summary parses back (jansson) with the issue's fields and
  * values, output is byte-identical across calls, the HTML page is
- * self-contained (one <svg> per chart, no "http", escaped names), the CSVs
+ * self-contained (one standalone <svg> per figure, no link out, escaped names), the CSVs
  * hold the exact per-job and per-sample values.
  */
 #include <setjmp.h>
@@ -17,6 +17,7 @@
 
 #include "metrics_fixture.h"
 #include "rubick/report.h"
+#include "sim/report/figure_internal.h"
 
 struct fx {
 	struct rk_job_outcome o[4];
@@ -175,20 +176,40 @@ static void html_self_contained(void **state)
 	f.runs[1].policy = "srtf<script>";
 	char *h = capture(rk_report_write_html, &f.r);
 	assert_true(strncmp(h, "<!DOCTYPE html>", 15) == 0);
-	/* three per-policy bar charts (report_bars.c), then the three line charts */
+	/* the six figures of rk_report_figures, each an inline standalone SVG */
 	assert_int_equal(count(h, "<svg"), 6);
 	assert_int_equal(count(h, "</svg>"), 6);
-	assert_non_null(strstr(h, "id=\"bars-avg_jct_s\""));
-	assert_non_null(strstr(h, "id=\"jct-cdf\""));
-	assert_non_null(strstr(h, "id=\"gpu-util\""));
-	assert_non_null(strstr(h, "id=\"queue-len\""));
-	assert_null(strstr(h, "http"));
+	assert_int_equal(count(h, "<svg xmlns=\"http://www.w3.org/2000/svg\""), 6);
+	const char *ids[6] = {"bars", "jct-cdf", "gpu-util", "queue", "gpu-hours", "reconfigs"};
+	const char *prev = h;
+	for (int i = 0; i < 6; i++) { /* in this order, each once */
+		char id[48];
+		snprintf(id, sizeof(id), "<figure id=\"fig-%s\">\n<svg", ids[i]);
+		const char *p = strstr(h, id);
+		assert_non_null(p);
+		assert_true(p > prev);
+		prev = p;
+	}
+	/* no link out: the only "http" are the SVG and XLink namespace names */
+	assert_int_equal(count(h, "http"), 6 * 2);
+	assert_int_equal(count(h, "xmlns:xlink=\"http://www.w3.org/1999/xlink\""), 6);
+	assert_null(strstr(h, "href=\"http"));
 	assert_null(strstr(h, "<script"));
 	assert_null(strstr(h, "<link"));
 	assert_null(strstr(h, "@import"));
+	assert_null(strstr(h, "<?xml"));
 	assert_non_null(strstr(h, "srtf&lt;script&gt;"));
-	/* one line per policy in each chart */
-	assert_int_equal(count(h, "<polyline"), 6);
+	/* one line per policy in each line figure */
+	struct rk_report_figs figs;
+	struct rk_error err;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	assert_int_equal(figs.n, 6);
+	for (int i = 1; i <= 3; i++) {
+		assert_int_equal(figs.f[i].fig->n_series, 2);
+		assert_false(figs.f[i].fig->bars);
+	}
+	assert_string_equal(figs.f[1].fig->series[1].name, "srtf<script>");
+	rk_report_figures_fini(&figs);
 	/* the summary table carries the figures */
 	assert_non_null(strstr(h, "<td>140.0</td>"));
 	assert_non_null(strstr(h, "<td>0.430</td>"));
@@ -215,17 +236,19 @@ static void html_long_series(void **state)
 	assert_non_null(s);
 	for (int i = 0; i < N; i++)
 		s[i] = (struct rk_sim_sample)SAMPLE((int64_t)i * 1000, i % 9, 8 + (i % 9 == 8), i % 7, 1);
+	f.r.n_runs = 1;
+	char *few = capture(rk_report_write_html, &f.r); /* the fixture's few samples */
 	f.runs[0].samples = s;
 	f.runs[0].n_samples = N;
-	f.r.n_runs = 1;
 	char *h = capture(rk_report_write_html, &f.r);
 	assert_int_equal(count(h, "<svg"), 6);
-	/* 20,000 samples are bucketed: the page stays small */
-	assert_true(strlen(h) < 200000);
+	/* 20,000 samples are bucketed into 200 bins: the page grows by a bounded amount */
+	assert_true(strlen(h) < strlen(few) + 40000);
+	free(few);
 	free(h);
 	free(s);
 
-	/* no runs at all still gives the three (empty) line charts, and no bars */
+	/* no runs at all still gives the three (empty) line figures, and no bars */
 	f.r.n_runs = 0;
 	h = capture(rk_report_write_html, &f.r);
 	assert_int_equal(count(h, "<svg"), 3);

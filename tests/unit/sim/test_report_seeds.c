@@ -2,9 +2,9 @@
  * Report parts of issue 14: the Student t interval (against tabulated
  * quantiles and a hand-computed case), the seeds block of the table and of
  * the JSON, the invocation record ("meta"), the per-policy bar chart
- * normalised to a chosen policy with error bars, utilisation in 200 fixed
- * bins, and 20 policies with distinct line styles and the legend outside
- * the plot area.
+ * figure normalised to a chosen policy with error bars, the GPU-hours and
+ * reconfiguration bars with their seed intervals, utilisation in 200 fixed
+ * bins, and 20 policies with distinct colours.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +20,9 @@
 #include <string.h>
 
 #include "metrics_fixture.h"
+#include "rubick/figure.h"
 #include "rubick/report.h"
+#include "sim/report/figure_internal.h"
 
 static char *capture(int (*w)(FILE *, const struct rk_report *, struct rk_error *),
                      const struct rk_report *r, int want)
@@ -185,19 +187,18 @@ static void meta_record(void **state)
 	free(h);
 }
 
-/* The value label of bar i in chart `id`: the first middle-anchored text after its rect. */
-static double bar_label(const char *h, const char *id, int i)
+/* cmocka's assert_float_equal compares floats: doubles to 1e-9 need this. */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+/* The report's figures of f (asserting they build). */
+static void figures_of(const struct rk_report *r, struct rk_report_figs *figs)
 {
-	const char *p = strstr(h, id);
-	assert_non_null(p);
-	for (int k = 0; k <= i + 1; k++) { /* rect 0 is the plot area */
-		p = strstr(p, "<rect x=");
-		assert_non_null(p);
-		p++;
-	}
-	p = strstr(p, "text-anchor=\"middle\">");
-	assert_non_null(p);
-	return strtod(p + strlen("text-anchor=\"middle\">"), NULL);
+	struct rk_error err;
+	assert_int_equal(rk_report_figures(r, figs, &err), 0);
+	assert_int_equal(figs->n, 6);
+	assert_string_equal(figs->f[0].name, "bars");
+	assert_string_equal(figs->f[4].name, "gpu-hours");
+	assert_string_equal(figs->f[5].name, "reconfigs");
 }
 
 static void bars_normalised(void **state)
@@ -205,28 +206,74 @@ static void bars_normalised(void **state)
 	(void)state;
 	struct fx f;
 	fx_init(&f, 3);
+	struct rk_report_figs figs;
+	figures_of(&f.r, &figs);
+	/* relative to the first: 1, 2, 3; an interval per policy per figure of merit */
+	const struct rk_figure *b = figs.f[0].fig;
+	assert_non_null(strstr(figs.f[0].caption, "relative to sia[p=0] (100.0 s, 100.0 s and "
+						  "100.0 s = 1)"));
+	assert_non_null(strstr(figs.f[0].caption, "mean over seeds 4-6 (3 runs each)"));
+	assert_string_equal(b->ylabel, "relative to sia[p=0]");
+	assert_int_equal(b->n_series, 3);
+	assert_int_equal(b->n_categories, RK_FIG_COUNT);
+	assert_near(b->series[1].y[RK_FIG_P99_JCT], 2.0, 1e-12);
+	/* policy 1: sd 20 s over the seeds, half-width 4.303 * 20 / sqrt(3), over 100 s */
+	double half = 4.303 * 20 / sqrt(3.0) / 100.0;
+	assert_non_null(b->series[1].lo);
+	assert_near(b->series[1].lo[RK_FIG_MAKESPAN], 2.0 - half, 1e-9);
+	assert_near(b->series[1].hi[RK_FIG_MAKESPAN], 2.0 + half, 1e-9);
+	assert_int_equal(b->n_hlines, 1);
+	assert_true(b->hlines[0].y == 1.0);
+	rk_report_figures_fini(&figs);
 	char *h = capture(rk_report_write_html, &f.r, 0);
-	/* relative to the first: 1, 2, 3; one error bar per policy per chart */
-	assert_non_null(strstr(h, "Average JCT relative to sia[p=0] (100.0 s = 1)"));
-	assert_float_equal(bar_label(h, "id=\"bars-p99_jct_s\"", 1), 2.0, 1e-9);
-	assert_int_equal(count(h, "stroke=\"#222\""), 3 * 3);
+	assert_non_null(strstr(h, "Average JCT, p99 JCT and makespan relative "
+				  "to sia[p=0]"));
 	free(h);
+
 	f.r.normalize = "sia[p=2]";
-	h = capture(rk_report_write_html, &f.r, 0);
-	assert_non_null(strstr(h, "Makespan relative to sia[p=2] (300.0 s = 1)"));
-	assert_float_equal(bar_label(h, "id=\"bars-makespan_s\"", 0), 0.33, 1e-9);
-	free(h);
+	figures_of(&f.r, &figs);
+	assert_near(figs.f[0].fig->series[0].y[RK_FIG_MAKESPAN], 1.0 / 3.0, 1e-12);
+	assert_non_null(strstr(figs.f[0].caption, "relative to sia[p=2] (300.0 s"));
+	rk_report_figures_fini(&figs);
 	f.r.normalize = "nope";
 	h = capture(rk_report_write_html, &f.r, RK_EINVAL);
 	free(h);
-	/* without seeds: no error bars */
+	struct rk_error err;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "'nope'"));
+	assert_int_equal(figs.n, 0);
+
+	/* GPU-hours and reconfigurations: the seed interval when it was recorded */
 	f.r.normalize = NULL;
+	double gh[3][3], rc[3][3];
+	for (int i = 0; i < 3; i++) {
+		for (int s = 0; s < 3; s++) {
+			gh[i][s] = 10.0 * (i + 1) + s;
+			rc[i][s] = 0.5;
+		}
+		f.seeds[i].gpu_hours = gh[i];
+		f.seeds[i].reconfigs = rc[i];
+	}
+	figures_of(&f.r, &figs);
+	const struct rk_figure *g = figs.f[4].fig;
+	assert_true(g->bars && g->n_series == 3 && g->n_categories == 1);
+	assert_near(g->series[2].y[0], 31.0, 1e-12);
+	assert_near(g->series[2].hi[0] - g->series[2].y[0], 4.303 / sqrt(3.0), 1e-9);
+	assert_near(figs.f[5].fig->series[0].y[0], 0.5, 1e-12);
+	assert_near(figs.f[5].fig->series[0].lo[0], 0.5, 1e-12); /* sd 0 */
+	rk_report_figures_fini(&figs);
+
+	/* without seeds: no intervals anywhere, GPU-hours from the run's summary */
 	for (int i = 0; i < 3; i++)
 		f.runs[i].seeds = NULL;
 	f.r.seeds_n = 0;
-	h = capture(rk_report_write_html, &f.r, 0);
-	assert_int_equal(count(h, "stroke=\"#222\""), 0);
-	free(h);
+	figures_of(&f.r, &figs);
+	for (int k = 0; k < 6; k++)
+		for (int i = 0; i < figs.f[k].fig->n_series; i++)
+			assert_null(figs.f[k].fig->series[i].lo);
+	assert_near(figs.f[4].fig->series[0].y[0], f.runs[0].summary.gpu_hours, 1e-12);
+	assert_null(strstr(figs.f[0].caption, "seeds"));
+	rk_report_figures_fini(&figs);
 }
 
 static void twenty_policies_binned(void **state)
@@ -241,34 +288,25 @@ static void twenty_policies_binned(void **state)
 		s[i] = (struct rk_sim_sample)SAMPLE((int64_t)i * 1000, i % 9, 8, i % 7, 1);
 	f.runs[0].samples = s;
 	f.runs[0].n_samples = N;
-	char *h = capture(rk_report_write_html, &f.r, 0);
-	/* 20 distinct (colour, dash) pairs in the utilisation chart's legend */
-	const char *u = strstr(h, "id=\"gpu-util\"");
-	assert_non_null(u);
-	char seen[NP][96];
-	const char *p = u;
-	for (int i = 0; i < NP; i++) {
-		p = strstr(p, "stroke-width=\"2.5\"");
-		assert_non_null(p);
-		const char *q = p;
-		while (q > u && strncmp(q, "stroke=\"", 8))
-			q--;
-		const char *d = strstr(p, "stroke-dasharray=\"");
-		snprintf(seen[i], sizeof(seen[i]), "%.16s|%.12s", q, d);
+	/* 20 distinct colours for the 20 policies (figure.h draws dashes on top) */
+	for (int i = 0; i < NP; i++)
 		for (int j = 0; j < i; j++)
-			assert_string_not_equal(seen[i], seen[j]);
-		/* the legend sits right of the plot area (x = 70 + 620 + 14) */
-		const char *x = strstr(q - 60 > u ? q - 60 : u, "x1=\"");
-		assert_true(strtod(x + 4, NULL) >= 690.0);
-		p++;
-	}
-	/* run 0's long series: 200 bins of two points each */
-	const char *pl = strstr(u, "<polyline");
-	const char *pts = strstr(pl, "points=\"") + 8, *end = strchr(pts, '"');
-	int pairs = 0;
-	for (const char *c = pts; c < end; c++)
-		pairs += *c == ',';
-	assert_int_equal(pairs, 2 * 200);
+			assert_string_not_equal(rk_figure_colour(i), rk_figure_colour(j));
+	struct rk_report_figs figs;
+	figures_of(&f.r, &figs);
+	const struct rk_figure *u = figs.f[2].fig;
+	assert_string_equal(figs.f[2].name, "gpu-util");
+	assert_int_equal(u->n_series, NP);
+	/* run 0's long series: 200 bins, each a step from its start, then the last bin's end */
+	assert_int_equal(u->series[0].n, 200 + 1);
+	assert_int_equal(u->series[0].mark, RK_FIGURE_STEP);
+	/* utilisation stays a fraction: (0..8)/8 averaged per bin */
+	for (int k = 0; k < u->series[0].n; k++)
+		assert_true(u->series[0].y[k] >= 0 && u->series[0].y[k] <= 1);
+	assert_true(u->yfixed && u->ylo == 0 && u->yhi == 1);
+	rk_report_figures_fini(&figs);
+	char *h = capture(rk_report_write_html, &f.r, 0);
+	assert_int_equal(count(h, "<svg"), 6);
 	free(h);
 	free(s);
 }
