@@ -16,7 +16,7 @@
 #     median slowdown, and against sjf (same seed) the jobs sjf-bsbf made faster / slower.
 # tiresias runs twice: its default (two queues split at 16 GPU-hours) and with the queues of Muri's
 # dlas-gpu (3,250 and 7,200 GPU-seconds, running jobs first), the simulator SJF-BSBF's code derives
-# from (algorithms.md §3.5). srtf and tiresias pay the default 260 s per preemption.
+# from (docs/references.md §3.5). srtf and tiresias pay the default 260 s per preemption.
 # docs/eval-sharing.md keeps the figures.
 #   usage: scripts/eval-share-paper.sh [BUILD_DIR]   (default build)
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fidelity table (docs/fidelity.md): every row of
-# ../shared/research/peer_results.md that `rubick sim` can replay, run with the
+# docs/references.md §8 that `rubick sim` can replay, run with the
 # same trace, cluster, round length, restart cost and policy as the peer's own
 # simulator, printed with the peer's figure, ours and the ratio (ours / peer)
 # for average JCT and makespan. Rows that cannot be replayed yet are listed
@@ -43,7 +43,7 @@ seeds=${RK_SEEDS:-1-5}
 [ -x "$rubick" ] || { echo "fidelity: $rubick not built (meson setup $build && ninja -C $build)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "fidelity: needs python3" >&2; exit 1; }
 
-# The peers' settings (peer_results.md): cluster, round, restart cost.
+# The peers' settings (docs/references.md §8): cluster, round, restart cost.
 #  muri:   Muri simulator, cluster_spec/n8g8.csv; event-driven (no round);
 #          no restart delay (it charges a per-model start overhead per event,
 #          not modelled: docs/fidelity.md).
@@ -56,7 +56,7 @@ command -v python3 >/dev/null || { echo "fidelity: needs python3" >&2; exit 1; }
 #          same settings as pollux (Sia's simulator descends from Pollux's).
 #  sia:    Sia artifact's multi_simulator.py on its heterogeneous cluster
 #          (6x4 T4 + 2x8 A100 + 3x8 RTX 2080Ti), 60 s rounds; sia_jobs: Sia's
-#          per-model restart penalties (algorithms.md: imagenet 250 s, bert
+#          per-model restart penalties (docs/references.md: imagenet 250 s, bert
 #          120 s, yolov3 45 s, deepspeech2 25 s, others 30 s), its per-type
 #          profiles, jobs run to their validation target (--job-length
 #          sia-target, docs/oracle.md "GPU types").

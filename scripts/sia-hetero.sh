@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sia's heterogeneous experiment (Sia SOSP'23 Table 3; ../shared/research/peer_results.md):
+# Sia's heterogeneous experiment (Sia SOSP'23 Table 3; docs/references.md §8):
 # 6 nodes x 4 T4 + 2 x 8 A100 + 3 x 8 RTX 2080 Ti, 60 s rounds, every workload of Sia's
 # Philly (8) and Saturn (10) sets, Sia's per-type profiles as the oracle and its
 # validation targets as job lengths. Each workload runs over RK_SEEDS (default 1-5:
