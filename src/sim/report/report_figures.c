@@ -160,6 +160,17 @@ static int fig_per_policy(const struct rk_report *r, int reconfigs, struct rk_re
 	return 0;
 }
 
+/*
+ * A run with nothing to draw in a line figure still gets its series (one
+ * point, not a number: no mark, no range), so series i is run i in every
+ * figure and a policy keeps its colour and dash across figures.
+ */
+static int no_data(struct rk_figure *fig, const char *policy)
+{
+	const double nan = NAN;
+	return rk_figure_line(fig, policy, RK_FIGURE_STEP, &nan, &nan, NULL, NULL, 1);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -208,8 +219,10 @@ static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 		for (int j = 0; j < r->runs[i].n_outcomes; j++)
 			if (r->runs[i].outcomes[j].completed)
 				v[n++] = jct_s(&r->runs[i].outcomes[j]);
-		if (n == 0)
-			continue; /* nothing to draw, and no legend entry to explain nothing */
+		if (n == 0) { /* nothing to draw: the legend keeps its entry and the colours stay */
+			rc = no_data(f->fig, r->runs[i].policy);
+			continue;
+		}
 		qsort(v, (size_t)n, sizeof(*v), cmp_double);
 		/* Empirical CDF from 0 at the shortest JCT; long runs thinned to MAX_POINTS steps.
 		 */
@@ -317,8 +330,11 @@ static int fig_series(const struct rk_report *r, enum series k, struct rk_report
 	rk_figure_yrange(f->fig, 0, k == SERIES_UTIL ? 1.0 : (vmax > 0 ? vmax : 1.0));
 	double x[TIME_BINS + 1], y[TIME_BINS + 1];
 	for (int i = 0; i < r->n_runs; i++) {
-		if (r->runs[i].n_samples == 0)
+		if (r->runs[i].n_samples == 0) {
+			if (no_data(f->fig, r->runs[i].policy))
+				return RK_ENOMEM;
 			continue;
+		}
 		int m = series_bins(&r->runs[i], k, tmin, tmax, hours ? 3600.0 : 1.0, x, y);
 		if (rk_figure_line(f->fig, r->runs[i].policy, RK_FIGURE_STEP, x, y, NULL, NULL, m))
 			return RK_ENOMEM;
