@@ -370,7 +370,9 @@ int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struc
 			double cx = left + w / 2, top = px_y(L, s->y[c]);
 			int whisker = s->lo && isfinite(s->lo[c]) && isfinite(s->hi[c]) &&
 			              s->hi[c] > s->lo[c];
-			double mark = whisker ? fmin(top, px_y(L, s->hi[c])) : top;
+			/* a negative bar hangs below the base: its label goes above the base */
+			double bar_top = fmin(top, bar_base(L));
+			double mark = whisker ? fmin(bar_top, px_y(L, s->hi[c])) : bar_top;
 			struct fig_label cand[3];
 			int nc = 0;
 			cand[nc++] = (struct fig_label){
