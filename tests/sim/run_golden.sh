@@ -3,7 +3,7 @@
 # flags in CASE/args and the measured tables in CASE/oracle, in check mode, and compare
 # the JSON summary, the table, jobs.csv and samples.csv byte for byte with CASE/expected.*.
 # Also runs the case twice and requires identical bytes (report.html and the six
-# fig-*.svg included).
+# fig-*.svg and fig-*.pdf included).
 # usage: run_golden.sh RUBICK CASE_DIR [--regen]   (--regen rewrites CASE/expected.*)
 set -euo pipefail
 rubick=$(realpath "$1")
@@ -13,8 +13,8 @@ cd "$case_dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 read -r -a args <args
-# summary.json and report.html carry the run's UTC time: pin it (reproducible-builds'
-# convention), so two runs a second apart give the same bytes.
+# summary.json and report.html carry the run's UTC time, the PDFs their creation date
+# (figure.h): pinned (reproducible-builds' convention), so two runs give the same bytes.
 export SOURCE_DATE_EPOCH=1700000000
 run() { # OUTDIR (both runs write to one --out path, moved after: summary.json and
 	# report.html record the command line, which must not differ between them)
@@ -27,8 +27,8 @@ run() { # OUTDIR (both runs write to one --out path, moved after: summary.json a
 run "$tmp/a"
 run "$tmp/b"
 figs=()
-for svg in "$tmp"/a/fig-*.svg; do figs+=("/${svg##*/}"); done
-[ "${#figs[@]}" -eq 6 ] || { echo "$case_dir: ${#figs[@]} fig-*.svg written, not 6" >&2; exit 1; }
+for fig in "$tmp"/a/fig-*.svg "$tmp"/a/fig-*.pdf; do figs+=("/${fig##*/}"); done
+[ "${#figs[@]}" -eq 12 ] || { echo "$case_dir: ${#figs[@]} fig-* files written, not 12" >&2; exit 1; }
 for f in .json .table /jobs.csv /samples.csv /summary.json /report.html "${figs[@]}"; do
 	cmp -s "$tmp/a$f" "$tmp/b$f" || {
 		echo "$case_dir: a$f differs between two identical runs" >&2

@@ -102,7 +102,7 @@ static double *copy_values(const double *v, int n, int *oom)
 
 /* Append a series built aside (nothing changes on failure). */
 static int add_series(struct rk_figure *fig, const char *name, enum rk_figure_mark mark,
-		      const double *x, const double *y, const double *lo, const double *hi, int n)
+                      const double *x, const double *y, const double *lo, const double *hi, int n)
 {
 	if (fig->n_series == fig->cap_series) {
 		int cap = fig->cap_series ? fig->cap_series * 2 : 8;
@@ -114,12 +114,12 @@ static int add_series(struct rk_figure *fig, const char *name, enum rk_figure_ma
 	}
 	int oom = 0;
 	struct fig_series s = {.name = dup_or_null(name ? name : "", &oom),
-			       .mark = mark,
-			       .x = copy_values(x, n, &oom),
-			       .y = copy_values(y, n, &oom),
-			       .lo = copy_values(lo, n, &oom),
-			       .hi = copy_values(hi, n, &oom),
-			       .n = n};
+	                       .mark = mark,
+	                       .x = copy_values(x, n, &oom),
+	                       .y = copy_values(y, n, &oom),
+	                       .lo = copy_values(lo, n, &oom),
+	                       .hi = copy_values(hi, n, &oom),
+	                       .n = n};
 	if (oom) {
 		series_fini(&s);
 		return RK_ENOMEM;
@@ -129,7 +129,7 @@ static int add_series(struct rk_figure *fig, const char *name, enum rk_figure_ma
 }
 
 int rk_figure_line(struct rk_figure *fig, const char *name, enum rk_figure_mark mark,
-		   const double *x, const double *y, const double *lo, const double *hi, int n)
+                   const double *x, const double *y, const double *lo, const double *hi, int n)
 {
 	if (!fig || fig->bars || n < 1 || !x || !y || (!lo) != (!hi) ||
 	    (mark != RK_FIGURE_LINE && mark != RK_FIGURE_STEP))
@@ -160,7 +160,7 @@ int rk_figure_bars(struct rk_figure *fig, const char *const *categories, int n)
 }
 
 int rk_figure_bar_series(struct rk_figure *fig, const char *name, const double *value,
-			 const double *lo, const double *hi)
+                         const double *lo, const double *hi)
 {
 	if (!fig || !fig->bars || !value || (!lo) != (!hi))
 		return RK_EINVAL;

@@ -74,7 +74,7 @@ enum kind { KIND_SVG, KIND_PDF };
 
 /* Draw fig onto a fresh surface of `kind` writing into *out. */
 static int render(const struct rk_figure *fig, enum kind kind, struct membuf *out,
-		  struct rk_error *err)
+                  struct rk_error *err)
 {
 	if (!fig)
 		return rk_error_set(err, RK_EINVAL, "figure: no figure");
@@ -88,7 +88,7 @@ static int render(const struct rk_figure *fig, enum kind kind, struct membuf *ou
 	cairo_surface_destroy(ms);
 	if (st != CAIRO_STATUS_SUCCESS)
 		return rk_error_set(err, st == CAIRO_STATUS_NO_MEMORY ? RK_ENOMEM : RK_EINTERNAL,
-				    "figure: cairo: %s", cairo_status_to_string(st));
+		                    "figure: cairo: %s", cairo_status_to_string(st));
 	cairo_surface_t *s;
 	if (kind == KIND_SVG) {
 		s = cairo_svg_surface_create_for_stream(mem_write, out, L.w, L.h);
@@ -116,7 +116,7 @@ static int render(const struct rk_figure *fig, enum kind kind, struct membuf *ou
 		return rk_error_set(err, RK_ENOMEM, "figure: out of memory");
 	if (st != CAIRO_STATUS_SUCCESS)
 		return rk_error_set(err, st == CAIRO_STATUS_NO_MEMORY ? RK_ENOMEM : RK_EINTERNAL,
-				    "figure: cairo: %s", cairo_status_to_string(st));
+		                    "figure: cairo: %s", cairo_status_to_string(st));
 	return 0;
 }
 
@@ -149,7 +149,8 @@ static int svg_canonical(struct membuf *b)
 		if (i > 0 && (b->p[i - 1] == '"' || b->p[i - 1] == '#'))
 			for (int k = 0; k < 3 && hit < 0; k++)
 				if (!strncmp(b->p + i, names[k], strlen(names[k])) &&
-				    b->p[i + strlen(names[k])] >= '0' && b->p[i + strlen(names[k])] <= '9')
+				    b->p[i + strlen(names[k])] >= '0' &&
+				    b->p[i + strlen(names[k])] <= '9')
 					hit = k;
 		if (hit < 0) {
 			if (mem_write(&o, (const unsigned char *)b->p + i, 1))
@@ -229,7 +230,7 @@ static int svg_prefixed(const struct membuf *in, int bare, char **svg, size_t *l
 }
 
 static int svg_text(const struct rk_figure *fig, int bare, char **svg, size_t *len,
-		    struct rk_error *err)
+                    struct rk_error *err)
 {
 	struct membuf b = {0};
 	int rc = render(fig, KIND_SVG, &b, err);
@@ -239,8 +240,7 @@ static int svg_text(const struct rk_figure *fig, int bare, char **svg, size_t *l
 	return rc;
 }
 
-int rk_figure_svg_text(const struct rk_figure *fig, char **svg, size_t *len,
-		       struct rk_error *err)
+int rk_figure_svg_text(const struct rk_figure *fig, char **svg, size_t *len, struct rk_error *err)
 {
 	if (!svg || !len)
 		return rk_error_set(err, RK_EINVAL, "figure: no place for the SVG text");

@@ -16,23 +16,23 @@
 #include <string.h>
 
 static const unsigned palette[20] = {0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE69F00,
-				     0x56B4E9, 0x000000, 0xB8A200, 0x332288, 0x882255,
-				     0x44AA99, 0x117733, 0x999933, 0xCC6677, 0xAA4499,
-				     0x88CCEE, 0x666666, 0x8C564B, 0xDDCC77, 0x7F3C8D};
+                                     0x56B4E9, 0x000000, 0xB8A200, 0x332288, 0x882255,
+                                     0x44AA99, 0x117733, 0x999933, 0xCC6677, 0xAA4499,
+                                     0x88CCEE, 0x666666, 0x8C564B, 0xDDCC77, 0x7F3C8D};
 
 const char *rk_figure_colour(int series)
 {
 	static const char *const hex[20] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
-					    "#56B4E9", "#000000", "#B8A200", "#332288", "#882255",
-					    "#44AA99", "#117733", "#999933", "#CC6677", "#AA4499",
-					    "#88CCEE", "#666666", "#8C564B", "#DDCC77", "#7F3C8D"};
+	                                    "#56B4E9", "#000000", "#B8A200", "#332288", "#882255",
+	                                    "#44AA99", "#117733", "#999933", "#CC6677", "#AA4499",
+	                                    "#88CCEE", "#666666", "#8C564B", "#DDCC77", "#7F3C8D"};
 	return hex[(unsigned)series % 20];
 }
 
 static void set_rgb(cairo_t *cr, unsigned rgb, double alpha)
 {
 	cairo_set_source_rgba(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0,
-			      (rgb & 0xff) / 255.0, alpha);
+	                      (rgb & 0xff) / 255.0, alpha);
 }
 
 static void set_style(cairo_t *cr, int i)
@@ -186,7 +186,7 @@ static void marker(cairo_t *cr, int i, double x, double y)
  * (horizontal to the next x, then vertical). v is y, lo or hi.
  */
 static void trace_run(cairo_t *cr, const struct fig_layout *L, const struct fig_series *s,
-		      const double *v, int a, int b, int step, int reverse, int first)
+                      const double *v, int a, int b, int step, int reverse, int first)
 {
 	for (int q = 0; q <= b - a; q++) {
 		int k = reverse ? b - q : a + q;
@@ -212,7 +212,7 @@ static void trace_run(cairo_t *cr, const struct fig_layout *L, const struct fig_
 
 /* Calls fn on every maximal run [a, b] of usable points (and usable intervals when band). */
 static int next_run(const struct fig_layout *L, const struct fig_series *s, int from, int band,
-		    int *a, int *b)
+                    int *a, int *b)
 {
 	int k = from;
 	for (;; k++) {
@@ -224,15 +224,15 @@ static int next_run(const struct fig_layout *L, const struct fig_series *s, int 
 	}
 	*a = k;
 	while (k + 1 < s->n && usable(L, s->x[k + 1], s->y[k + 1]) &&
-	       (!band || (usable(L, s->x[k + 1], s->lo[k + 1]) &&
-			  usable(L, s->x[k + 1], s->hi[k + 1]))))
+	       (!band ||
+	        (usable(L, s->x[k + 1], s->lo[k + 1]) && usable(L, s->x[k + 1], s->hi[k + 1]))))
 		k++;
 	*b = k;
 	return 1;
 }
 
 static void draw_line_series(cairo_t *cr, const struct fig_layout *L, const struct fig_series *s,
-			     int i)
+                             int i)
 {
 	int step = s->mark == RK_FIGURE_STEP, a, b;
 	if (s->lo) { /* the band: hi forwards, lo back */
@@ -273,7 +273,7 @@ static void draw_line_series(cairo_t *cr, const struct fig_layout *L, const stru
 
 /* Bar geometry: group c's bar i spans [*left, *left + *w]; *slot is its share of the group. */
 static void bar_box(const struct rk_figure *fig, const struct fig_layout *L, int c, int i,
-		    double *left, double *w, double *slot)
+                    double *left, double *w, double *slot)
 {
 	double gw = (L->x1 - L->x0) / fig->n_categories;
 	*slot = gw * 0.84 / fig->n_series;
@@ -328,7 +328,7 @@ static int boxes_overlap(const struct fig_label *a, const struct fig_label *b)
 
 /* Whether a value label may go at b: inside the frame, clear of every hline and placed label. */
 static int box_free(const struct rk_figure *fig, const struct fig_layout *L,
-		    const struct fig_label *b, const struct fig_label *placed, int n_placed)
+                    const struct fig_label *b, const struct fig_label *placed, int n_placed)
 {
 	if (b->y0 < L->y0 + 0.5 || b->y1 > L->y1 - 0.5 || b->x0 < L->x0 || b->x1 > L->x1)
 		return 0;
@@ -349,7 +349,7 @@ double fig_px_y(const struct fig_layout *L, double v)
 }
 
 int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L,
-			   struct fig_label *out, int max)
+                           struct fig_label *out, int max)
 {
 	int n_placed = 0;
 	fig_font(cr, FIG_VALUE_PT, 0);
@@ -369,22 +369,26 @@ int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struc
 				continue;
 			double cx = left + w / 2, top = px_y(L, s->y[c]);
 			int whisker = s->lo && isfinite(s->lo[c]) && isfinite(s->hi[c]) &&
-				      s->hi[c] > s->lo[c];
-			double mark = whisker ? fmin(top, px_y(L, s->hi[c])) : top;
+			              s->hi[c] > s->lo[c];
+			/* a negative bar hangs below the base: its label goes above the base */
+			double bar_top = fmin(top, bar_base(L));
+			double mark = whisker ? fmin(bar_top, px_y(L, s->hi[c])) : bar_top;
 			struct fig_label cand[3];
 			int nc = 0;
-			cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2, mark - 1.5 - th - 1,
-							mark - 1.5, i, c, 0, ""};
+			cand[nc++] = (struct fig_label){
+			    cx - tw / 2, cx + tw / 2, mark - 1.5 - th - 1, mark - 1.5, i, c, 0, ""};
 			for (int h = 0; h < fig->n_hlines; h++) {
 				double hy = px_y(L, fig->hlines[h].y);
 				if (hy <= mark && hy > cand[0].y0 - 1.0 && nc < 2)
-					cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2,
-									hy - 1.5 - th - 1, hy - 1.5,
-									i, c, 0, ""};
+					cand[nc++] = (struct fig_label){
+					    cx - tw / 2, cx + tw / 2, hy - 1.5 - th - 1,
+					    hy - 1.5,    i,           c,
+					    0,           ""};
 			}
 			if (!whisker && s->y[c] > 0)
-				cand[nc++] = (struct fig_label){cx - tw / 2, cx + tw / 2, top + 1.5,
-								top + 1.5 + th + 1, i, c, 1, ""};
+				cand[nc++] = (struct fig_label){
+				    cx - tw / 2, cx + tw / 2, top + 1.5, top + 1.5 + th + 1,
+				    i,           c,           1,         ""};
 			for (int k = 0; k < nc; k++) {
 				if (cand[k].inside && cand[k].y1 > bar_base(L) - 1)
 					continue;
@@ -413,7 +417,7 @@ static void value_labels(const struct rk_figure *fig, cairo_t *cr, const struct 
 }
 
 static void draw_hlines(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L,
-			int labels)
+                        int labels)
 {
 	static const double dash[] = {2.5, 1.5};
 	fig_font(cr, FIG_VALUE_PT, 0);
@@ -424,7 +428,8 @@ static void draw_hlines(const struct rk_figure *fig, cairo_t *cr, const struct f
 		set_rgb(cr, 0x444444, 1);
 		if (labels) {
 			if (fig->hlines[h].label)
-				text_at(cr, L->x1 + 2, hy + FIG_VALUE_PT * 0.35, fig->hlines[h].label);
+				text_at(cr, L->x1 + 2, hy + FIG_VALUE_PT * 0.35,
+				        fig->hlines[h].label);
 			continue;
 		}
 		cairo_set_dash(cr, dash, 2, 0);

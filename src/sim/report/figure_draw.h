@@ -13,19 +13,19 @@
 #include <stddef.h>
 
 /* Page and text sizes, points (1/72 in). */
-#define FIG_W         245.0 /* 3.4 in */
-#define FIG_PLOT_H    118.0 /* the frame's height; the page is 2.3 in with one legend row */
-#define FIG_PAD       3.0
-#define FIG_FONT      "DejaVu Sans"
-#define FIG_TICK_PT   7.0
-#define FIG_LABEL_PT  8.0
-#define FIG_TITLE_PT  8.5
-#define FIG_LEGEND_PT 7.0
-#define FIG_VALUE_PT  6.0
+#define FIG_W          245.0 /* 3.4 in */
+#define FIG_PLOT_H     118.0 /* the frame's height; the page is 2.3 in with one legend row */
+#define FIG_PAD        3.0
+#define FIG_FONT       "DejaVu Sans"
+#define FIG_TICK_PT    7.0
+#define FIG_LABEL_PT   8.0
+#define FIG_TITLE_PT   8.5
+#define FIG_LEGEND_PT  7.0
+#define FIG_VALUE_PT   6.0
 #define FIG_LEGEND_ROW 9.0
-#define FIG_SWATCH    12.0 /* legend sample's width */
-#define FIG_TICK_LEN  2.5
-#define FIG_NAME_MAX  128 /* bytes of a legend or category label as drawn */
+#define FIG_SWATCH     12.0 /* legend sample's width */
+#define FIG_TICK_LEN   2.5
+#define FIG_NAME_MAX   128 /* bytes of a legend or category label as drawn */
 
 struct fig_layout {
 	double w, h;           /* page */
@@ -65,7 +65,7 @@ struct fig_label {
  * other or a line. OUT: out[0..return), at most max.
  */
 int fig_place_value_labels(const struct rk_figure *fig, cairo_t *cr, const struct fig_layout *L,
-			   struct fig_label *out, int max);
+                           struct fig_label *out, int max);
 
 /* The page y of data value v on L's y axis. */
 double fig_px_y(const struct fig_layout *L, double v);

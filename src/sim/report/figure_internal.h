@@ -26,10 +26,10 @@ struct fig_hline {
 struct rk_figure {
 	char *title, *xlabel, *ylabel; /* title may be NULL */
 	enum rk_figure_scale xscale, yscale;
-	int yfixed;          /* 1: ylo..yhi were set by rk_figure_yrange */
+	int yfixed; /* 1: ylo..yhi were set by rk_figure_yrange */
 	double ylo, yhi;
-	int bars;            /* 1 once rk_figure_bars was called */
-	char **categories;   /* bars: n_categories labels */
+	int bars;          /* 1 once rk_figure_bars was called */
+	char **categories; /* bars: n_categories labels */
 	int n_categories;
 	struct fig_series *series;
 	int n_series, cap_series;

@@ -14,7 +14,7 @@
 void fig_font(cairo_t *cr, double size_pt, int bold)
 {
 	cairo_select_font_face(cr, FIG_FONT, CAIRO_FONT_SLANT_NORMAL,
-			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+	                       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_set_font_size(cr, size_pt);
 	cairo_font_options_t *o = cairo_font_options_create();
 	cairo_font_options_set_hint_metrics(o, CAIRO_HINT_METRICS_OFF);
@@ -109,9 +109,8 @@ static void layout_x(const struct rk_figure *fig, cairo_t *cr, struct fig_layout
 	}
 	for (int target = 7; target >= 1; target--) {
 		fig_axis_linear(&L->x, lo, hi, target, 0);
-		double w = widest_tick(cr, &L->x), step = L->x.n_ticks > 1
-								 ? L->x.tick[1] - L->x.tick[0]
-								 : L->x.hi - L->x.lo;
+		double w = widest_tick(cr, &L->x),
+		       step = L->x.n_ticks > 1 ? L->x.tick[1] - L->x.tick[0] : L->x.hi - L->x.lo;
 		if (L->x.n_ticks < 2 || pw * step / (L->x.hi - L->x.lo) >= w + 4)
 			break;
 	}

@@ -38,10 +38,10 @@ static void seed_stat(const double *v, int n, double one, double *mean, double *
 }
 
 static void figure_stat(const struct rk_report_run *u, enum rk_report_figure k, double *mean,
-			double *half)
+                        double *half)
 {
 	seed_stat(u->seeds ? u->seeds->values[k] : NULL, u->seeds ? u->seeds->n : 0,
-		  rk_report_figure_value(&u->summary, k), mean, half);
+	          rk_report_figure_value(&u->summary, k), mean, half);
 }
 
 static const char *name_of(const char *s)
@@ -60,7 +60,7 @@ static int find_ref(const struct rk_report *r)
 }
 
 static struct rk_report_fig *next_fig(struct rk_report_figs *out, const char *name,
-				      const char *heading, const char *xlabel, const char *ylabel)
+                                      const char *heading, const char *xlabel, const char *ylabel)
 {
 	struct rk_report_fig *f = &out->f[out->n];
 	f->name = name;
@@ -88,7 +88,8 @@ static int fig_bars(const struct rk_report *r, int ref, struct rk_report_figs *o
 		snprintf(ylabel, sizeof(ylabel), "relative to %s", name_of(r->runs[ref].policy));
 	else
 		snprintf(ylabel, sizeof(ylabel), "time (s)");
-	struct rk_report_fig *f = next_fig(out, "bars", "Policies compared", "figure of merit", ylabel);
+	struct rk_report_fig *f =
+	    next_fig(out, "bars", "Policies compared", "figure of merit", ylabel);
 	if (!f || rk_figure_bars(f->fig, cats, RK_FIG_COUNT))
 		return RK_ENOMEM;
 	int seeds = 0;
@@ -104,7 +105,7 @@ static int fig_bars(const struct rk_report *r, int ref, struct rk_report_figs *o
 		seeds |= r->runs[i].seeds != NULL;
 		const int iv = r->runs[i].seeds != NULL;
 		if (rk_figure_bar_series(f->fig, r->runs[i].policy, v, iv ? lo : NULL,
-					 iv ? hi : NULL))
+		                         iv ? hi : NULL))
 			return RK_ENOMEM;
 	}
 	if (rel && rk_figure_hline(f->fig, 1.0, NULL))
@@ -112,18 +113,19 @@ static int fig_bars(const struct rk_report *r, int ref, struct rk_report_figs *o
 	int n = 0;
 	if (rel)
 		n = snprintf(f->caption, sizeof(f->caption),
-			     "Average JCT, p99 JCT and makespan relative to %s "
-			     "(%.1f s, %.1f s and %.1f s = 1)",
-			     name_of(r->runs[ref].policy), ref_mean[0], ref_mean[1], ref_mean[2]);
+		             "Average JCT, p99 JCT and makespan relative to %s "
+		             "(%.1f s, %.1f s and %.1f s = 1)",
+		             name_of(r->runs[ref].policy), ref_mean[0], ref_mean[1], ref_mean[2]);
 	else
-		n = snprintf(f->caption, sizeof(f->caption),
-			     "Average JCT, p99 JCT and makespan (s): the reference completed no job");
+		n = snprintf(
+		    f->caption, sizeof(f->caption),
+		    "Average JCT, p99 JCT and makespan (s): the reference completed no job");
 	if (seeds && r->seeds_n > 0 && n >= 0 && (size_t)n < sizeof(f->caption))
 		snprintf(f->caption + n, sizeof(f->caption) - (size_t)n,
-			 "; bars: mean over seeds %llu-%llu (%d runs each), error bars: 95%% "
-			 "Student t interval of the mean",
-			 (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_last,
-			 r->seeds_n);
+		         "; bars: mean over seeds %llu-%llu (%d runs each), error bars: 95%% "
+		         "Student t interval of the mean",
+		         (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_last,
+		         r->seeds_n);
 	return 0;
 }
 
@@ -133,27 +135,40 @@ static int fig_per_policy(const struct rk_report *r, int reconfigs, struct rk_re
 	const char *cat = "";
 	struct rk_report_fig *f =
 	    next_fig(out, reconfigs ? "reconfigs" : "gpu-hours",
-		     reconfigs ? "Reconfigurations per job" : "GPU-hours", "policy",
-		     reconfigs ? "reconfigurations per job" : "GPU time (GPU-hours)");
+	             reconfigs ? "Reconfigurations per job" : "GPU-hours", "policy",
+	             reconfigs ? "reconfigurations per job" : "GPU time (GPU-hours)");
 	if (!f || rk_figure_bars(f->fig, &cat, 1))
 		return RK_ENOMEM;
 	int seeds = 0;
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_report_run *u = &r->runs[i];
-		const double *sv = !u->seeds ? NULL : reconfigs ? u->seeds->reconfigs
-								 : u->seeds->gpu_hours;
+		const double *sv = !u->seeds   ? NULL
+		                   : reconfigs ? u->seeds->reconfigs
+		                               : u->seeds->gpu_hours;
 		double m, half;
 		seed_stat(sv, sv ? u->seeds->n : 0,
-			  reconfigs ? u->summary.reconfigs_per_job : u->summary.gpu_hours, &m, &half);
+		          reconfigs ? u->summary.reconfigs_per_job : u->summary.gpu_hours, &m,
+		          &half);
 		double lo = m - half, hi = m + half;
 		seeds |= sv != NULL;
 		if (rk_figure_bar_series(f->fig, u->policy, &m, sv ? &lo : NULL, sv ? &hi : NULL))
 			return RK_ENOMEM;
 	}
 	snprintf(f->caption, sizeof(f->caption), "%s per policy%s",
-		 reconfigs ? "Reconfigurations per job" : "GPU-hours used (allocated GPUs x hours)",
-		 seeds ? "; bars: mean over seeds, error bars: 95% Student t interval" : "");
+	         reconfigs ? "Reconfigurations per job" : "GPU-hours used (allocated GPUs x hours)",
+	         seeds ? "; bars: mean over seeds, error bars: 95% Student t interval" : "");
 	return 0;
+}
+
+/*
+ * A run with nothing to draw in a line figure still gets its series (one
+ * point, not a number: no mark, no range), so series i is run i in every
+ * figure and a policy keeps its colour and dash across figures.
+ */
+static int no_data(struct rk_figure *fig, const char *policy)
+{
+	const double nan = NAN;
+	return rk_figure_line(fig, policy, RK_FIGURE_STEP, &nan, &nan, NULL, NULL, 1);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -186,13 +201,13 @@ static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 	int log = hi > 0 && isfinite(lo) && hi / lo > 100.0;
 	struct rk_report_fig *f =
 	    next_fig(out, "jct-cdf", "JCT CDF",
-		     log ? "job completion time (s, log scale)" : "job completion time (s)",
-		     "fraction of completed jobs");
+	             log ? "job completion time (s, log scale)" : "job completion time (s)",
+	             "fraction of completed jobs");
 	if (!f)
 		return RK_ENOMEM;
 	snprintf(f->caption, sizeof(f->caption),
-		 "Fraction of each policy's completed jobs finished within a JCT%s",
-		 log ? " (log scale: JCTs span more than 100x)" : "");
+	         "Fraction of each policy's completed jobs finished within a JCT%s",
+	         log ? " (log scale: JCTs span more than 100x)" : "");
 	rk_figure_xscale(f->fig, log ? RK_FIGURE_LOG : RK_FIGURE_LINEAR);
 	rk_figure_yrange(f->fig, 0, 1);
 	double *v = malloc(((size_t)most + 1) * sizeof(*v));
@@ -204,10 +219,13 @@ static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 		for (int j = 0; j < r->runs[i].n_outcomes; j++)
 			if (r->runs[i].outcomes[j].completed)
 				v[n++] = jct_s(&r->runs[i].outcomes[j]);
-		if (n == 0)
-			continue; /* nothing to draw, and no legend entry to explain nothing */
+		if (n == 0) { /* nothing to draw: the legend keeps its entry and the colours stay */
+			rc = no_data(f->fig, r->runs[i].policy);
+			continue;
+		}
 		qsort(v, (size_t)n, sizeof(*v), cmp_double);
-		/* Empirical CDF from 0 at the shortest JCT; long runs thinned to MAX_POINTS steps. */
+		/* Empirical CDF from 0 at the shortest JCT; long runs thinned to MAX_POINTS steps.
+		 */
 		int stride = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1, m = 0;
 		x[m] = v[0];
 		y[m++] = 0.0;
@@ -242,7 +260,7 @@ static double series_value(const struct rk_sim_sample *s, enum series k)
  * the count.
  */
 static int series_bins(const struct rk_report_run *u, enum series k, double t0, double t1,
-		       double scale, double *x, double *y)
+                       double scale, double *x, double *y)
 {
 	const struct rk_sim_sample *s = u->samples;
 	int n = u->n_samples, m = 0;
@@ -300,20 +318,23 @@ static int fig_series(const struct rk_report *r, enum series k, struct rk_report
 		tmax = tmin + 1.0;
 	/* Hours read better than seconds once a run is longer than two hours. */
 	int hours = tmax - tmin > 7200.0;
-	struct rk_report_fig *f =
-	    next_fig(out, k == SERIES_UTIL ? "gpu-util" : "queue",
-		     k == SERIES_UTIL ? "GPU utilisation over time" : "Queue length over time",
-		     hours ? "time (h)" : "time (s)",
-		     k == SERIES_UTIL ? "GPU utilisation (allocated / total)" : "queue length (jobs)");
+	struct rk_report_fig *f = next_fig(
+	    out, k == SERIES_UTIL ? "gpu-util" : "queue",
+	    k == SERIES_UTIL ? "GPU utilisation over time" : "Queue length over time",
+	    hours ? "time (h)" : "time (s)",
+	    k == SERIES_UTIL ? "GPU utilisation (allocated / total)" : "queue length (jobs)");
 	if (!f)
 		return RK_ENOMEM;
 	snprintf(f->caption, sizeof(f->caption), "%s, averaged over %d equal time bins of the run",
-		 k == SERIES_UTIL ? "Allocated / total GPUs" : "Pending jobs", TIME_BINS);
+	         k == SERIES_UTIL ? "Allocated / total GPUs" : "Pending jobs", TIME_BINS);
 	rk_figure_yrange(f->fig, 0, k == SERIES_UTIL ? 1.0 : (vmax > 0 ? vmax : 1.0));
 	double x[TIME_BINS + 1], y[TIME_BINS + 1];
 	for (int i = 0; i < r->n_runs; i++) {
-		if (r->runs[i].n_samples == 0)
+		if (r->runs[i].n_samples == 0) {
+			if (no_data(f->fig, r->runs[i].policy))
+				return RK_ENOMEM;
 			continue;
+		}
 		int m = series_bins(&r->runs[i], k, tmin, tmax, hours ? 3600.0 : 1.0, x, y);
 		if (rk_figure_line(f->fig, r->runs[i].policy, RK_FIGURE_STEP, x, y, NULL, NULL, m))
 			return RK_ENOMEM;
@@ -328,20 +349,21 @@ void rk_report_figures_fini(struct rk_report_figs *figs)
 	figs->n = 0;
 }
 
-int rk_report_figures(const struct rk_report *r, struct rk_report_figs *out,
-		      struct rk_error *err)
+int rk_report_figures(const struct rk_report *r, struct rk_report_figs *out, struct rk_error *err)
 {
 	out->n = 0;
 	if (!r || r->n_runs < 0 || (r->n_runs > 0 && !r->runs))
 		return rk_error_set(err, RK_EINVAL, "report: bad arguments");
 	for (int i = 0; i < r->n_runs; i++)
-		if (r->runs[i].n_outcomes < 0 || (r->runs[i].n_outcomes > 0 && !r->runs[i].outcomes) ||
+		if (r->runs[i].n_outcomes < 0 ||
+		    (r->runs[i].n_outcomes > 0 && !r->runs[i].outcomes) ||
 		    r->runs[i].n_samples < 0 || (r->runs[i].n_samples > 0 && !r->runs[i].samples))
-			return rk_error_set(err, RK_EINVAL, "report: run %d: bad outcome or sample list", i);
+			return rk_error_set(err, RK_EINVAL,
+			                    "report: run %d: bad outcome or sample list", i);
 	int ref = find_ref(r);
 	if (r->n_runs > 0 && ref < 0)
 		return rk_error_set(err, RK_EINVAL, "report: --normalize: no run named '%s'",
-				    r->normalize);
+		                    r->normalize);
 	int rc = r->n_runs > 0 ? fig_bars(r, ref, out) : 0;
 	if (!rc)
 		rc = fig_cdf(r, out);

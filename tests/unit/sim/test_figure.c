@@ -14,11 +14,11 @@
 
 #include <cmocka.h> /* after the four it needs */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <math.h>
 
 #include "rubick/figure.h"
 #include "sim/report/figure_draw.h"
@@ -242,7 +242,7 @@ static void labels_clear(void **state)
 		assert_true(lab[k].x0 >= L.x0 && lab[k].x1 <= L.x1);
 		for (int j = 0; j < k; j++)
 			assert_false(lab[k].x0 < lab[j].x1 && lab[j].x0 < lab[k].x1 &&
-				     lab[k].y0 < lab[j].y1 && lab[j].y0 < lab[k].y1);
+			             lab[k].y0 < lab[j].y1 && lab[j].y0 < lab[k].y1);
 		if (lab[k].series == 1 && lab[k].category == 0)
 			b0 = k;
 		if (lab[k].series == 1 && lab[k].category == 2)
@@ -320,12 +320,12 @@ static void errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ticks_tidy),
-		cmocka_unit_test(bars_range),
-		cmocka_unit_test(svg_standalone_same_bytes),
-		cmocka_unit_test(pdf_source_date),
-		cmocka_unit_test(labels_clear),
-		cmocka_unit_test(errors),
+	    cmocka_unit_test(ticks_tidy),
+	    cmocka_unit_test(bars_range),
+	    cmocka_unit_test(svg_standalone_same_bytes),
+	    cmocka_unit_test(pdf_source_date),
+	    cmocka_unit_test(labels_clear),
+	    cmocka_unit_test(errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

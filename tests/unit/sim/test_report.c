@@ -11,11 +11,13 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics_fixture.h"
+#include "rubick/figure.h"
 #include "rubick/report.h"
 #include "sim/report/figure_internal.h"
 
@@ -210,6 +212,20 @@ static void html_self_contained(void **state)
 	}
 	assert_string_equal(figs.f[1].fig->series[1].name, "srtf<script>");
 	rk_report_figures_fini(&figs);
+	/* a run with nothing to draw keeps its series (and so its colour): series i is run i */
+	f.runs[0].n_samples = 0;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	const struct rk_figure *u = figs.f[2].fig;
+	assert_int_equal(u->n_series, 2);
+	assert_int_equal(u->series[0].n, 1);
+	assert_true(isnan(u->series[0].y[0]));
+	assert_string_equal(u->series[1].name, "srtf<script>");
+	char *svg = NULL;
+	size_t len = 0;
+	assert_int_equal(rk_figure_svg_text(u, &svg, &len, &err), 0);
+	free(svg);
+	rk_report_figures_fini(&figs);
+	f.runs[0].n_samples = FIXTURE_NS;
 	/* the summary table carries the figures */
 	assert_non_null(strstr(h, "<td>140.0</td>"));
 	assert_non_null(strstr(h, "<td>0.430</td>"));
