@@ -226,6 +226,45 @@ static int abs_path(char *path, size_t cap, const char *what)
 	return 0;
 }
 
+/*
+ * A new database (none at --db) over an old state folder: the folder is an
+ * earlier database's - rubickd(8) advises moving a corrupt one away - and its
+ * job-N folders would become the new database's job N's, another tenant's log
+ * and checkpoint handed over (rubickd chowns them to the new owner). Moved
+ * aside whole, never deleted. 0, or -1 with the reason on stderr.
+ */
+static int set_state_aside(const char *db, const char *state_dir)
+{
+	struct stat st;
+	if (lstat(db, &st) == 0 || errno != ENOENT)
+		return 0; /* a database to open: the folder is its own */
+	DIR *d = opendir(state_dir);
+	if (!d)
+		return 0; /* none yet */
+	int empty = 1;
+	for (struct dirent *e; empty && (e = readdir(d));)
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	if (empty)
+		return 0;
+	char aside[1200], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(aside, sizeof(aside), "%s.before-%s", state_dir, stamp);
+	if (rename(state_dir, aside)) {
+		fprintf(stderr, "rubickd: --db %s is new but %s holds an earlier database's job"
+		                " folders, and moving them to %s failed: %s\n",
+		        db, state_dir, aside, strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "rubickd: --db %s is new: the job folders of an earlier database moved"
+	                " from %s to %s (a new job N must not inherit an old job N's files)\n",
+	        db, state_dir, aside);
+	return 0;
+}
+
 static int serve(struct rkd_config *c, char **argv)
 {
 	struct rk_error err;
@@ -283,7 +322,14 @@ static int serve(struct rkd_config *c, char **argv)
 	struct rkd_sched *sched = NULL;
 	struct rkd_http *http = NULL;
 	fit_connections(c);
-	/* One daemon per database, then a sound database, before anything writes to it. */
+	/* Files rubickd writes as root are its own; then one daemon per database, then a
+	 * sound database, before anything writes to it. */
+	if (rkd_db_files_trusted(c->db, state_dir, &err)) {
+		fprintf(stderr, "rubickd: %s\n", err.msg);
+		goto out;
+	}
+	if (set_state_aside(c->db, state_dir))
+		goto out;
 	if (rkd_store_lock(c->db, &lock_fd, &err) || rkd_store_check(c->db, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);
 		goto out;

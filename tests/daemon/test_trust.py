@@ -2,7 +2,10 @@
 SECURITY): as root, a config or token file another user owns (mode 0600 and
 all), or a config in a folder others may write without the sticky bit, is
 refused at start-up with a message naming the file, its owner and the owner
-expected. The files are created by a throwaway user, as an attacker would."""
+expected. The same holds for the database, its WAL, shared-memory and lock files and the
+state folder, and none of them may be a link. A new database over an earlier one's job
+folders moves them aside rather than hand job N's files to the new job N. The files are
+created by a throwaway user, as an attacker would."""
 import os
 import shutil
 import subprocess
@@ -99,13 +102,62 @@ def main():
             else:
                 refused(d, "--config %s: its folder %s is writable by others without the sticky"
                         " bit" % (conf, shared), "a config in a folder others may write")
+
+        # the database and its state folder, pre-created by the user where --db points
+        def db_in(d, path):
+            d.args[d.args.index("--db") + 1] = path
+        d = Daemon()
+        db = os.path.join(mine, "planted.db")
+        as_user(pw, db, "")
+        db_in(d, db)
+        refused(d, "--db %s: %s" % (db, owner), "a database owned by another user")
+        os.unlink(db)
+        d = Daemon()
+        db = os.path.join(mine, "jobs.db")
+        subprocess.run(["mkdir", "-m", "755", db + ".jobs"], user=pw.pw_uid, group=pw.pw_gid, check=True)
+        db_in(d, db)
+        refused(d, "--state-dir %s.jobs: %s" % (db, owner), "a state folder owned by another user")
+        d = Daemon()
+        db = os.path.join(mine, "wal.db")
+        subprocess.run(["ln", "-s", "/etc/cron.d/planted", db + "-wal"], user=pw.pw_uid,
+                       group=pw.pw_gid, check=True)
+        db_in(d, db)
+        refused(d, "--db %s-wal: is a symbolic link" % db, "a database WAL that is a link")
+        check(not os.path.exists("/etc/cron.d/planted"), "nothing written through the link")
+
+        # a new database over an earlier one's job folders: they are moved aside, never inherited
+        d = Daemon().start()
+        st, j = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1,
+                                            "command": "echo old-secret"})
+        d.wait_state(j["id"], ["done", "failed"])
+        d.stop()
+        db = d.args[d.args.index("--db") + 1]
+        old_log = os.path.join(db + ".jobs", "job-%d" % j["id"], "log")
+        check(os.path.exists(old_log), "the first database's job wrote %s" % old_log)
+        for side in ("", "-wal", "-shm"):
+            if os.path.exists(db + side):
+                os.rename(db + side, db + side + ".corrupt")  # as rubickd(8) advises
+        d.start()
+        st, j2 = d.call("POST", "/v1/jobs", {"model": "bert", "iterations": 5, "gpus": 1,
+                                             "command": "sleep 30"})
+        d.stop()
+        err = open(os.path.join(d.dir, "rubickd.err")).read()
+        aside = [n for n in os.listdir(os.path.dirname(db))
+                 if n.startswith(os.path.basename(db) + ".jobs.before-")]
+        check(j2["id"] == j["id"], "the new database starts at job %d again: %s" % (j["id"], j2))
+        check(len(aside) == 1 and "moved" in err and aside[0] in err,
+              "the old job folders moved aside, and said so: %s / %s" % (aside, err.strip()[-300:]))
+        new_log = os.path.join(db + ".jobs", "job-%d" % j2["id"], "log")
+        check(not os.path.exists(new_log) or "old-secret" not in open(new_log).read(),
+              "the new job %d does not inherit the old one's log" % j2["id"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         users.remove()
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
-    print("trust ok: files another user owns or may replace are refused")
+    print("trust ok: files another user owns or may replace are refused; a new database's"
+          " job folders start empty")
     return 0
 
 

@@ -2,6 +2,7 @@
 #include "daemon/identity/trusted.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,4 +64,47 @@ int rkd_file_trusted(int fd, const char *path, const char *what, struct rk_error
 				    " chmod o-w %s",
 				    what, path, dir, (unsigned)(ds.st_mode & 07777), dir);
 	return 0;
+}
+
+/* One of rkd_db_files_trusted's paths: absent is fine; a link, another kind or an untrusted file is not. */
+static int db_path_trusted(const char *path, int want_dir, const char *what, struct rk_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+	                        (want_dir ? O_DIRECTORY : 0));
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ELOOP)
+			return rk_error_set(err, RK_EPERM,
+					    "%s %s: is a symbolic link; rubickd writes there as its own"
+					    " user and follows no link: remove it",
+					    what, path);
+		if (errno == ENOTDIR)
+			return rk_error_set(err, RK_EPERM, "%s %s: is not a folder; remove it", what,
+					    path);
+		return rk_error_set(err, RK_EIO, "%s %s: %s", what, path, strerror(errno));
+	}
+	struct stat st;
+	int ret = fstat(fd, &st) ? rk_error_set(err, RK_EIO, "%s %s: cannot stat: %s", what, path,
+	                                        strerror(errno))
+	          : !want_dir && !S_ISREG(st.st_mode)
+	              ? rk_error_set(err, RK_EPERM, "%s %s: is not a regular file; remove it",
+	                             what, path)
+	              : rkd_file_trusted(fd, path, what, err);
+	close(fd);
+	return ret;
+}
+
+int rkd_db_files_trusted(const char *db, const char *state_dir, struct rk_error *err)
+{
+	static const char *const side[] = {"", "-wal", "-shm", ".lock"};
+	char path[4200];
+	for (size_t i = 0; i < sizeof(side) / sizeof(side[0]); i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", db, side[i]) >= sizeof(path))
+			return rk_error_set(err, RK_ERANGE, "--db %s: path too long", db);
+		int ret = db_path_trusted(path, 0, "--db", err);
+		if (ret)
+			return ret;
+	}
+	return state_dir ? db_path_trusted(state_dir, 1, "--state-dir", err) : 0;
 }

@@ -17,4 +17,15 @@
  */
 int rkd_file_trusted(int fd, const char *path, const char *what, struct rk_error *err);
 
+/*
+ * The files rubickd writes as root and the jobs' folders hang from: the
+ * database `db`, its -wal, -shm and .lock files, and the state folder, where
+ * they exist. Each must be what rubickd would have made - a regular file (the
+ * state: a folder), never a symbolic link - and trusted as above: a local user
+ * who pre-creates them (a database they own, DB.jobs/job-N/run-1 a link into a
+ * root-only folder) would have root write where they choose. 0, or RK_EPERM
+ * naming the file and what is wrong with it.
+ */
+int rkd_db_files_trusted(const char *db, const char *state_dir, struct rk_error *err);
+
 #endif
