@@ -9,9 +9,9 @@ packages=(
 	zsh
 	# report figures (src/sim/report/figure*.c): cairo and the font they are set in
 	libcairo2-dev fonts-dejavu-core
-	# pdftoppm renders the PDFs of tests/sim/figures.sh (chromium, for the page, is optional
-	# there) and tests/cli/test_cli_report.sh
-	poppler-utils
+	# pdftoppm renders the PDFs of tests/sim/figures.sh and tests/cli/test_cli_report.sh;
+	# headless chromium renders report.html there (the test skips that part without it)
+	poppler-utils chromium
 	# Slurm engine and its tests (docs/slurm.md): emulated cluster, libslurm, the PyTorch job
 	munge slurmctld slurmd slurm-client libslurm-dev python3-torch
 	# sacct in the accounting test (tests/slurm/test_accounting.py): slurmdbd on a private MariaDB
