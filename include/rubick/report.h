@@ -205,9 +205,12 @@ int rk_report_write_json(FILE *f, const struct rk_report *r, int pretty, struct 
  *              completed nothing); under --seeds the mean over seeds with
  *              the 95% Student t interval as error bars, dashed line at 1
  *   jct-cdf    empirical CDF of completed jobs' JCT (log x when JCTs span
- *              more than 100x)
+ *              more than 100x); under --seeds one line per policy over every
+ *              repetition's jobs pooled when its seeds carry their outcomes
+ *              (else the first seed's), the caption says which
  *   gpu-util   allocated / total GPUs over time, 200 time bins
- *   queue      pending jobs over time, 200 time bins
+ *   queue      pending jobs over time, 200 time bins (both the first seed's
+ *              run under --seeds: repetitions keep no samples)
  *   gpu-hours  GPU-hours each policy used (seed interval when recorded)
  *   reconfigs  reconfigurations per job (seed interval when recorded)
  * A report without runs has only the three line figures.
@@ -231,7 +234,7 @@ struct rk_report_figs {
 /*
  * Build the figures of r. OUT: *out (release with rk_report_figures_fini,
  * also after a failure). RK_EINVAL when `normalize` names no run or a run's
- * lists are bad, RK_ENOMEM.
+ * lists (or a repetition's outcomes) are bad, RK_ENOMEM.
  */
 int rk_report_figures(const struct rk_report *r, struct rk_report_figs *out,
 		      struct rk_error *err);

@@ -173,6 +173,15 @@ grep -q "Average JCT, p99 JCT and makespan relative to sjf-random" "$d/m/report.
 	|| fail "report: no normalised bars"
 grep -q "rubick $version" "$d/m/report.html" || fail "report: no version"
 grep -q "Over seeds 1-3" "$d/m/report.html" || fail "report: no seeds table"
+# the JCT CDF pools every seed's jobs (jobs.csv has them all) and says so; the
+# time series and the first table are seed 1's run and say that
+grep -q "<figcaption>fig-jct-cdf: Fraction of each policy&#39;s completed jobs finished within a JCT[^<]*; all 3 seeds pooled (1-3)</figcaption>" \
+	"$d/m/report.html" || fail "report: the JCT CDF caption does not say the 3 seeds are pooled"
+grep -q "<figcaption>fig-gpu-util: .* of seed 1 (the first of seeds 1-3; repetitions keep no samples)" \
+	"$d/m/report.html" || fail "report: the GPU utilisation caption does not name seed 1"
+grep -q "<p>Seed 1's run (the first of seeds 1-3;" "$d/m/report.html" ||
+	fail "report: the summary table is not labelled as seed 1's run"
+grep -q "pooled" "$d/o/report.html" && fail "report without --seeds: the CDF says seeds are pooled"
 # stdout stays free of paths and versions (golden cases compare it)
 grep -q '"meta"' "$out" && fail "--json on stdout carries meta"
 

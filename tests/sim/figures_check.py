@@ -12,9 +12,12 @@
       skipped with a message when /usr/bin/chromium is absent;
   (c) every fig-NAME.svg, and every <svg> of report.html, is standalone: the SVG
       namespace on its root, parses as XML; the page's SVGs are the files' own,
-      and no id repeats across the page.
+      and no id repeats across the page;
+  (d) under --seeds (summary.json has "seeds"), the JCT CDF's caption says every seed's
+      jobs are pooled.
 Only python3's standard library: PGM and PNG are decoded here.
 """
+import json
 import os
 import re
 import shutil
@@ -221,6 +224,14 @@ def main():
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
             fail(f"report.html repeats ids across figures: {dup[:5]}")
+        seeds = json.load(open(os.path.join(out, "summary.json"))).get("seeds")
+        if seeds:
+            cap = re.search(r'<figcaption>fig-jct-cdf: ([^<]*)</figcaption>', html)
+            want = f"; all {seeds['n']} seeds pooled ({seeds['first']}-{seeds['last']})"
+            if not cap or want not in cap.group(1):
+                fail(f"fig-jct-cdf caption {cap.group(1) if cap else None!r} lacks {want!r}")
+            else:
+                print(f"fig-jct-cdf: {want[2:]}")
         check_html_rendered(os.path.join(out, "report.html"), tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -5,7 +5,9 @@
  * of the Rubick (Fig. 8), Sia (Fig. 6) and Pollux (Fig. 7) papers: each
  * policy's average JCT, p99 JCT and makespan over a reference policy's.
  * Under `--seeds` a bar is the mean over seeds and its error bar the 95%
- * Student t interval, both divided by the reference's mean.
+ * Student t interval, both divided by the reference's mean, and the JCT CDF
+ * pools every repetition's jobs; the time series stay the first seed's (its
+ * repetitions keep no samples), and their captions say so.
  */
 #include "rubick/figure.h"
 #include "rubick/report.h"
@@ -182,20 +184,76 @@ static double jct_s(const struct rk_job_outcome *o)
 	return (double)(o->finish_ms - o->submit_ms) / 1000.0;
 }
 
+/*
+ * Under --seeds a run whose seeds kept every repetition's outcomes has one
+ * list per seed ([0] is the run's own, as jobs.csv prints them); else its
+ * own list is the only one.
+ */
+static int pooled(const struct rk_report *r, const struct rk_report_run *u)
+{
+	const struct rk_report_seeds *sd = u->seeds;
+	return r->seeds_n > 0 && sd && sd->n > 0 && sd->outcomes && sd->n_outcomes;
+}
+
+static int n_lists(const struct rk_report *r, const struct rk_report_run *u)
+{
+	return pooled(r, u) ? u->seeds->n : 1;
+}
+
+/* List k of run u (k < n_lists). OUT: *n, its length. */
+static const struct rk_job_outcome *list_at(const struct rk_report *r,
+                                            const struct rk_report_run *u, int k, int *n)
+{
+	if (!pooled(r, u)) {
+		*n = u->n_outcomes;
+		return u->outcomes;
+	}
+	*n = u->seeds->n_outcomes[k];
+	return u->seeds->outcomes[k];
+}
+
+/* What the CDF covers under --seeds, appended to its caption at c (size left). */
+static void cdf_seeds_caption(const struct rk_report *r, char *c, size_t size)
+{
+	if (r->seeds_n <= 0)
+		return;
+	int all = r->n_runs > 0, some = 0;
+	for (int i = 0; i < r->n_runs; i++) {
+		all &= pooled(r, &r->runs[i]);
+		some |= pooled(r, &r->runs[i]);
+	}
+	unsigned long long a = r->seeds_first, b = r->seeds_last;
+	if (all)
+		snprintf(c, size, "; all %d seeds pooled (%llu-%llu)", r->seeds_n, a, b);
+	else if (some)
+		snprintf(c, size,
+		         "; all %d seeds pooled (%llu-%llu) for the policies that kept every "
+		         "repetition's jobs, seed %llu's run only for the others",
+		         r->seeds_n, a, b, a);
+	else
+		snprintf(c, size, "; seed %llu's run only (the first of seeds %llu-%llu)", a, a, b);
+}
+
 static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 {
 	double lo = INFINITY, hi = 0.0;
-	int most = 0;
+	size_t most = 0;
 	for (int i = 0; i < r->n_runs; i++) {
-		most = r->runs[i].n_outcomes > most ? r->runs[i].n_outcomes : most;
-		for (int j = 0; j < r->runs[i].n_outcomes; j++) {
-			const struct rk_job_outcome *o = &r->runs[i].outcomes[j];
-			if (!o->completed)
-				continue;
-			double v = jct_s(o);
-			hi = v > hi ? v : hi;
-			lo = v > 0 && v < lo ? v : lo;
+		const struct rk_report_run *u = &r->runs[i];
+		size_t all = 0;
+		for (int k = 0; k < n_lists(r, u); k++) {
+			int n;
+			const struct rk_job_outcome *o = list_at(r, u, k, &n);
+			all += (size_t)n;
+			for (int j = 0; j < n; j++) {
+				if (!o[j].completed)
+					continue;
+				double v = jct_s(&o[j]);
+				hi = v > hi ? v : hi;
+				lo = v > 0 && v < lo ? v : lo;
+			}
 		}
+		most = all > most ? all : most;
 	}
 	/* JCTs span orders of magnitude in real traces: log scale when they do. */
 	int log = hi > 0 && isfinite(lo) && hi / lo > 100.0;
@@ -205,36 +263,44 @@ static int fig_cdf(const struct rk_report *r, struct rk_report_figs *out)
 	             "fraction of completed jobs");
 	if (!f)
 		return RK_ENOMEM;
-	snprintf(f->caption, sizeof(f->caption),
-	         "Fraction of each policy's completed jobs finished within a JCT%s",
-	         log ? " (log scale: JCTs span more than 100x)" : "");
+	int w = snprintf(f->caption, sizeof(f->caption),
+	                 "Fraction of each policy's completed jobs finished within a JCT%s",
+	                 log ? " (log scale: JCTs span more than 100x)" : "");
+	if (w >= 0 && (size_t)w < sizeof(f->caption))
+		cdf_seeds_caption(r, f->caption + w, sizeof(f->caption) - (size_t)w);
 	rk_figure_xscale(f->fig, log ? RK_FIGURE_LOG : RK_FIGURE_LINEAR);
 	rk_figure_yrange(f->fig, 0, 1);
-	double *v = malloc(((size_t)most + 1) * sizeof(*v));
+	double *v = malloc((most + 1) * sizeof(*v));
 	double *x = malloc(((size_t)MAX_POINTS + 2) * sizeof(*x));
 	double *y = malloc(((size_t)MAX_POINTS + 2) * sizeof(*y));
 	int rc = v && x && y ? 0 : RK_ENOMEM;
 	for (int i = 0; !rc && i < r->n_runs; i++) {
-		int n = 0;
-		for (int j = 0; j < r->runs[i].n_outcomes; j++)
-			if (r->runs[i].outcomes[j].completed)
-				v[n++] = jct_s(&r->runs[i].outcomes[j]);
+		const struct rk_report_run *u = &r->runs[i];
+		size_t n = 0;
+		for (int k = 0; k < n_lists(r, u); k++) {
+			int len;
+			const struct rk_job_outcome *o = list_at(r, u, k, &len);
+			for (int j = 0; j < len; j++)
+				if (o[j].completed)
+					v[n++] = jct_s(&o[j]);
+		}
 		if (n == 0) { /* nothing to draw: the legend keeps its entry and the colours stay */
-			rc = no_data(f->fig, r->runs[i].policy);
+			rc = no_data(f->fig, u->policy);
 			continue;
 		}
-		qsort(v, (size_t)n, sizeof(*v), cmp_double);
+		qsort(v, n, sizeof(*v), cmp_double);
 		/* Empirical CDF from 0 at the shortest JCT; long runs thinned to MAX_POINTS steps.
 		 */
-		int stride = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1, m = 0;
+		size_t stride = n > MAX_POINTS ? (n + MAX_POINTS - 1) / MAX_POINTS : 1;
+		int m = 0;
 		x[m] = v[0];
 		y[m++] = 0.0;
-		for (int k = 0; k < n; k += stride) {
-			int last = k + stride - 1 < n - 1 ? k + stride - 1 : n - 1;
+		for (size_t k = 0; k < n; k += stride) {
+			size_t last = k + stride - 1 < n - 1 ? k + stride - 1 : n - 1;
 			x[m] = v[last];
 			y[m++] = (double)(last + 1) / (double)n;
 		}
-		rc = rk_figure_line(f->fig, r->runs[i].policy, RK_FIGURE_STEP, x, y, NULL, NULL, m);
+		rc = rk_figure_line(f->fig, u->policy, RK_FIGURE_STEP, x, y, NULL, NULL, m);
 	}
 	free(v);
 	free(x);
@@ -325,8 +391,16 @@ static int fig_series(const struct rk_report *r, enum series k, struct rk_report
 	    k == SERIES_UTIL ? "GPU utilisation (allocated / total)" : "queue length (jobs)");
 	if (!f)
 		return RK_ENOMEM;
-	snprintf(f->caption, sizeof(f->caption), "%s, averaged over %d equal time bins of the run",
-	         k == SERIES_UTIL ? "Allocated / total GPUs" : "Pending jobs", TIME_BINS);
+	int w = snprintf(f->caption, sizeof(f->caption),
+	                 "%s, averaged over %d equal time bins of the run",
+	                 k == SERIES_UTIL ? "Allocated / total GPUs" : "Pending jobs", TIME_BINS);
+	/* Repetitions keep no samples (src/cli/sim_seeds.h): say whose run this is. */
+	if (r->seeds_n > 0 && w >= 0 && (size_t)w < sizeof(f->caption))
+		snprintf(
+		    f->caption + w, sizeof(f->caption) - (size_t)w,
+		    " of seed %llu (the first of seeds %llu-%llu; repetitions keep no samples)",
+		    (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_first,
+		    (unsigned long long)r->seeds_last);
 	rk_figure_yrange(f->fig, 0, k == SERIES_UTIL ? 1.0 : (vmax > 0 ? vmax : 1.0));
 	double x[TIME_BINS + 1], y[TIME_BINS + 1];
 	for (int i = 0; i < r->n_runs; i++) {
@@ -354,12 +428,19 @@ int rk_report_figures(const struct rk_report *r, struct rk_report_figs *out, str
 	out->n = 0;
 	if (!r || r->n_runs < 0 || (r->n_runs > 0 && !r->runs))
 		return rk_error_set(err, RK_EINVAL, "report: bad arguments");
-	for (int i = 0; i < r->n_runs; i++)
-		if (r->runs[i].n_outcomes < 0 ||
-		    (r->runs[i].n_outcomes > 0 && !r->runs[i].outcomes) ||
-		    r->runs[i].n_samples < 0 || (r->runs[i].n_samples > 0 && !r->runs[i].samples))
+	for (int i = 0; i < r->n_runs; i++) {
+		const struct rk_report_run *u = &r->runs[i];
+		if (u->n_outcomes < 0 || (u->n_outcomes > 0 && !u->outcomes) || u->n_samples < 0 ||
+		    (u->n_samples > 0 && !u->samples))
 			return rk_error_set(err, RK_EINVAL,
 			                    "report: run %d: bad outcome or sample list", i);
+		for (int k = 0; pooled(r, u) && k < u->seeds->n; k++)
+			if (u->seeds->n_outcomes[k] < 0 ||
+			    (u->seeds->n_outcomes[k] > 0 && !u->seeds->outcomes[k]))
+				return rk_error_set(
+				    err, RK_EINVAL,
+				    "report: run %d: bad outcome list of repetition %d", i, k);
+	}
 	int ref = find_ref(r);
 	if (r->n_runs > 0 && ref < 0)
 		return rk_error_set(err, RK_EINVAL, "report: --normalize: no run named '%s'",

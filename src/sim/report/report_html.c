@@ -152,6 +152,13 @@ static void meta_block(FILE *f, const struct rk_report_meta *m)
 
 static void summary_table(FILE *f, const struct rk_report *r)
 {
+	/* Under --seeds its rows are one repetition's: say which, before the numbers. */
+	if (r->seeds_n > 0)
+		fprintf(f,
+		        "<p>Seed %llu's run (the first of seeds %llu-%llu; the intervals over "
+		        "every seed follow the table).</p>\n",
+		        (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_first,
+		        (unsigned long long)r->seeds_last);
 	fputs("<table>\n<tr><th>policy</th><th>avg JCT (s)</th><th>median (s)</th><th>p95 (s)</th>"
 	      "<th>p99 (s)</th><th>makespan (s)</th><th>avg queue (s)</th><th>GPU util</th>"
 	      "<th>GPU-hours</th><th>reconfigs/job</th><th>completed</th><th>unfinished</th>"

@@ -4,7 +4,9 @@
  * under --seeds (without it the header and rows keep their bytes), a run
  * without kept outcomes prints its own rows under the first seed, and the
  * JSON seeds block carries gpu_util, gpu_hours and reconfigs when the seeds
- * do, after the three figures.
+ * do, after the three figures. The JCT CDF pools every kept repetition's jobs
+ * and its caption says so; the figures and the table drawn from the first
+ * seed's run alone say that.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include "metrics_fixture.h"
 #include "rubick/report.h"
+#include "sim/report/figure_internal.h"
 
 static char *jobs_csv(const struct rk_report *r, int want)
 {
@@ -162,11 +165,116 @@ static void extra_figures_in_json(void **state)
 	free(s);
 }
 
+static char *html(const struct rk_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct rk_error err;
+	assert_int_equal(rk_report_write_html(f, r, &err), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Figure `name` of figs. */
+static const struct rk_report_fig *fig_named(const struct rk_report_figs *figs, const char *name)
+{
+	for (int i = 0; i < figs->n; i++)
+		if (!strcmp(figs->f[i].name, name))
+			return &figs->f[i];
+	fail_msg("no figure %s", name);
+	return NULL;
+}
+
+static void cdf_pools_every_seed(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_init(&f);
+	struct rk_report_figs figs;
+	struct rk_error err;
+	/* "a" kept both repetitions: 8 JCTs, 60 61 100 100 101 101 300 301 s; "b" its own 4 */
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	const struct rk_report_fig *c = fig_named(&figs, "jct-cdf");
+	assert_int_equal(c->fig->n_series, 2);
+	const struct fig_series *a = &c->fig->series[0], *b = &c->fig->series[1];
+	assert_int_equal(a->n, 1 + 8); /* the step from 0, then one per job */
+	assert_float_equal(a->x[0], 60.0, 1e-9);
+	assert_float_equal(a->y[0], 0.0, 1e-9);
+	assert_float_equal(a->x[2], 61.0, 1e-9);
+	assert_float_equal(a->y[2], 2.0 / 8, 1e-9);
+	assert_float_equal(a->x[8], 301.0, 1e-9); /* the pooled maximum: seed 8's j3 */
+	assert_float_equal(a->y[8], 1.0, 1e-9);
+	assert_int_equal(b->n, 1 + 4);
+	assert_float_equal(b->x[4], 300.0, 1e-9);
+	assert_non_null(
+	    strstr(c->caption, "; all 2 seeds pooled (7-8) for the policies that kept"));
+	assert_non_null(strstr(c->caption, "seed 7's run only for the others"));
+	/* the time series are seed 7's alone, and say so */
+	assert_non_null(strstr(fig_named(&figs, "gpu-util")->caption,
+	                       "of seed 7 (the first of seeds 7-8; repetitions keep no samples)"));
+	assert_non_null(strstr(fig_named(&figs, "queue")->caption, "of seed 7 (the first"));
+	rk_report_figures_fini(&figs);
+
+	/* both policies pooled: one line each over 8 jobs, the caption says every seed */
+	f.runs[1].seeds = &f.sd;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	c = fig_named(&figs, "jct-cdf");
+	assert_int_equal(c->fig->n_series, 2);
+	assert_int_equal(c->fig->series[1].n, 1 + 8);
+	assert_float_equal(c->fig->series[1].x[8], 301.0, 1e-9);
+	assert_string_equal(c->caption, "Fraction of each policy's completed jobs finished within "
+	                                "a JCT; all 2 seeds pooled (7-8)");
+	rk_report_figures_fini(&figs);
+	char *h = html(&f.r);
+	assert_non_null(strstr(h, "<figcaption>fig-jct-cdf: Fraction of each policy&#39;s "
+	                          "completed jobs finished within a JCT; all 2 seeds pooled "
+	                          "(7-8)</figcaption>"));
+	/* the summary table is one repetition's: labelled before its rows */
+	const char *lab = strstr(h, "<p>Seed 7's run (the first of seeds 7-8;");
+	const char *tab = strstr(h, "<tr><th>policy</th><th>avg JCT (s)</th>");
+	assert_true(lab && tab && lab < tab);
+	free(h);
+
+	/* no repetition kept: the first seed's jobs, and the caption says that */
+	f.runs[0].seeds = f.runs[1].seeds = NULL;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	c = fig_named(&figs, "jct-cdf");
+	assert_int_equal(c->fig->series[0].n, 1 + 4);
+	assert_non_null(strstr(c->caption, "; seed 7's run only (the first of seeds 7-8)"));
+	rk_report_figures_fini(&figs);
+
+	/* without --seeds: the first repetition's jobs even with more kept; captions as before */
+	f.runs[0].seeds = f.runs[1].seeds = &f.sd;
+	f.r.seeds_n = 0;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), 0);
+	c = fig_named(&figs, "jct-cdf");
+	assert_int_equal(c->fig->series[0].n, 1 + 4);
+	assert_float_equal(c->fig->series[0].x[4], 300.0, 1e-9);
+	assert_string_equal(c->caption,
+	                    "Fraction of each policy's completed jobs finished within a JCT");
+	assert_string_equal(fig_named(&figs, "gpu-util")->caption,
+	                    "Allocated / total GPUs, averaged over 200 equal time bins of the run");
+	rk_report_figures_fini(&figs);
+	h = html(&f.r);
+	assert_null(strstr(h, "Seed 7's run"));
+	free(h);
+
+	/* a repetition's list that cannot be read is refused, naming the run */
+	f.r.seeds_n = 2;
+	f.outc[1] = NULL;
+	assert_int_equal(rk_report_figures(&f.r, &figs, &err), RK_EINVAL);
+	assert_non_null(strstr(err.msg, "run 0: bad outcome list of repetition 1"));
+	assert_int_equal(figs.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_seed_in_jobs_csv),
 	    cmocka_unit_test(extra_figures_in_json),
+	    cmocka_unit_test(cdf_pools_every_seed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
