@@ -24,6 +24,8 @@
 # form differs between workload seeds 1 and 2) runs over RK_SEEDS (default 1-5,
 # `rubick sim --seeds`): its figures are the mean ± the 95% Student t half-width over the
 # seeds, its ratios those of the means, its completed and guaranteed columns seed 1's.
+# The last block sweeps the load on the base trace (Poisson arrivals, RK_SEEDS) and
+# combines the runs with `rubick report` (RK_EVAL_SWEEP_OUT keeps its figures).
 # Needs python3 (reads rubick sim --json).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -163,4 +165,26 @@ for r in d["results"]:
 '
 		done
 	done
+fi
+if [ "$#" -eq 0 ]; then
+	# Against load, as Pollux and Gavel plot it: the base trace's jobs with Poisson
+	# arrivals at its mean rate (a seeded part: the arrival draws), inter-arrival times
+	# divided by 0.5, 1 and 2, each load over RK_SEEDS, combined by `rubick report`
+	# (mean ± 95% Student t half-width over the seeds; its figures in RK_EVAL_SWEEP_OUT,
+	# default a temporary folder).
+	echo
+	echo "### load sweep (rubick-base, Poisson arrivals at its mean rate, seeds $seeds)"
+	echo
+	sweep_out=${RK_EVAL_SWEEP_OUT:-$tmp/sweep}
+	for load in 0.5 1 2; do
+		"$rubick" sim --trace "$here/data/traces/rubick-base.csv" --cluster "$cluster" \
+			--policy rubick,sia,synergy-fifo,antman,fifo,tiresias \
+			--oracle "measured=$here/data/measured/rubick" --interval 60 --restart-cost "$restart" \
+			--poisson mean --load "$load" --seeds "$seeds" --no-timing \
+			--out "$tmp/load-$load" >/dev/null 2>&1
+	done
+	echo '```'
+	"$rubick" report "$tmp"/load-0.5 "$tmp"/load-1 "$tmp"/load-2 --out "$sweep_out" 2>&1 |
+		sed "s|$tmp|TMP|g"
+	echo '```'
 fi
