@@ -18,6 +18,15 @@
 # with placement=contention is measured by scripts/eval-contention.sh (both
 # physics at once).
 # Prints one markdown table per case (docs/eval-sharing.md keeps the figures).
+# A trace with a seeded part (its native form differs between workload seeds 1
+# and 2: the zoo model mapping of Muri's and Gavel's traces) runs once per seed
+# of RK_SEEDS (default 1-5; `--seed S`, the workload and policy seed, as
+# `rubick sim --seeds` sets them for each repetition): average and median JCT
+# and makespan are the mean over the seeds ± the half-width of their 95%
+# Student t interval, "vs sjf-bsbf" the mean of each seed's difference to
+# sjf-bsbf on the same seed (paired) ± its half-width, the guarantee columns the
+# first seed's. One run per seed rather than `--seeds`: the median JCT is not in
+# --seeds' "seeds" block. Needs python3 (reads rubick sim --json).
 #   usage: scripts/eval-sharing.sh [BUILD_DIR [JOBS]]   (default build, 1)
 # JOBS cases run at once (rubick's runs on the Gavel VCs take the longest);
 # the tables come out in the same order whatever JOBS is.
@@ -25,6 +34,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 jobs=${2:-1}
+seeds=${RK_SEEDS:-1-5}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "eval-sharing: JOBS=$jobs: must be a positive integer" >&2; exit 2; }
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}
@@ -33,28 +43,66 @@ policies=sjf-bsbf,sjf-ffs,tiresias,srtf,sjf
 rubicks='rubick,rubick:sharing=on'
 
 run_case() { # label trace cluster
-	local label=$1 trace=$2 cluster=$3
+	local label=$1 trace=$2 cluster=$3 list=(0) s
+	if ! cmp -s <("$rubick" trace "$trace" --workload-seed 1 --native 2>/dev/null) \
+		<("$rubick" trace "$trace" --workload-seed 2 --native 2>/dev/null); then
+		if [[ "$seeds" =~ ^([0-9]+)-([0-9]+)$ ]]; then
+			mapfile -t list < <(seq "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}")
+		else
+			list=("$seeds")
+		fi
+	fi
 	echo
 	echo "### $label — \`--cluster $cluster --sharing on --oracle model\`"
 	echo
+	[ "${list[*]}" = 0 ] || { echo "Seeded workload: mean ± 95% half-width over workload seeds $seeds; guarantees: seed ${list[0]}."; echo; }
 	echo "| policy | avg JCT (h) | median JCT (h) | makespan (h) | avg JCT vs sjf-bsbf | guarantees missed | guaranteed preempted |"
 	echo "|---|---|---|---|---|---|---|"
-	{
+	# Three runs per seed, one JSON document per line: the policies, sjf with
+	# placement=spread, the rubicks.
+	for s in "${list[@]}"; do
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$policies" --oracle model \
-			--sharing on --no-timing --skip-bad 2>/dev/null
+			--sharing on --no-timing --skip-bad --seed "$s" --json 2>/dev/null
+		echo
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy sjf --oracle model \
-			--policy-options placement=spread --sharing on --no-timing --skip-bad 2>/dev/null |
-			awk '$1 == "sjf" { $1 = "sjf_placement=spread" } { print }'
+			--policy-options placement=spread --sharing on --no-timing --skip-bad --seed "$s" --json 2>/dev/null
+		echo
 		"$rubick" sim --trace "$trace" --cluster "$cluster" --policy "$rubicks" --oracle model \
-			--sharing on --no-timing --skip-bad 2>/dev/null
-	} |
-		awk '$1 ~ /^(sjf|sjf-bsbf|sjf-ffs|tiresias|srtf|sjf_placement=spread|rubick(\[.*\])?)$/ { n++; p[n]=$1; a[n]=$2; m[n]=$3; k[n]=$5; v[n]=$12; q[n]=$14;
-			if (p[n] == "sjf_placement=spread") p[n] = "sjf placement=spread";
-			if (p[n] ~ /^rubick\[/) { sub(/^rubick\[/, "rubick ", p[n]); sub(/\]$/, "", p[n]); gsub(/,/, " ", p[n]) }
-			if ($1 == "sjf-bsbf") ref=$2 }
-		     END { for (i=1; i<=n; i++)
-			printf "| %s | %.1f | %.1f | %.1f | %+.1f%% | %s | %s |\n", p[i], a[i]/3600, m[i]/3600, k[i]/3600,
-				(a[i]-ref)/ref*100, v[i], q[i] }'
+			--sharing on --no-timing --skip-bad --seed "$s" --json 2>/dev/null
+		echo
+	done | python3 -c '
+import json, math, sys
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]  # t(0.975, df), as report_seeds.c
+def stat(v):
+    m = sum(v) / len(v)
+    if len(v) < 2:
+        return m, None
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+    t = T975[len(v) - 2] if len(v) - 1 <= len(T975) else 1.96
+    return m, t * sd / math.sqrt(len(v))
+def fig(v, fmt, hfmt=None):  # mean, and ± half-width over seeds
+    m, h = stat(v)
+    return fmt % m if h is None else (fmt + " ± " + (hfmt or fmt)) % (m, h)
+docs = [json.loads(l) for l in sys.stdin if l.strip()]
+per, first = {}, {}  # policy -> figure -> values in seed order; policy -> first seed result
+for i, d in enumerate(docs):
+    for r in d["results"]:
+        p = r["policy"]
+        if i % 3 == 1:
+            p = "sjf placement=spread"
+        p = p.replace("[", " ").replace("]", "").replace(",", " ")
+        f = per.setdefault(p, {})
+        first.setdefault(p, r)
+        for k in ("avg_jct_s", "median_jct_s", "makespan_s"):
+            f.setdefault(k, []).append(r[k])
+ref = per["sjf-bsbf"]["avg_jct_s"]
+for p, f in per.items():
+    r = first[p]
+    h = lambda k: fig([x / 3600 for x in f[k]], "%.1f")
+    vs = fig([(x - y) / y * 100 for x, y in zip(f["avg_jct_s"], ref)], "%+.1f%%", "%.1f%%")
+    print("| %s | %s | %s | %s | %s | %d/%d | %d/%d |" % (p, h("avg_jct_s"), h("median_jct_s"), h("makespan_s"),
+        vs, r["sla_violations"], r["guaranteed"], r["sla_preempted"], r["guaranteed"]))
+'
 }
 
 # Each case into its own file, at most $jobs at once, printed in order.
