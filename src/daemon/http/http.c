@@ -239,6 +239,24 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 			bad_id = b;
 		}
 	}
+	/*
+	 * A connection in its address's reserve (http_guard.h) is the admin's or a job's
+	 * report's, and that is checked first: anyone else, a 404 or an unauthenticated
+	 * request included, is told to come back, cheaply, and the slot freed. (A 404
+	 * answered first let a client pipelining 404s keep the reserve.)
+	 */
+	if (rkd_guard_reserved(h->guard, guard_ctx(conn))) {
+		struct rkd_caller who;
+		int admin = authenticate(h, conn, &who) == 0 && who.admin;
+		if (!admin && !(hit && hit->auth == RKD_AUTH_BEARER)) {
+			rkd_resp_error(&resp, RK_EUNAVAIL, "",
+				       "every connection your address may hold is busy; retry later");
+			resp.status = 503;
+			resp.retry_after_s = 1;
+			resp.close = 1;
+			return send_resp(h, conn, &resp, NULL);
+		}
+	}
 	if (!path_known) {
 		rkd_resp_error(&resp, RK_ENOTFOUND, "", "%s: no such resource", url);
 		return send_resp(h, conn, &resp, NULL);
@@ -270,19 +288,6 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 			       a ? "Authorization: unknown or malformed bearer token"
 				 : "Authorization: this request needs a bearer token");
 		resp.status = 401;
-		return send_resp(h, conn, &resp, NULL);
-	}
-	/*
-	 * A connection in its address's reserve (http_guard.h) is the admin's or a job's
-	 * report's: anyone else is told to come back, cheaply, and the slot freed.
-	 */
-	if (rkd_guard_reserved(h->guard, guard_ctx(conn)) && !req.who.admin &&
-	    hit->auth != RKD_AUTH_BEARER) {
-		rkd_resp_error(&resp, RK_EUNAVAIL, "",
-			       "every connection your address may hold is busy; retry later");
-		resp.status = 503;
-		resp.retry_after_s = 1;
-		resp.close = 1;
 		return send_resp(h, conn, &resp, NULL);
 	}
 	if (bad_id) {
