@@ -267,4 +267,10 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
  */
 int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *err);
 
+/* s as HTML text: its five special characters escaped (NULL prints nothing). */
+void rk_report_put_html_text(FILE *f, const char *s);
+/* s as one CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break
+ * (a policy name like sia[p=1,lambda_n=0.5] does); NULL prints an empty field. */
+void rk_report_put_csv_field(FILE *f, const char *s);
+
 #endif

@@ -139,22 +139,6 @@ static void print_table(FILE *f, const struct rk_sweep *sw)
 	}
 }
 
-/* RFC 4180: a policy name like sia[p=1,lambda_n=0.5] holds a comma. */
-static void put_csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* The tidy table: one row per policy, x and metric. */
 static void write_csv(FILE *f, const struct rk_sweep *sw)
 {
@@ -163,7 +147,7 @@ static void write_csv(FILE *f, const struct rk_sweep *sw)
 		const struct rk_sweep_point *pt = &sw->pts[i];
 		for (int k = 0; k < RK_SW_COUNT; k++) {
 			const struct rk_report_stat *st = &pt->st[k];
-			put_csv_field(f, sw->policies[pt->policy]);
+			rk_report_put_csv_field(f, sw->policies[pt->policy]);
 			fprintf(f, ",%.12g,%s,%d,%.12g,%.12g,%.12g,%.12g\n", pt->x,
 			        rk_sweep_metric_name((enum rk_sweep_metric)k), pt->n, st->mean,
 			        st->sd, st->mean - st->half95, st->mean + st->half95);

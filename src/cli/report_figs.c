@@ -138,37 +138,11 @@ static struct rk_figure *metric_bars(const struct rk_sweep *sw, enum rk_sweep_me
 	return fig;
 }
 
-/* Text with HTML's five special characters escaped. */
-static void put_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* The sweep's numbers as a table: policy, x, n, mean ± half-width per metric. */
 static void html_table(FILE *f, const struct rk_sweep *sw)
 {
 	fputs("<table>\n<tr><th>policy</th><th>", f);
-	put_escaped(f, sw->x_name);
+	rk_report_put_html_text(f, sw->x_name);
 	fputs("</th><th>seeds</th>", f);
 	for (int k = 0; k < RK_SW_COUNT; k++)
 		fprintf(f, "<th>%s</th>", rk_sweep_metric_name((enum rk_sweep_metric)k));
@@ -176,7 +150,7 @@ static void html_table(FILE *f, const struct rk_sweep *sw)
 	for (int i = 0; i < sw->n_pts; i++) {
 		const struct rk_sweep_point *pt = &sw->pts[i];
 		fputs("<tr><td>", f);
-		put_escaped(f, sw->policies[pt->policy]);
+		rk_report_put_html_text(f, sw->policies[pt->policy]);
 		fprintf(f, "</td><td>%g</td><td>%d</td>", pt->x, pt->n);
 		for (int k = 0; k < RK_SW_COUNT; k++) {
 			int dec = k < RK_SW_GPU_UTIL ? 1 : k == RK_SW_GPU_HOURS ? 2 : 3;
@@ -207,9 +181,9 @@ static int write_index(const char *dir, const struct rk_sweep *sw, const struct 
 	      "figure{display:inline-block;margin:1em;vertical-align:top;max-width:30em}\n"
 	      "</style></head><body>\n<h1>Sweep over ",
 	      f);
-	put_escaped(f, sw->x_label);
+	rk_report_put_html_text(f, sw->x_label);
 	fputs("</h1>\n<p>Per policy and ", f);
-	put_escaped(f, sw->x_name);
+	rk_report_put_html_text(f, sw->x_name);
 	fputs(": mean over the run's seeds &plusmn; the half-width of the 95% Student t "
 	      "interval, t(0.975, n&minus;1)&middot;sd/&radic;n. Runs:",
 	      f);
@@ -220,7 +194,7 @@ static int write_index(const char *dir, const struct rk_sweep *sw, const struct 
 		if (!first)
 			continue;
 		fputs(i ? ", <code>" : " <code>", f);
-		put_escaped(f, sw->pts[i].dir);
+		rk_report_put_html_text(f, sw->pts[i].dir);
 		fprintf(f, "</code> (%s %g)", sw->x_name, sw->pts[i].x);
 	}
 	fputs(".</p>\n", f);
@@ -238,7 +212,7 @@ static int write_index(const char *dir, const struct rk_sweep *sw, const struct 
 		fprintf(f, "<figure id=\"%s\">\n", figs[i].name);
 		fwrite(svg, 1, len, f);
 		fputs("\n<figcaption>", f);
-		put_escaped(f, figs[i].caption);
+		rk_report_put_html_text(f, figs[i].caption);
 		fprintf(f,
 		        " (<code>fig-%s.svg</code>, <code>fig-%s.pdf</code>)</figcaption>\n"
 		        "</figure>\n",

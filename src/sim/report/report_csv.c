@@ -17,8 +17,7 @@ static const char *nz(const char *s)
 	return s ? s : "";
 }
 
-/* RFC 4180: quote a field that holds a separator, a quote or a line break. */
-static void put_field(FILE *f, const char *s)
+void rk_report_put_csv_field(FILE *f, const char *s)
 {
 	s = nz(s);
 	if (!strpbrk(s, ",\"\r\n")) {
@@ -73,11 +72,11 @@ static int check_report(FILE *f, const struct rk_report *r, struct rk_error *err
 static void put_job(FILE *f, const char *policy, const struct rk_job_outcome *o, int has_seed,
                     uint64_t seed)
 {
-	put_field(f, policy);
+	rk_report_put_csv_field(f, policy);
 	fprintf(f, ",%" PRId64 ",", o->id);
-	put_field(f, o->name);
+	rk_report_put_csv_field(f, o->name);
 	fputc(',', f);
-	put_field(f, o->model);
+	rk_report_put_csv_field(f, o->model);
 	fprintf(f, ",%d,", o->req_gpus);
 	put_ms(f, o->submit_ms);
 	fputc(',', f);
@@ -94,7 +93,7 @@ static void put_job(FILE *f, const char *policy, const struct rk_job_outcome *o,
 		put_ms(f, o->first_start_ms - o->submit_ms);
 	fprintf(f, ",%d,%d,%d,%.3f,%d,%.3f,%d,", o->restarts, o->preemptions, o->completed,
 		o->gpu_s, o->guaranteed, o->sla_below_s, o->rejected);
-	put_field(f, o->reason);
+	rk_report_put_csv_field(f, o->reason);
 	if (has_seed)
 		fprintf(f, ",%" PRIu64, seed);
 	fputc('\n', f);
@@ -135,7 +134,7 @@ int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_er
 		const struct rk_report_run *u = &r->runs[i];
 		for (int j = 0; j < u->n_samples; j++) {
 			const struct rk_sim_sample *s = &u->samples[j];
-			put_field(f, u->policy);
+			rk_report_put_csv_field(f, u->policy);
 			fputc(',', f);
 			put_ms(f, s->t_ms);
 			fprintf(f, ",%d,%d,%d,%d\n", s->gpus_alloc, s->gpus_total, s->queue_len,

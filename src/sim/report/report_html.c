@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Text with HTML's five special characters escaped; NULL prints nothing. */
-static void put_escaped(FILE *f, const char *s)
+void rk_report_put_html_text(FILE *f, const char *s)
 {
 	for (s = s ? s : ""; *s; s++) {
 		switch (*s) {
@@ -49,7 +48,7 @@ static void seeds_table(FILE *f, const struct rk_report *r)
 		return;
 	fprintf(f, "<h2>Over seeds %llu-%llu</h2>\n<p>%d runs per policy, ",
 	        (unsigned long long)r->seeds_first, (unsigned long long)r->seeds_last, r->seeds_n);
-	put_escaped(f, r->seeds_vary);
+	rk_report_put_html_text(f, r->seeds_vary);
 	fputs(" seed(s) varied; mean &plusmn; half-width of the 95% Student t interval (the "
 	      "table above is the first seed's run).</p>\n<table>\n<tr><th>policy</th>",
 	      f);
@@ -61,7 +60,7 @@ static void seeds_table(FILE *f, const struct rk_report *r)
 		if (!u->seeds)
 			continue;
 		fputs("<tr><td>", f);
-		put_escaped(f, u->policy);
+		rk_report_put_html_text(f, u->policy);
 		fputs("</td>", f);
 		for (int k = 0; k < RK_FIG_COUNT; k++) {
 			struct rk_report_stat st;
@@ -84,36 +83,36 @@ static void meta_block(FILE *f, const struct rk_report_meta *m)
 	if (!m)
 		return;
 	fputs("<p>rubick ", f);
-	put_escaped(f, m->version);
+	rk_report_put_html_text(f, m->version);
 	fprintf(f, "; workload seed %llu, policy seed %llu</p>\n",
 	        (unsigned long long)m->workload_seed, (unsigned long long)m->policy_seed);
 	if (m->source) {
 		fputs("<p>built from ", f);
 		if (m->commit && *m->commit) {
 			fputs("commit <code>", f);
-			put_escaped(f, m->commit);
+			rk_report_put_html_text(f, m->commit);
 			fputs(m->dirty > 0 ? "</code> with uncommitted changes" : "</code>", f);
 		} else {
 			fputs("release ", f);
-			put_escaped(f, m->version);
+			rk_report_put_html_text(f, m->version);
 		}
 		fputs(" (", f);
-		put_escaped(f, m->build_type);
+		rk_report_put_html_text(f, m->build_type);
 		fputs(" build, sanitizers: ", f);
-		put_escaped(f, m->sanitize);
+		rk_report_put_html_text(f, m->sanitize);
 		fputs("); run at ", f);
-		put_escaped(f, m->timestamp);
+		rk_report_put_html_text(f, m->timestamp);
 		fputs(" on ", f);
-		put_escaped(f, m->host);
+		rk_report_put_html_text(f, m->host);
 		fputs("</p>\n", f);
 	}
 	if (m->workload_seed_draws) {
 		fputs("<p>The workload seed draws: ", f);
-		put_escaped(f, m->workload_seed_draws);
+		rk_report_put_html_text(f, m->workload_seed_draws);
 		fputs(".</p>\n", f);
 	}
 	fputs("<pre>", f);
-	put_escaped(f, m->command);
+	rk_report_put_html_text(f, m->command);
 	fputs("</pre>\n", f);
 	if (m->n_reps > 1) {
 		fputs("<details><summary>seeds of every run</summary>\n<table>\n<tr><th>run</th>"
@@ -132,7 +131,7 @@ static void meta_block(FILE *f, const struct rk_report_meta *m)
 			fputs("<tr>", f);
 			for (int c = 0; c < 4; c++) {
 				fputs(c ? "<td style=\"text-align:left\">" : "<td>", f);
-				put_escaped(f, cell[c]);
+				rk_report_put_html_text(f, cell[c]);
 				fputs("</td>", f);
 			}
 			fputs("</tr>\n", f);
@@ -142,9 +141,9 @@ static void meta_block(FILE *f, const struct rk_report_meta *m)
 	fputs("<details><summary>every option</summary>\n<table>\n", f);
 	for (int i = 0; i < m->n_options; i++) {
 		fputs("<tr><td>", f);
-		put_escaped(f, m->option_keys[i]);
+		rk_report_put_html_text(f, m->option_keys[i]);
 		fputs("</td><td style=\"text-align:left\">", f);
-		put_escaped(f, m->option_values[i]);
+		rk_report_put_html_text(f, m->option_values[i]);
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n</details>\n", f);
@@ -167,7 +166,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 	for (int i = 0; i < r->n_runs; i++) {
 		const struct rk_sim_summary *s = &r->runs[i].summary;
 		fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>", rk_figure_colour(i));
-		put_escaped(f, r->runs[i].policy);
+		rk_report_put_html_text(f, r->runs[i].policy);
 		fprintf(f, "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
 			   "<td>%.1f</td><td>%.3f</td><td>%.2f</td><td>%.3f</td><td>%d</td><td>%d</td>"
 			   "<td>%d/%d</td><td>%d</td><td>%d/%d</td></tr>\n",
@@ -193,7 +192,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 		if (!u->has_oracle_stats)
 			continue;
 		fputs("<tr><td>", f);
-		put_escaped(f, u->policy);
+		rk_report_put_html_text(f, u->policy);
 		fputs("</td>", f);
 		for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
 			fprintf(f, "<td>%llu</td>", (unsigned long long)u->oracle_stats.by_source[k]);
@@ -204,7 +203,7 @@ static void summary_table(FILE *f, const struct rk_report *r)
 		for (int t = 0; u->oracle_stats.n_types > 1 && t < u->oracle_stats.n_types; t++) {
 			const struct rk_oracle_type_stats *ts = &u->oracle_stats.types[t];
 			fputs("<tr><td>&nbsp;&nbsp;on ", f);
-			put_escaped(f, ts->gpu_type[0] ? ts->gpu_type : "untyped");
+			rk_report_put_html_text(f, ts->gpu_type[0] ? ts->gpu_type : "untyped");
 			fputs("</td>", f);
 			for (int k = 0; k < RK_ORACLE_SRC_COUNT; k++)
 				fprintf(f, "<td>%llu</td>", (unsigned long long)ts->by_source[k]);
@@ -226,11 +225,11 @@ static int put_figures(FILE *f, const struct rk_report_figs *figs, struct rk_err
 			return rc;
 		}
 		fputs("<h2>", f);
-		put_escaped(f, figs->f[i].heading);
+		rk_report_put_html_text(f, figs->f[i].heading);
 		fprintf(f, "</h2>\n<figure id=\"fig-%s\">\n", figs->f[i].name);
 		fwrite(svg, 1, len, f);
 		fprintf(f, "<figcaption>fig-%s: ", figs->f[i].name);
-		put_escaped(f, figs->f[i].caption);
+		rk_report_put_html_text(f, figs->f[i].caption);
 		fputs("</figcaption>\n</figure>\n", f);
 		free(svg);
 	}
@@ -247,7 +246,7 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 		return rc;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>rubick sim: ",
 	      f);
-	put_escaped(f, r->trace);
+	rk_report_put_html_text(f, r->trace);
 	fputs("</title>\n<style>\nbody{font-family:sans-serif;margin:2em;color:#222}\n"
 	      "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 8px;"
 	      "text-align:right}td:first-child,th:first-child{text-align:left}\n"
@@ -258,11 +257,11 @@ int rk_report_write_html(FILE *f, const struct rk_report *r, struct rk_error *er
 	      ".sw{display:inline-block;width:10px;height:10px;margin-right:6px}\n"
 	      "</style>\n</head>\n<body>\n<h1>rubick sim</h1>\n<p>trace <b>",
 	      f);
-	put_escaped(f, r->trace);
+	rk_report_put_html_text(f, r->trace);
 	fprintf(f, "</b>, %d jobs; cluster <b>", r->jobs);
-	put_escaped(f, r->cluster);
+	rk_report_put_html_text(f, r->cluster);
 	fputs("</b>; oracle <b>", f);
-	put_escaped(f, r->oracle);
+	rk_report_put_html_text(f, r->oracle);
 	fprintf(f, "</b>; interval %.0f s; restart cost %.0f s; workload seed %llu</p>\n", r->interval_s,
 		r->restart_cost_s, (unsigned long long)r->seed);
 	meta_block(f, r->meta);
