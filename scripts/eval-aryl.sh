@@ -22,6 +22,7 @@
 #   usage: scripts/eval-aryl.sh [BUILD_DIR] [SEEDS]   (default build, RK_SEEDS or 1-5)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$here/scripts${PYTHONPATH:+:$PYTHONPATH}"  # seedstats.py
 build=${1:-build}
 seeds=${2:-${RK_SEEDS:-1-5}}
 rubick="$here/$build/src/cli/rubick"
@@ -55,17 +56,7 @@ done >"$tmp/runs.jsonl"
 python3 - "$tmp/runs.jsonl" <<'PY'
 import json, math, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]  # t(0.975, df), as report_seeds.c
-def stat(v):
-    m = sum(v) / len(v)
-    if len(v) < 2:
-        return m, None
-    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
-    t = T975[len(v) - 2] if len(v) - 1 <= len(T975) else 1.96
-    return m, t * sd / math.sqrt(len(v))
-def fig(v, fmt, unit="", hfmt=None):  # mean, and ± half-width over seeds
-    m, h = stat(v)
-    return (fmt % m) + unit if h is None else (fmt % m) + unit + " ± " + ((hfmt or fmt) % h) + unit
+from seedstats import fig, stat  # scripts/seedstats.py: the statistics rubick reports print
 # policy -> figure -> one value per seed, in seed order
 per = {}
 for d in runs:
@@ -80,15 +71,15 @@ print("| policy | avg queueing (h) | avg JCT (h) | training usage (of training+l
 print("|---|---|---|---|---|---|---|")
 for p, f in per.items():
     print("| %s | %s | %s | %s | %s | %s | %s |" % (p, fig([x / 3600 for x in f["queue"]], "%.2f"),
-        fig([x / 3600 for x in f["jct"]], "%.2f"), fig([x * 100 for x in f["tu"]], "%.1f", "%"),
-        fig([x * 100 for x in f["cu"]], "%.1f", "%"), fig(f["per"], "%.3f"), fig(f["wall"], "%.1f")))
+        fig([x / 3600 for x in f["jct"]], "%.2f"), fig([x * 100 for x in f["tu"]], "%.1f", unit="%"),
+        fig([x * 100 for x in f["cu"]], "%.1f", unit="%"), fig(f["per"], "%.3f"), fig(f["wall"], "%.1f")))
 def ratio(a, b, k):  # b's figure over a's, seed by seed
-    return fig([y / x for x, y in zip(per[a][k], per[b][k])], "%.2f", "x")
+    return fig([y / x for x, y in zip(per[a][k], per[b][k])], "%.2f", unit="x")
 print()
 print("%d seeds; ratios: mean over the seeds of each seed's ratio ± 95%% half-width" % len(runs))
 print("aryl vs aryl-noloan: queueing %s lower, avg JCT %s lower, cluster usage %s points" % (
     ratio("aryl", "aryl-noloan", "queue"), ratio("aryl", "aryl-noloan", "jct"),
-    fig([(x - y) * 100 for x, y in zip(per["aryl"]["cu"], per["aryl-noloan"]["cu"])], "%+.1f", "", "%.1f")))
+    fig([(x - y) * 100 for x, y in zip(per["aryl"]["cu"], per["aryl-noloan"]["cu"])], "%+.1f", "%.1f")))
 print("rubick: avg JCT %s lower than aryl-noloan, %s lower than aryl" % (
     ratio("rubick", "aryl-noloan", "jct"), ratio("rubick", "aryl", "jct")))
 PY

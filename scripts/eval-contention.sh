@@ -21,6 +21,7 @@
 #   usage: scripts/eval-contention.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$here/scripts${PYTHONPATH:+:$PYTHONPATH}"  # seedstats.py
 build=${1:-build}
 rubick="$here/$build/src/cli/rubick"
 shared=${RK_SHARED_DIR:-$here/../shared}
@@ -34,17 +35,7 @@ policies=sjf-bco,sjf-ff,sjf-bf,sjf-random,rubick,rubick:placement=contention
 rows() {
 	python3 -c '
 import json, math, os, sys
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]  # t(0.975, df), as report_seeds.c
-def stat(v):
-    m = sum(v) / len(v)
-    if len(v) < 2:
-        return m, None
-    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
-    t = T975[len(v) - 2] if len(v) - 1 <= len(T975) else 1.96
-    return m, t * sd / math.sqrt(len(v))
-def fig(v, fmt, hfmt=None):  # mean, and ± half-width over seeds
-    m, h = stat(v)
-    return fmt % m if h is None else (fmt + " ± " + (hfmt or fmt)) % (m, h)
+from seedstats import fig, stat  # scripts/seedstats.py: the statistics rubick reports print
 def name(p):  # rubick[a=b,c=d] -> rubick a=b c=d
     return p.replace("[", " ").replace("]", "").replace(",", " ")
 d = json.load(sys.stdin)

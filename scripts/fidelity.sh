@@ -22,6 +22,7 @@
 # (PEER_ARGS): no constant is set for one row.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$here/scripts${PYTHONPATH:+:$PYTHONPATH}"  # seedstats.py
 build=build
 check=0
 filter=
@@ -152,7 +153,7 @@ while i < len(text):
     obj, i = dec.raw_decode(text, i)
     runs.append(obj["results"][0])
 # per seed (one without --seeds): the mean over the row's files; then over the seeds
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+from seedstats import t975  # scripts/seedstats.py: the statistics rubick reports print
 def per_seed(r, k):
     return r["seeds"][k]["values"] if "seeds" in r else [r[k]]
 def stat(k):
@@ -162,7 +163,7 @@ def stat(k):
     if n < 2:
         return m, None
     sd = (sum((x - m) ** 2 for x in v) / (n - 1)) ** 0.5
-    return m, (T975[n - 2] if n - 1 <= len(T975) else 1.96) * sd / n ** 0.5
+    return m, t975(n - 1) * sd / n ** 0.5
 jct, jh = stat("avg_jct_s")
 mk, mh = stat("makespan_s")
 pj = float(sys.argv[2])

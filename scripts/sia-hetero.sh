@@ -10,6 +10,7 @@
 # usage: scripts/sia-hetero.sh [BUILD] [POLICIES]   (default build, fifo,tiresias,sia)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$root/scripts${PYTHONPATH:+:$PYTHONPATH}"  # seedstats.py
 build=${1:-$root/build}
 policies=${2:-fifo,tiresias,sia}
 seeds=${RK_SEEDS:-1-5}
@@ -35,15 +36,7 @@ for set in philly saturn; do
 import json, math, sys
 path, name, pj, pm = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 runs = [json.loads(l) for l in open(path) if l.strip()]
-# t(0.975, df), as rubick's report_seeds.c
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
-def stat(v):
-    m = sum(v) / len(v)
-    if len(v) < 2:
-        return m, 0.0
-    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
-    t = T975[len(v) - 2] if len(v) - 1 <= len(T975) else 1.96
-    return m, t * sd / math.sqrt(len(v))
+from seedstats import stat  # scripts/seedstats.py: the statistics rubick reports print
 acc = {}  # policy -> one (avg JCT values per seed, makespan values per seed) per workload
 for r in runs:
     for x in r["results"]:
@@ -54,6 +47,7 @@ for p, v in acc.items():
     # the set's mean over its workloads at each seed, then over the seeds
     j, jh = stat([sum(w[0][k] for w in v) / len(v) / 3600 for k in range(n)])
     m, mh = stat([sum(w[1][k] for w in v) / len(v) / 3600 for k in range(n)])
+    jh, mh = jh or 0.0, mh or 0.0  # one seed: no interval
     peer = f"{pj:.2f} / {pm:.1f}" if p == "sia" else ""
     ratio = f"{j / pj:.2f} / {m / pm:.2f}" if p == "sia" else ""
     print(f"| {name}/ ({len(v)} x 160, {n} seeds) | {p} | {j:.2f} ± {jh:.2f} | {m:.1f} ± {mh:.1f} | {peer} | {ratio} |")
