@@ -379,16 +379,24 @@ def test_pinned_address():
         check(held <= 8, "the pins keep at most the address's 8 connections, not its reserve: %d" % held)
         import http.client
         host, p = d.url[len("http://"):].split(":")
-        c = http.client.HTTPConnection(host, int(p), timeout=10)
-        try:
-            c.request("GET", "/v1/jobs", headers={"Authorization": "Bearer " + ALICE})
-            r = c.getresponse()
-            check(r.status == 503 and r.getheader("Retry-After") == "1",
-                  "a tenant in the reserve is told to retry: %s %s" % (r.status, r.getheaders()))
-        except OSError as e:
-            check(False, "a tenant in the reserve gets an answer: %s" % e)
-        finally:
-            c.close()
+        # A tenant arriving while one pin is between two of its pipelined requests evicts
+        # that pin and is served in its place (the eviction rule); otherwise it lands in the
+        # reserve. Up to 3 tries: one must be in the reserve and told to retry.
+        seen = []
+        for _ in range(3):
+            c = http.client.HTTPConnection(host, int(p), timeout=10)
+            try:
+                c.request("GET", "/v1/jobs", headers={"Authorization": "Bearer " + ALICE})
+                r = c.getresponse()
+                seen.append((r.status, r.getheader("Retry-After")))
+            except OSError as e:
+                seen.append(("error %s" % e, None))
+            finally:
+                c.close()
+            if seen[-1][0] == 503:
+                break
+        check(seen[-1] == (503, "1") and all(st in (200, 503) for st, _ in seen),
+              "a tenant in the reserve is told to retry: %s" % seen)
         st, dt = timed_call(d, "GET", "/v1/cluster", None, TOKEN)
         check(st == 200 and dt < 1.0 * TIME_SCALE,
               "admin with 127.0.0.1 pinned: %s in %.3f s" % (st, dt))
