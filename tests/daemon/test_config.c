@@ -44,6 +44,9 @@ static void parse_good(void **state)
 	assert_string_equal(c.policy, "sjf");
 	assert_string_equal(c.sync, "normal");
 	assert_int_equal(c.grace_ms, 500);
+	assert_int_equal(c.run_cgroup_off, 0); /* auto unless said */
+	assert_int_equal(rkd_config_set(&c, "run_cgroup", "off", "r.conf:9", &e), 0);
+	assert_int_equal(c.run_cgroup_off, 1);
 	assert_int_equal(c.n_tenants, 2);
 	assert_int_equal(c.tenants[0].gpu_quota, 8);
 	assert_int_equal(c.tenants[1].gpu_quota, -1);
@@ -101,6 +104,7 @@ static void every_error(void **state)
 		 RK_EINVAL},
 		{"sync = sometimes\n", "r.conf:1:1: sync", RK_EINVAL},
 		{"allow_root = maybe\n", "r.conf:1:1: allow_root: 'maybe' is not yes or no", RK_EINVAL},
+		{"run_cgroup = on\n", "r.conf:1:1: run_cgroup: 'on' is not auto or off", RK_EINVAL},
 		{"[tenant a]\nallow_root = 1\n", "r.conf:2:1: allow_root", RK_EINVAL},
 		{"[tenant a]\nuser =\n", "r.conf:2:1: user", RK_ERANGE},
 		{"db = \n", "r.conf:1:1: db", RK_ERANGE},

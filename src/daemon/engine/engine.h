@@ -88,6 +88,7 @@ struct rkd_engine_config {
 	const char *self_exe;  /* path of rubickd, re-executed as the run supervisor */
 	int grace_ms;          /* SIGUSR1 -> SIGTERM -> SIGKILL spacing */
 	const char *partition; /* slurm: the partition rubick schedules ("" / NULL = the default) */
+	int no_cgroup;         /* local: runs without a cgroup of their own (run_cgroup = off) */
 };
 
 struct rkd_engine_ops {

@@ -105,6 +105,13 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		c->metrics_public = !strcmp(value, "yes");
 		return 0;
 	}
+	if (!strcmp(key, "run_cgroup")) {
+		if (strcmp(value, "auto") && strcmp(value, "off"))
+			return rk_error_set(err, RK_EINVAL, "%s: run_cgroup: '%s' is not auto or off",
+					    where, value);
+		c->run_cgroup_off = !strcmp(value, "off");
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		if (!strcmp(key, strs[i].key))
 			return set_str(strs[i].dst, strs[i].cap, value, key, where, err);

@@ -70,6 +70,7 @@ struct rkd_config {
 	int send_timeout_s;
 	int send_min_bytes_per_s;
 	int metrics_public;           /* metrics_public = yes|no (default no) */
+	int run_cgroup_off;           /* run_cgroup = auto|off (default auto; engine/local/contain.h) */
 	int n_tenants;
 	struct rkd_tenant_cfg tenants[RKD_MAX_TENANTS];
 	char tenant_token_file[RKD_MAX_TENANTS][1024];

@@ -5,6 +5,8 @@
  *   lock  flock()ed by the run's supervisor for as long as it lives
  *   pid   "PID STARTTIME" of the job's process group leader
  *   exit  "exit CODE" or "signal NUM", written by the supervisor when the job ends
+ *         and nothing it started is left (contain.h)
+ *   cgroup the run's cgroup v2 folder, or an empty line and why it has none
  * and the job folder holds `plan` (RUBICK_PLAN_FILE, rewritten before each
  * launch), `log` (stdout and stderr of every run, appended) and `ckpt/`
  * (RUBICK_CKPT_DIR, the job's own checkpoint space).
@@ -23,6 +25,7 @@
 #define _GNU_SOURCE
 #include "daemon/engine/engine.h"
 #include "daemon/engine/files.h"
+#include "daemon/engine/local/contain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +59,7 @@ struct local {
 	char *state_dir;
 	char *self_exe;
 	int grace_ms;
+	int no_cgroup; /* the supervisors' environment says so (contain.h) */
 	struct run *runs;
 	int n, cap;
 };
@@ -158,6 +162,7 @@ static int local_create(void **state, const struct rkd_engine_config *cfg, struc
 	l->state_dir = realpath(cfg->state_dir, NULL);
 	l->self_exe = strdup(cfg->self_exe);
 	l->grace_ms = cfg->grace_ms;
+	l->no_cgroup = cfg->no_cgroup;
 	if (!l->state_dir || !l->self_exe) {
 		free(l->state_dir);
 		free(l->self_exe);
@@ -375,7 +380,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 		posix_spawn_file_actions_adddup2(&fa, lockfd, 3);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
 	pid_t pid;
-	char *sup_env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	char *sup_env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			   l->no_cgroup ? RKD_CONTAIN_NO_CGROUP_ENV "=1" : NULL, NULL};
 	int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, sup_env);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -482,6 +488,11 @@ static int run_outcome(const char *dir)
 	unsigned long long start;
 	if (read_pid(dir, &pid, &start) == 0 && proc_start_time(pid) == start)
 		kill(-pid, SIGKILL);
+	/* and what it had started outside the group, in the run's cgroup (contain.h) */
+	char path[4200], cgroup[1400];
+	if (rkd_path_fmt(path, sizeof(path), "%s/cgroup", dir) == 0 &&
+	    rkd_read_small(path, cgroup, sizeof(cgroup)) == 0)
+		rkd_contain_kill_recorded(cgroup);
 	return RKD_EXIT_LOST;
 }
 

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE /* getresuid */
 #include "daemon/engine/engine.h"
+#include "daemon/engine/local/contain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,19 +44,65 @@ static unsigned long long start_time(pid_t pid)
 	return strtoull(p, NULL, 10);
 }
 
-static int record(const char *dir, const char *name, const char *text)
+/*
+ * Write RUNDIR/name atomically through the run folder's descriptor: never
+ * through a link planted in its place (the folder is rubickd's, but an
+ * unprivileged rubickd runs its jobs as its own user, who could plant one).
+ */
+static int record(int dirfd, const char *name, const char *text)
 {
-	char path[4096], tmp[4200];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "we");
-	if (!f)
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -1;
-	int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path))
+	size_t len = strlen(text);
+	int ok = write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	ok = (close(fd) == 0) && ok;
+	if (!ok || renameat(dirfd, tmp, dirfd, name))
 		return -1;
 	return 0;
+}
+
+/*
+ * The run folder, opened once and checked: a folder (not a link to one),
+ * rubickd's own, that no one else may write. -1 with a message otherwise.
+ */
+static int open_run_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "rubickd supervisor: %s: %s\n", dir, strerror(errno));
+	} else if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		fprintf(stderr, "rubickd supervisor: %s: not rubickd's own folder (owner %u, mode"
+				" %04o); run refused\n",
+			dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	} else
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/*
+ * The job's log, appended: a regular file, never a link or a FIFO planted
+ * in its place. -1 with a message otherwise.
+ */
+static int open_log(const char *logp)
+{
+	int fd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		      0600);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		fprintf(stderr, "rubickd supervisor: %s: %s\n", logp, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "rubickd supervisor: %s: not a regular file; run refused\n", logp);
+	} else if (fcntl(fd, F_SETFL, O_APPEND) == 0) /* the job's stdout blocks as files do */
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /*
@@ -94,17 +141,15 @@ static void env_free(char **env)
  * The job's environment from RUNDIR/env (netstrings, engine_local.c), never
  * the supervisor's own. NULL when absent or malformed; the caller frees.
  */
-static char **read_env(const char *dir)
+static char **read_env(int dirfd)
 {
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/env", dir);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(dirfd, "env", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	if (fstat(fd, &st) == 0 && st.st_size < (1 << 26)) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 26)) {
 		len = (size_t)st.st_size;
 		buf = malloc(len + 1);
 		if (buf && read(fd, buf, len) != (ssize_t)len) {
@@ -167,23 +212,27 @@ int rkd_supervise_main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	int logfd = open(logp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int dirfd = open_run_dir(dir);
+	if (dirfd < 0)
+		return 1; /* no record: the engine counts the run as lost */
+	int logfd = open_log(logp);
 	if (logfd < 0) {
-		fprintf(stderr, "rubickd supervisor: %s: %s\n", logp, strerror(errno));
-		record(dir, "exit", "exit 127\n");
+		record(dirfd, "exit", "exit 127\n");
 		return 1;
 	}
 	int gate[2];
 	if (pipe(gate) || fcntl(gate[0], F_SETFD, FD_CLOEXEC) || fcntl(gate[1], F_SETFD, FD_CLOEXEC)) {
-		record(dir, "exit", "exit 127\n");
+		record(dirfd, "exit", "exit 127\n");
 		return 1;
 	}
-	char **envp = read_env(dir); /* the child's: the parent frees it once forked */
+	struct rkd_contain box;
+	rkd_contain_init(&box, !getenv(RKD_CONTAIN_NO_CGROUP_ENV));
+	char **envp = read_env(dirfd); /* the child's: the parent frees it once forked */
 	pid_t pid = fork();
 	if (pid != 0)
 		env_free(envp);
 	if (pid < 0) {
-		record(dir, "exit", "exit 127\n");
+		record(dirfd, "exit", "exit 127\n");
 		return 1;
 	}
 	if (pid == 0) {
@@ -222,30 +271,52 @@ int rkd_supervise_main(int argc, char **argv)
 	}
 	setpgid(pid, pid);
 	close(gate[0]);
-	char line[128];
-	snprintf(line, sizeof(line), "%d %llu\n", (int)pid, start_time(pid));
-	if (record(dir, "pid", line)) {
+	/* Into the run's cgroup before it runs anything, so that all it starts is in there too. */
+	char line[1400];
+	rkd_contain_add(&box, pid);
+	snprintf(line, sizeof(line), "%s\n%s%s\n", box.cgroup, box.cgroup[0] ? "" : "# none: ",
+		 box.cgroup[0] ? "" : box.why);
+	if (record(dirfd, "cgroup", line)) {
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		record(dir, "exit", "exit 127\n");
+		rkd_contain_end(&box, -1);
+		record(dirfd, "exit", "exit 127\n");
+		return 1;
+	}
+	snprintf(line, sizeof(line), "%d %llu\n", (int)pid, start_time(pid));
+	if (record(dirfd, "pid", line)) {
+		kill(pid, SIGKILL);
+		rkd_contain_end(&box, -1);
+		record(dirfd, "exit", "exit 127\n");
 		return 1;
 	}
 	if (write(gate[1], "g", 1) != 1) {
 		kill(pid, SIGKILL);
 	}
 	close(gate[1]);
+	/* As subreaper we also reap what the job orphans; the run's status is its main process's. */
 	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			record(dir, "exit", "exit 127\n");
+	for (;;) {
+		pid_t w = waitpid(-1, &status, 0);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			kill(-pid, SIGKILL);
+			rkd_contain_end(&box, logfd);
+			record(dirfd, "exit", "exit 127\n");
 			return 1;
 		}
+	}
 	if (WIFEXITED(status))
 		snprintf(line, sizeof(line), "exit %d\n", WEXITSTATUS(status));
 	else
 		snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
-	/* The rest of the group (children the job left behind) ends with it. */
+	/*
+	 * Everything the job left behind ends with it, in its process group or
+	 * not (setsid), before the exit record: the engine frees the run's GPUs
+	 * when it sees this supervisor end, so nothing of the job may be left.
+	 */
 	kill(-pid, SIGKILL);
-	record(dir, "exit", line);
+	rkd_contain_end(&box, logfd);
+	record(dirfd, "exit", line);
 	return 0;
 }
