@@ -317,27 +317,43 @@ def test_per_addr_cap():
         d.stop()
 
 
-def pin(port, n_requests=40000):
-    """A connection that pipelines 404s and never reads, with a 1 KiB receive window
-    (40,000 of them: more replies than the kernel buffers of both ends hold, measured):
-    its replies pile up until rubickd cannot send, and it stays busy for as long as the
-    server lets it (the lock-out of an address that every local client shares)."""
+PIN_REQUEST = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def pin_open(port):
+    """A connection that pipelines 404s and never reads, with a 1 KiB receive window: its
+    first request is sent here, the rest by fill_pins."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     s.settimeout(2)
     s.connect(("127.0.0.1", port))
     s.setblocking(False)
-    req = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n" * n_requests
-    sent = 0
-    t0 = time.time()
-    while sent < len(req) and time.time() - t0 < 2:  # bounded: until its buffers are full
-        try:
-            sent += s.send(req[sent:])
-        except BlockingIOError:
-            time.sleep(0.01)
-        except OSError:
-            break
+    s.send(PIN_REQUEST)
     return s
+
+
+def fill_pins(socks, n_requests=40000, limit_s=10.0, stall_s=0.5):
+    """Pipelines up to 40,000 404s on every pin at once (more replies than the kernel
+    buffers of both ends hold, measured) until none has taken a byte for stall_s: their
+    replies have piled up until rubickd cannot send, and each stays busy for as long as the
+    server lets it (the lock-out of an address that every local client shares). All at
+    once, not one after another: filled in turn, under the sanitizers, the first were cut
+    at their send deadline before the last was full."""
+    req = PIN_REQUEST * n_requests
+    sent = {s: len(PIN_REQUEST) for s in socks}
+    t0 = last = time.time()
+    while sent and time.time() - t0 < limit_s and time.time() - last < stall_s:  # bounded
+        for s in list(sent):
+            try:
+                sent[s] += s.send(req[sent[s]:])
+                last = time.time()
+                if sent[s] >= len(req):
+                    del sent[s]
+            except BlockingIOError:
+                pass
+            except OSError:
+                del sent[s]
+        time.sleep(0.01)
 
 
 def server_established(port, client_ports):
@@ -360,18 +376,24 @@ def test_pinned_address():
     the admin and a job report still get in (the reserve), a tenant there is told 503
     with Retry-After, and the pinning connections are cut at the send deadline."""
     d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n"
-               "reserved_per_addr = 4\nsend_timeout_s = 3\n").start()
+               "reserved_per_addr = 4\nsend_timeout_s = 5\n").start()
     pins = []
     try:
         jid, tok = job_token(d, "reporter")
         port = int(d.url.rsplit(":", 1)[1])
         t0 = time.time()
-        for _ in range(8 + 4):  # the address's 8, then its 4 of reserve: answered 503 there
+        # The address's 8 (no arrival evicts while it has fewer), all stuck sending, then
+        # 4 more: in its reserve, they are answered 503 and closed.
+        for _ in range(8):
+            pins.append(pin_open(port))
+        fill_pins(pins)
+        for _ in range(4):
             try:
-                pins.append(pin(port))
+                s = pin_open(port)
+                pins.append(s)
+                fill_pins([s], limit_s=1.0, stall_s=0.2)
             except OSError:
                 pass
-            time.sleep(0.1)  # served before the next arrives, so that no arrival evicts it
         time.sleep(0.3)
         # the reserve is not theirs: pipelined 404s there are answered 503 and closed
         ports = {s.getsockname()[1] for s in pins}
@@ -404,8 +426,8 @@ def test_pinned_address():
                             b'{"iters_done": 10, "throughput_sps": 5}', tok)
         check(st == 200 and dt < 1.0 * TIME_SCALE,
               "job report with 127.0.0.1 pinned: %s in %.3f s" % (st, dt))
-        # the pinning connections are cut at the 3 s send deadline (plus the reaper's tick)
-        end = time.time() + 6 * TIME_SCALE
+        # the pinning connections are cut at the 5 s send deadline (plus the reaper's tick)
+        end = time.time() + 8 * TIME_SCALE
         while time.time() < end and server_established(port, ports):  # bounded
             time.sleep(0.2)
         left = server_established(port, ports)
