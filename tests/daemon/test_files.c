@@ -3,6 +3,8 @@
  * rkd_read_job_file): a regular file is read; a FIFO, a symlink, a folder
  * and a file past the bound are refused at once, the message naming the
  * path and the problem. A FIFO nobody writes must not block the caller.
+ * And the run folders rubickd builds (rkd_dir_below): made from descriptors,
+ * refused through a symlink, a folder of another user or one others can write.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +134,93 @@ static void too_large(void **state)
 	assert_int_equal(strlen(buf), 31);
 }
 
+static int teardown_tree(void **state)
+{
+	struct tmp *t = *state;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	assert_int_equal(system(cmd), 0);
+	free(t);
+	return 0;
+}
+
+static void below_made(void **state)
+{
+	struct tmp *t = *state;
+	int fd = rkd_dir_below(t->dir, "job-3/run-2", 0700);
+	assert_true(fd >= 0);
+	assert_int_equal(rkd_write_atomic_at(fd, "gpus", "0,1"), 0);
+	close(fd);
+	char path[600], buf[16];
+	snprintf(path, sizeof(path), "%s/job-3/run-2/gpus", t->dir);
+	assert_int_equal(rkd_read_small(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0,1");
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/job-3/run-2", t->dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	fd = rkd_dir_below(t->dir, "job-3/run-2", 0700); /* already there: opened */
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* rkd_dir_below refuses with `err` and creates nothing under `where`. */
+static void below_refused(const char *base, const char *rel, int err, const char *where)
+{
+	errno = 0;
+	int fd = rkd_dir_below(base, rel, 0700);
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(fd, -1);
+	assert_int_equal(errno, err);
+	if (where) {
+		char path[700];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/run-1", where);
+		assert_int_equal(lstat(path, &st), -1);
+	}
+}
+
+static void below_symlink(void **state)
+{
+	struct tmp *t = *state;
+	char target[600], link[600];
+	snprintf(target, sizeof(target), "%s/elsewhere", t->dir);
+	snprintf(link, sizeof(link), "%s/job-4", t->dir);
+	assert_int_equal(mkdir(target, 0700), 0);
+	assert_int_equal(symlink(target, link), 0);
+	below_refused(t->dir, "job-4/run-1", ELOOP, target);
+	below_refused(link, "run-1", ENOTDIR, target); /* the base itself is not followed */
+}
+
+static void below_writable(void **state)
+{
+	struct tmp *t = *state;
+	char path[600];
+	snprintf(path, sizeof(path), "%s/job-5", t->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(chmod(path, 0770), 0);
+	below_refused(t->dir, "job-5/run-1", EPERM, path);
+	assert_int_equal(chmod(path, 0702), 0);
+	below_refused(t->dir, "job-5/run-1", EPERM, path);
+	assert_int_equal(chmod(t->dir, 0777), 0); /* the base is checked too */
+	below_refused(t->dir, "job-6/run-1", EPERM, NULL);
+	assert_int_equal(chmod(t->dir, 0700), 0);
+	below_refused(t->dir, "job-7/../job-8", EINVAL, NULL);
+}
+
+static void below_other_owner(void **state)
+{
+	struct tmp *t = *state;
+	if (geteuid() != 0)
+		skip(); /* only root can give a folder away */
+	char path[600];
+	snprintf(path, sizeof(path), "%s/job-9", t->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	below_refused(t->dir, "job-9/run-1", EPERM, path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +230,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(symlink_, setup, teardown),
 		cmocka_unit_test_setup_teardown(folder, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_large, setup, teardown),
+		cmocka_unit_test_setup_teardown(below_made, setup, teardown_tree),
+		cmocka_unit_test_setup_teardown(below_symlink, setup, teardown_tree),
+		cmocka_unit_test_setup_teardown(below_writable, setup, teardown_tree),
+		cmocka_unit_test_setup_teardown(below_other_owner, setup, teardown_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,79 @@ int rkd_write_atomic_owned(const char *path, const char *text, uid_t uid, gid_t 
 	return 0;
 }
 
+int rkd_write_atomic_at(int dirfd, const char *name, const char *text)
+{
+	char tmp[512];
+	if (rkd_path_fmt(tmp, sizeof(tmp), "%s.tmp", name))
+		return -1;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	int ok = fchmod(fd, 0600) == 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	close(fd);
+	if (!ok || renameat(dirfd, tmp, dirfd, name) != 0) {
+		unlinkat(dirfd, tmp, 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* A folder rubickd may build on: its own, writable by no one else. */
+static int trusted_dir(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return 0;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		errno = EPERM;
+		return 0;
+	}
+	return 1;
+}
+
+int rkd_dir_below(const char *base, const char *rel, mode_t mode)
+{
+	char buf[4096];
+	if (rkd_path_fmt(buf, sizeof(buf), "%s", rel)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !trusted_dir(fd))
+		goto fail;
+	char *save = NULL;
+	for (char *name = strtok_r(buf, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(name, ".") || !strcmp(name, "..")) {
+			errno = EINVAL;
+			goto fail;
+		}
+		if (mkdirat(fd, name, mode) && errno != EEXIST)
+			goto fail;
+		int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOTDIR) {
+			struct stat ls; /* O_NOFOLLOW on a symlink reads ENOTDIR with O_DIRECTORY */
+			if (!fstatat(fd, name, &ls, AT_SYMLINK_NOFOLLOW) && S_ISLNK(ls.st_mode))
+				errno = ELOOP;
+		}
+		close(fd);
+		fd = next;
+		if (fd < 0 || !trusted_dir(fd))
+			goto fail;
+	}
+	return fd;
+fail:;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return -1;
+}
+
 /*
  * Only records rubickd wrote itself, but an unprivileged rubickd runs every
  * job as its own user, which can then replace them: never follow a symlink,
@@ -137,7 +210,7 @@ int rkd_read_job_file(const char *path, char *buf, size_t cap, char *why, size_t
 		ret = RK_EPERM;
 	} else if (st.st_size >= (off_t)cap) {
 		snprintf(why, why_cap, "%s: %lld bytes, more than the %zu expected; not read", path,
-			 (long long)st.st_size, cap - 1);
+		         (long long)st.st_size, cap - 1);
 		ret = RK_ERANGE;
 	}
 	if (!ret) {
@@ -149,7 +222,7 @@ int rkd_read_job_file(const char *path, char *buf, size_t cap, char *why, size_t
 		} else if ((size_t)n == cap - 1 && read(fd, &more, 1) == 1) {
 			/* grown past the bound since fstat: refused like a large file */
 			snprintf(why, why_cap, "%s: grew past %zu bytes while read; not read", path,
-				 cap - 1);
+			         cap - 1);
 			ret = RK_ERANGE;
 		} else
 			buf[n] = '\0';

@@ -26,6 +26,19 @@ int rkd_write_atomic_owned(const char *path, const char *text, uid_t uid, gid_t 
 int rkd_dir_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
 /* The same for a regular file (created empty when absent): a log a job appends to. */
 int rkd_file_ensure(const char *path, mode_t mode, uid_t uid, gid_t gid);
+/*
+ * Open (creating what is absent, with `mode`) the folder `rel` ("job-3/run-2")
+ * below the folder `base`, one component at a time from a descriptor: never
+ * through a symlink, and only through folders rubickd's effective user owns
+ * and no one else can write, so that no other user can plant or swap a
+ * component under rubickd (often root). `base` itself is checked the same
+ * way. The folder's descriptor (O_CLOEXEC), or -1 with errno set (EPERM:
+ * owned by another user or writable by group or others; ELOOP: a symlink;
+ * ENOTDIR: not a folder).
+ */
+int rkd_dir_below(const char *base, const char *rel, mode_t mode);
+/* rkd_write_atomic of `name` in the folder `dirfd` (openat, renameat, no symlink followed). */
+int rkd_write_atomic_at(int dirfd, const char *name, const char *text);
 /* Read at most cap - 1 bytes of `path` into buf, NUL-terminated. 0 or -1. */
 int rkd_read_small(const char *path, char *buf, size_t cap);
 /*

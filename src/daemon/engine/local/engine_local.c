@@ -211,7 +211,7 @@ static int job_dirs(const char *job_dir, const char *ckpt, const char *work, con
 }
 
 /* RUNDIR/env: the job's environment as netstrings ("LEN:K=V,"), read by supervise.c. */
-static int write_env(const char *path, char *const *envp, size_t n)
+static int write_env(int run_fd, char *const *envp, size_t n)
 {
 	size_t cap = 1;
 	for (size_t i = 0; i < n; i++)
@@ -224,7 +224,7 @@ static int write_env(const char *path, char *const *envp, size_t n)
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "%zu:%s,", strlen(envp[i]), envp[i]);
-	int ret = rkd_write_atomic(path, buf);
+	int ret = rkd_write_atomic_at(run_fd, "env", buf);
 	free(buf);
 	return ret;
 }
@@ -232,8 +232,9 @@ static int write_env(const char *path, char *const *envp, size_t n)
 static int local_launch(void *state, const struct rkd_launch *ln, struct rk_error *err)
 {
 	struct local *l = state;
-	char dir[4096], job_dir[4096], path[4200], ckpt[4200], logp[4200], planp[4200], work[4200];
-	int lockfd = -1, ret = 0;
+	char dir[4096], job_dir[4096], rel[64], path[4200], ckpt[4200], logp[4200], planp[4200],
+		work[4200];
+	int lockfd = -1, run_fd = -1, ret = 0;
 	char **envp = NULL, *script = NULL;
 	size_t n_env = 0;
 	if (run_find(l, ln->job_id, ln->run))
@@ -244,7 +245,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	    rkd_path_fmt(ckpt, sizeof(ckpt), "%s/ckpt", job_dir) ||
 	    rkd_path_fmt(logp, sizeof(logp), "%s/log", job_dir) ||
 	    rkd_path_fmt(planp, sizeof(planp), "%s/plan", job_dir) ||
-	    rkd_path_fmt(work, sizeof(work), "%s/work", job_dir))
+	    rkd_path_fmt(work, sizeof(work), "%s/work", job_dir) ||
+	    rkd_path_fmt(rel, sizeof(rel), "job-%lld/run-%d", (long long)ln->job_id, ln->run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
 	const struct rkd_ident *id = ln->ident;
@@ -252,34 +254,51 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	int other = id && (id->uid != geteuid() || id->gid != getegid());
 	uid_t ou = other ? id->uid : (uid_t)-1;
 	gid_t og = other ? id->gid : (gid_t)-1;
-	if (rkd_mkdir_p(dir) || job_dirs(job_dir, ckpt, work, logp, ou, og))
-		return rk_error_set(err, RK_EIO, "%s: %s", job_dir, strerror(errno));
+	/* The run's files are made from its folder's descriptor, never through a link (files.h). */
+	run_fd = rkd_dir_below(l->state_dir, rel, 0700);
+	if (run_fd < 0)
+		return rk_error_set(err, RK_EIO, "%s: %s", dir,
+				    errno == EPERM ? "a folder on the way is not rubickd's own or "
+						     "others can write it; not used"
+						   : strerror(errno));
+	if (job_dirs(job_dir, ckpt, work, logp, ou, og)) {
+		ret = rk_error_set(err, RK_EIO, "%s: %s", job_dir, strerror(errno));
+		goto out;
+	}
 	char plan_line[256];
 	snprintf(plan_line, sizeof(plan_line), "%s\n", ln->plan_text);
-	if (rkd_write_atomic_owned(planp, plan_line, ou, og))
-		return rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
-				    strerror(errno));
+	if (rkd_write_atomic_owned(planp, plan_line, ou, og)) {
+		ret = rk_error_set(err, RK_EIO, "%s: cannot write plan file: %s", planp,
+				   strerror(errno));
+		goto out;
+	}
 	/* Not O_CLOEXEC: the supervisor inherits this open file description. */
 	rkd_path_fmt(path, sizeof(path), "%s/lock", dir);
-	lockfd = open(path, O_RDWR | O_CREAT, 0600);
-	if (lockfd < 0)
-		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
-	if (flock(lockfd, LOCK_EX | LOCK_NB)) {
+	lockfd = openat(run_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
+	struct stat lst;
+	if (lockfd >= 0 && (fstat(lockfd, &lst) || !S_ISREG(lst.st_mode))) {
 		close(lockfd);
-		return rk_error_set(err, RK_EEXIST, "job %lld run %d: a supervisor holds %s",
-				    (long long)ln->job_id, ln->run, path);
+		lockfd = -1;
+		errno = EINVAL;
+	}
+	if (lockfd < 0) {
+		ret = rk_error_set(err, RK_EIO, "%s: %s", path,
+				   errno == EINVAL ? "not a regular file" : strerror(errno));
+		goto out;
+	}
+	if (flock(lockfd, LOCK_EX | LOCK_NB)) {
+		ret = rk_error_set(err, RK_EEXIST, "job %lld run %d: a supervisor holds %s",
+				   (long long)ln->job_id, ln->run, path);
+		goto out;
 	}
 	/* The GPU ids go with the run so a restarted daemon can re-adopt it. */
-	rkd_path_fmt(path, sizeof(path), "%s/gpus", dir);
-	if (rkd_write_atomic(path, ln->gpu_ids ? ln->gpu_ids : "")) {
-		close(lockfd);
-		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	if (rkd_write_atomic_at(run_fd, "gpus", ln->gpu_ids ? ln->gpu_ids : "")) {
+		ret = rk_error_set(err, RK_EIO, "%s/gpus: %s", dir, strerror(errno));
+		goto out;
 	}
 	/* A stale record of a run that never started must not be mistaken for this one. */
-	rkd_path_fmt(path, sizeof(path), "%s/pid", dir);
-	unlink(path);
-	rkd_path_fmt(path, sizeof(path), "%s/exit", dir);
-	unlink(path);
+	unlinkat(run_fd, "pid", 0);
+	unlinkat(run_fd, "exit", 0);
 
 	/* A clean environment (identity.h), never rubickd's own variables. */
 	size_t cap_env = (size_t)ln->n_env + 32;
@@ -320,9 +339,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 	 * own: the supervisor runs as rubickd's user (root), and a submission's
 	 * LD_PRELOAD or GCONV_PATH must reach only the job, after the drop.
 	 */
-	rkd_path_fmt(path, sizeof(path), "%s/env", dir);
-	if (write_env(path, envp, n_env)) {
-		ret = rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
+	if (write_env(run_fd, envp, n_env)) {
+		ret = rk_error_set(err, RK_EIO, "%s/env: %s", dir, strerror(errno));
 		goto out;
 	}
 	/*
@@ -397,6 +415,8 @@ static int local_launch(void *state, const struct rkd_launch *ln, struct rk_erro
 out:
 	if (lockfd >= 0)
 		close(lockfd);
+	if (run_fd >= 0)
+		close(run_fd);
 	free(script);
 	if (envp) {
 		for (size_t i = 0; i < n_env; i++)

@@ -400,12 +400,21 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (rkd_sl_run_find(e, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
 				    (long long)ln->job_id, ln->run);
+	char rel[64];
 	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
-	    rkd_path_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run))
+	    rkd_path_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run) ||
+	    rkd_path_fmt(rel, sizeof(rel), "job-%lld/run-%d", (long long)ln->job_id, ln->run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
 				    (long long)ln->job_id);
-	if (rkd_mkdir_p(run_dir))
-		return rk_error_set(err, RK_EIO, "%s: %s", run_dir, strerror(errno));
+	/* Made and checked from descriptors (files.h): rubickd's own all the way, so that
+	 * the path-based writes below cannot be redirected by anyone but rubickd's user. */
+	int run_fd = rkd_dir_below(e->state_dir, rel, 0700);
+	if (run_fd < 0)
+		return rk_error_set(err, RK_EIO, "%s: %s", run_dir,
+				    errno == EPERM ? "a folder on the way is not rubickd's own or "
+						     "others can write it; not used"
+						   : strerror(errno));
+	close(run_fd);
 	rkd_sl_run_stamp(e, ln->job_id, ln->run, "launch_ms");
 	struct place p;
 	int ret = place_parse(e, ln->alloc_text, &p, err);
