@@ -199,7 +199,8 @@ def main():
                           (("--max", "0"), "--max"), (("--csv", "--json"), "choose one"),
                           (("--since", tomorrow, "--until", tomorrow), "--until")):
             rc, out, err = rk("admin", "history", *bad)
-            check(rc == 2 and word in err, "history %s -> 2: %d %s" % (bad, rc, err))
+            # under --json the error is the JSON object on stdout
+            check(rc == 2 and word in err + out, "history %s -> 2: %d %s" % (bad, rc, err))
         # queue: active jobs by default, with what each holds; --all pages and says when it cut
         bj = d.wait_state(b["id"], ("running",), timeout=30)
         rc, out, err = rk("admin", "queue")
