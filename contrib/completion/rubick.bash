@@ -25,6 +25,9 @@ _rubick_sim_names()
 		on && /^  [a-z]/ { print $1 }'
 }
 
+# The job states `rubick queue -t` takes: squeue's short names and rubick's (cmd_queue.c).
+_rubick_queue_states="all PD R RS CD F CA pending running restarting done failed cancelled"
+
 _rubick()
 {
 	local cur prev words cword
@@ -48,9 +51,21 @@ _rubick()
 		local head=${cur%"${cur##*,}"} item=${cur##*,}
 		COMPREPLY=($(compgen -P "$head" -W "all $(_rubick_sim_names "$exe" 'policies:')" -- "$item"))
 		return ;;
-	--format)
-		COMPREPLY=($(compgen -W "auto $(_rubick_sim_names "$exe" 'trace formats:')" -- "$cur"))
+	--states | --state | -t)
+		if [ "$cmd" = queue ]; then # a comma list, as --policy
+			local head=${cur%"${cur##*,}"} item=${cur##*,}
+			COMPREPLY=($(compgen -P "$head" -W "$_rubick_queue_states" -- "$item"))
+			return
+		fi ;;
+	--format | -o)
+		if [ "$cmd" = queue ]; then # squeue's %-fields: nothing to offer
+			COMPREPLY=()
+		else
+			COMPREPLY=($(compgen -W "auto $(_rubick_sim_names "$exe" 'trace formats:')" -- "$cur"))
+		fi
 		return ;;
+	--user | --tenant | -u)
+		[ "$cmd" = queue ] && { COMPREPLY=(); return; } ;;
 	--sharing | --contention)
 		COMPREPLY=($(compgen -W "on off" -- "$cur"))
 		return ;;

@@ -22,8 +22,7 @@ static const char usage_text[] =
     "  start, end, elapsed, wait, GPU-hours, state, exit status.\n"
     "  DATE: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS (UTC); a job is listed when it\n"
     "  ended in [--since, --until). --max N (default 10000) bounds the jobs read;\n"
-    "  a cut list says so on stderr (and \"truncated\": true in --json).\n"
-    RK_EXIT_HELP;
+    "  a cut list says so on stderr (and \"truncated\": true in --json).\n" RK_EXIT_HELP;
 
 /* A UTC date as ms since the epoch; -1 when it is not one of the two forms. */
 static long long parse_date(const char *s)
@@ -111,11 +110,12 @@ int rk_cmd_history(int argc, char **argv)
 		const char *f = argv[i];
 		if (strcmp(f, "--tenant") && strcmp(f, "--since") && strcmp(f, "--until") &&
 		    strcmp(f, "--max")) {
-			fprintf(stderr, "rubick history: %s: unknown option (try --help)\n", f);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+			           "%s: unknown option (try --help)", f);
 			return RK_EXIT_USAGE;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick history: %s: needs a value\n", f);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: needs a value", f);
 			return RK_EXIT_USAGE;
 		}
 		const char *v = argv[++i];
@@ -134,21 +134,21 @@ int rk_cmd_history(int argc, char **argv)
 		} else {
 			long long t = parse_date(v);
 			if (t < 0) {
-				fprintf(stderr,
-				        "rubick history: %s: '%s' is not a date (YYYY-MM-DD or"
-				        " YYYY-MM-DDTHH:MM:SS, UTC)\n",
-				        f, v);
+				rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+				           "%s: '%s' is not a date (YYYY-MM-DD or"
+				           " YYYY-MM-DDTHH:MM:SS, UTC)",
+				           f, v);
 				return RK_EXIT_USAGE;
 			}
 			*(!strcmp(f, "--since") ? &since : &until) = t;
 		}
 	}
 	if (since >= 0 && until >= 0 && until <= since) {
-		fprintf(stderr, "rubick history: --until must be after --since\n");
+		rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "--until must be after --since");
 		return RK_EXIT_USAGE;
 	}
 	if (csv && dc.json) {
-		fprintf(stderr, "rubick history: --csv and --json: choose one\n");
+		rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "--csv and --json: choose one");
 		return RK_EXIT_USAGE;
 	}
 	static const char *const ended[] = {"done", "failed", "cancelled"};
@@ -199,7 +199,7 @@ int rk_cmd_history(int argc, char **argv)
 	json_t **v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v) {
 		json_decref(all);
-		fprintf(stderr, "rubick history: out of memory\n");
+		rk_dc_fail(&dc, RK_EXIT_FAILURE, "invalid", NULL, "out of memory");
 		return RK_EXIT_FAILURE;
 	}
 	for (size_t i = 0; i < n; i++)

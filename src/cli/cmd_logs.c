@@ -59,13 +59,14 @@ static void print_chunk(const struct rk_dc *dc, long long off, const char *text)
 	fflush(stdout);
 }
 
-static int parse_num(const char *flag, const char *v, double lo, double hi, double *out)
+static int parse_num(const struct rk_dc *dc, const char *flag, const char *v, double lo, double hi,
+                     double *out)
 {
 	char *end;
 	double x = strtod(v, &end);
 	if (!*v || *end || !(x >= lo && x <= hi)) {
-		fprintf(stderr, "rubick logs: %s: '%s' is not a number in [%g, %g]\n", flag, v, lo,
-		        hi);
+		rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", NULL,
+		           "%s: '%s' is not a number in [%g, %g]", flag, v, lo, hi);
 		return -1;
 	}
 	*out = x;
@@ -88,16 +89,18 @@ int rk_cmd_logs(int argc, char **argv)
 			follow = 1;
 		} else if (!strcmp(argv[i], "--offset") || !strcmp(argv[i], "--interval")) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "rubick logs: %s: needs a value\n", argv[i]);
+				rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: needs a value",
+				           argv[i]);
 				return RK_EXIT_USAGE;
 			}
 			int is_off = !strcmp(argv[i], "--offset");
-			if (parse_num(argv[i], argv[i + 1], is_off ? 0 : 0.05, is_off ? 1e15 : 3600,
-			              is_off ? &off_d : &interval))
+			if (parse_num(&dc, argv[i], argv[i + 1], is_off ? 0 : 0.05,
+			              is_off ? 1e15 : 3600, is_off ? &off_d : &interval))
 				return RK_EXIT_USAGE;
 			i++;
 		} else if (arg || argv[i][0] == '-') {
-			fprintf(stderr, "rubick logs: %s: unexpected argument\n", argv[i]);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: unexpected argument",
+			           argv[i]);
 			return RK_EXIT_USAGE;
 		} else {
 			arg = argv[i];
@@ -105,7 +108,7 @@ int rk_cmd_logs(int argc, char **argv)
 	}
 	long long id, off = (long long)off_d;
 	if (!arg) {
-		fputs(logs_usage, stderr);
+		rk_dc_usage(&dc, logs_usage);
 		return RK_EXIT_USAGE;
 	}
 	if (rk_dc_job_id(&dc, arg, &id))
@@ -155,14 +158,15 @@ int rk_cmd_events(int argc, char **argv)
 		if (r != RK_DC_OWN)
 			return r;
 		if (arg || argv[i][0] == '-') {
-			fprintf(stderr, "rubick events: %s: unexpected argument\n", argv[i]);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: unexpected argument",
+			           argv[i]);
 			return RK_EXIT_USAGE;
 		}
 		arg = argv[i];
 	}
 	long long id;
 	if (!arg) {
-		fputs(events_usage, stderr);
+		rk_dc_usage(&dc, events_usage);
 		return RK_EXIT_USAGE;
 	}
 	if (rk_dc_job_id(&dc, arg, &id))

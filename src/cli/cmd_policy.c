@@ -14,10 +14,11 @@ int rk_cmd_policy(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "policy"};
 	const char *name = NULL, *options = NULL;
 	for (int i = 1; i < argc; i++) {
-		int r = rk_dc_arg(&dc, argc, argv, &i,
-		                  "usage: rubick policy [NAME [--options K=V,...]] [--url URL]\n"
-		                  "                     [--token-file FILE] [--json]\n"
-		                  "  exit 1 when rubickd refuses NAME or its options\n" RK_EXIT_HELP);
+		int r =
+		    rk_dc_arg(&dc, argc, argv, &i,
+		              "usage: rubick policy [NAME [--options K=V,...]] [--url URL]\n"
+		              "                     [--token-file FILE] [--json]\n"
+		              "  exit 1 when rubickd refuses NAME or its options\n" RK_EXIT_HELP);
 		if (r == RK_DC_NEXT)
 			continue;
 		if (r != RK_DC_OWN)
@@ -27,12 +28,13 @@ int rk_cmd_policy(int argc, char **argv)
 		} else if (argv[i][0] != '-' && !name) {
 			name = argv[i];
 		} else {
-			fprintf(stderr, "rubick policy: %s: unexpected argument\n", argv[i]);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: unexpected argument",
+			           argv[i]);
 			return RK_EXIT_USAGE;
 		}
 	}
 	if (options && !name) {
-		fprintf(stderr, "rubick policy: --options needs a policy NAME\n");
+		rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "--options needs a policy NAME");
 		return RK_EXIT_USAGE;
 	}
 	json_t *r = NULL;
@@ -59,7 +61,7 @@ int rk_cmd_policy(int argc, char **argv)
 		size_t i;
 		json_t *p;
 		json_array_foreach(json_object_get(r, "available"), i, p)
-			printf(" %s", json_string_value(p));
+		    printf(" %s", json_string_value(p));
 		printf("\n");
 	}
 	json_decref(r);

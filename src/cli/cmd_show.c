@@ -14,8 +14,8 @@ static void print_alloc(const json_t *alloc)
 		return;
 	}
 	json_array_foreach(alloc, i, s)
-		printf("%snode %d: %d GPUs %d CPUs", i ? ", " : "", (int)rk_dc_num(s, "node"),
-		       (int)rk_dc_num(s, "gpus"), (int)rk_dc_num(s, "cpus"));
+	    printf("%snode %d: %d GPUs %d CPUs", i ? ", " : "", (int)rk_dc_num(s, "node"),
+	           (int)rk_dc_num(s, "gpus"), (int)rk_dc_num(s, "cpus"));
 }
 
 int rk_cmd_show(int argc, char **argv)
@@ -23,23 +23,24 @@ int rk_cmd_show(int argc, char **argv)
 	struct rk_dc dc = {.cmd = "show"};
 	const char *arg = NULL;
 	for (int i = 1; i < argc; i++) {
-		int r =
-		    rk_dc_arg(&dc, argc, argv, &i,
-		              "usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n"
-		              "  a job that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP);
+		int r = rk_dc_arg(
+		    &dc, argc, argv, &i,
+		    "usage: rubick show JOB [--url URL] [--token-file FILE] [--json]\n"
+		    "  a job that is not yours reads as no such job (exit 4)\n" RK_EXIT_HELP);
 		if (r == RK_DC_NEXT)
 			continue;
 		if (r != RK_DC_OWN)
 			return r;
 		if (arg || argv[i][0] == '-') {
-			fprintf(stderr, "rubick show: %s: unexpected argument\n", argv[i]);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: unexpected argument",
+			           argv[i]);
 			return RK_EXIT_USAGE;
 		}
 		arg = argv[i];
 	}
 	long long id;
 	if (!arg) {
-		fprintf(stderr, "usage: rubick show JOB [--url URL] [--json]\n");
+		rk_dc_usage(&dc, "usage: rubick show JOB [--url URL] [--json]\n");
 		return RK_EXIT_USAGE;
 	}
 	if (rk_dc_job_id(&dc, arg, &id))
@@ -79,8 +80,9 @@ int rk_cmd_show(int argc, char **argv)
 	       rk_dc_date((long long)rk_dc_num(j, "submit_ms"), sub, sizeof(sub)),
 	       rk_dc_date((long long)rk_dc_num(j, "first_start_ms"), st, sizeof(st)),
 	       rk_dc_date((long long)rk_dc_num(j, "end_ms"), end, sizeof(end)));
-	printf("  run %d, restarts %d%s%s\n", (int)rk_dc_num(j, "run"), (int)rk_dc_num(j, "restarts"),
-	       *rk_dc_str(j, "reason") ? ", " : "", rk_dc_str(j, "reason"));
+	printf("  run %d, restarts %d%s%s\n", (int)rk_dc_num(j, "run"),
+	       (int)rk_dc_num(j, "restarts"), *rk_dc_str(j, "reason") ? ", " : "",
+	       rk_dc_str(j, "reason"));
 	printf("  history\n");
 	size_t i;
 	json_t *h;

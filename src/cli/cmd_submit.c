@@ -14,18 +14,21 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: rubick submit FILE|-            (a JSON job spec, see docs/api.md)\n"
-		"       rubick submit (--model NAME | --model-spec FILE | --launch CMD)\n"
-		"                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
-		"                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
-		"                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
-		"                     [--key IDEMPOTENCY_KEY] [--hold]\n"
-		"  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
-		"  --min-gpus/--max-gpus let the policy resize it within them\n"
-		"  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
-		"common: [--url URL] [--token-file FILE] [--json]\n");
-	fprintf(out, "rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
-	fputs("exit 1 also when rubickd refuses the spec (the message names the field)\n" RK_EXIT_HELP,
+	        "usage: rubick submit FILE|-            (a JSON job spec, see docs/api.md)\n"
+	        "       rubick submit (--model NAME | --model-spec FILE | --launch CMD)\n"
+	        "                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
+	        "                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
+	        "                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
+	        "                     [--key IDEMPOTENCY_KEY] [--hold]\n"
+	        "  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
+	        "  --min-gpus/--max-gpus let the policy resize it within them\n"
+	        "  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
+	        "common: [--url URL] [--token-file FILE] [--json]\n");
+	fprintf(
+	    out,
+	    "rubickd --engine slurm: [--partition P] [--account A] [--qos Q] [--time-limit MIN]\n");
+	fputs("exit 1 also when rubickd refuses the spec (the message names the "
+	      "field)\n" RK_EXIT_HELP,
 	      out);
 }
 
@@ -33,16 +36,24 @@ static void usage(FILE *out)
 static const struct {
 	const char *flag, *field;
 } int_flags[] = {
-	{"--gpus", "gpus"},         {"--iterations", "iterations"}, {"--batch", "global_batch"},
-	{"--cpus", "cpus"},         {"--mem-mb", "mem_mb"},         {"--min-gpus", "min_gpus"},
-	{"--max-gpus", "max_gpus"}, {"--time-limit", "slurm_time_limit"},
+    {"--gpus", "gpus"},          {"--iterations", "iterations"},
+    {"--batch", "global_batch"}, {"--cpus", "cpus"},
+    {"--mem-mb", "mem_mb"},      {"--min-gpus", "min_gpus"},
+    {"--max-gpus", "max_gpus"},  {"--time-limit", "slurm_time_limit"},
 };
 static const struct {
 	const char *flag, *field;
 } str_flags[] = {
-	{"--model", "model"}, {"--launch", "launch"}, {"--command", "command"}, {"--name", "name"},
-	{"--plan", "plan"},   {"--tenant", "tenant"}, {"--key", "idempotency_key"},
-	{"--partition", "slurm_partition"}, {"--account", "slurm_account"}, {"--qos", "slurm_qos"},
+    {"--model", "model"},
+    {"--launch", "launch"},
+    {"--command", "command"},
+    {"--name", "name"},
+    {"--plan", "plan"},
+    {"--tenant", "tenant"},
+    {"--key", "idempotency_key"},
+    {"--partition", "slurm_partition"},
+    {"--account", "slurm_account"},
+    {"--qos", "slurm_qos"},
 };
 
 static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec)
@@ -59,7 +70,8 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 			continue;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick submit: %s: unknown option or missing value\n", a);
+			rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", NULL,
+			           "%s: unknown option or missing value", a);
 			return RK_EXIT_USAGE;
 		}
 		const char *v = argv[i + 1];
@@ -69,7 +81,8 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 				char *end;
 				long long x = strtoll(v, &end, 10);
 				if (!*v || *end) {
-					fprintf(stderr, "rubick submit: %s: '%s' is not an integer\n", a, v);
+					rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", NULL,
+					           "%s: '%s' is not an integer", a, v);
 					return RK_EXIT_USAGE;
 				}
 				json_object_set_new(spec, int_flags[k].field, json_integer(x));
@@ -85,7 +98,8 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 			size_t len;
 			struct rk_error err;
 			if (rk_cli_read_file(v, &text, &len, &err)) {
-				fprintf(stderr, "rubick submit: --model-spec: %s\n", err.msg);
+				rk_dc_fail(dc, RK_EXIT_FAILURE, "invalid", NULL, "--model-spec: %s",
+				           err.msg);
 				return RK_EXIT_FAILURE;
 			}
 			json_object_set_new(spec, "model_spec", json_stringn(text, len));
@@ -93,7 +107,8 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 			done = 1;
 		}
 		if (!done) {
-			fprintf(stderr, "rubick submit: %s: unknown option (try --help)\n", a);
+			rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", NULL,
+			           "%s: unknown option (try --help)", a);
 			return RK_EXIT_USAGE;
 		}
 		i++;
@@ -104,6 +119,7 @@ static int spec_from_flags(int argc, char **argv, struct rk_dc *dc, json_t *spec
 int rk_cmd_submit(int argc, char **argv)
 {
 	struct rk_dc dc = {.cmd = "submit"};
+	rk_dc_scan_json(&dc, argc, argv);
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
@@ -121,7 +137,8 @@ int rk_cmd_submit(int argc, char **argv)
 			int c = rk_dc_common_flag(&dc, argc, argv, &i);
 			if (c <= 0) {
 				if (!c)
-					fprintf(stderr, "rubick submit: %s: unexpected after FILE\n", argv[i]);
+					rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+					           "%s: unexpected after FILE", argv[i]);
 				return RK_EXIT_USAGE;
 			}
 		}
@@ -133,7 +150,7 @@ int rk_cmd_submit(int argc, char **argv)
 			rc = rk_cli_read_file(argv[1], &body, &len, &err);
 		}
 		if (rc) {
-			fprintf(stderr, "rubick submit: %s\n", err.msg);
+			rk_dc_fail(&dc, RK_EXIT_FAILURE, "invalid", NULL, "%s", err.msg);
 			return RK_EXIT_FAILURE;
 		}
 	} else {

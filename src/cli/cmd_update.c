@@ -46,15 +46,15 @@ int rk_cmd_update(int argc, char **argv)
 		                                               : NULL;
 		if (!key) {
 			if (arg || f[0] == '-') {
-				fprintf(stderr,
-				        "rubick update: %s: unexpected argument (try --help)\n", f);
+				rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+				           "%s: unexpected argument (try --help)", f);
 				goto out;
 			}
 			arg = f;
 			continue;
 		}
 		if (i + 1 >= argc) {
-			fprintf(stderr, "rubick update: %s: needs a value\n", f);
+			rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL, "%s: needs a value", f);
 			goto out;
 		}
 		const char *v = argv[++i];
@@ -63,8 +63,8 @@ int rk_cmd_update(int argc, char **argv)
 			                    strcmp(v, "default") ? json_string(v) : json_null());
 		} else if (!strcmp(key, "guaranteed")) {
 			if (strcmp(v, "yes") && strcmp(v, "no")) {
-				fprintf(stderr,
-				        "rubick update: --guaranteed: '%s' is not yes or no\n", v);
+				rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+				           "--guaranteed: '%s' is not yes or no", v);
 				goto out;
 			}
 			json_object_set_new(body, key, json_boolean(!strcmp(v, "yes")));
@@ -72,9 +72,8 @@ int rk_cmd_update(int argc, char **argv)
 			char *end;
 			long long x = strtoll(v, &end, 10);
 			if (!*v || *end || x < 1 || x > 1000000) {
-				fprintf(stderr,
-				        "rubick update: %s: '%s' is not a positive integer\n", f,
-				        v);
+				rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+				           "%s: '%s' is not a positive integer", f, v);
 				goto out;
 			}
 			json_object_set_new(body, key, json_integer(x));
@@ -82,15 +81,15 @@ int rk_cmd_update(int argc, char **argv)
 	}
 	long long id;
 	if (!arg) {
-		fputs(usage_text, stderr);
+		rk_dc_usage(&dc, usage_text);
 		goto out;
 	}
 	if (rk_dc_job_id(&dc, arg, &id))
 		goto out;
 	if (!json_object_size(body)) {
-		fprintf(stderr,
-		        "rubick update: nothing to change (give --gpus, --min-gpus, --max-gpus,"
-		        " --plan or --guaranteed)\n");
+		rk_dc_fail(&dc, RK_EXIT_USAGE, "invalid", NULL,
+		           "nothing to change (give --gpus, --min-gpus, --max-gpus,"
+		           " --plan or --guaranteed)");
 		goto out;
 	}
 	char path[64], *text = json_dumps(body, JSON_COMPACT);

@@ -4,10 +4,58 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void rk_dc_scan_json(struct rk_dc *dc, int argc, char **argv)
+{
+	for (int i = 1; i < argc && !dc->scanned; i++)
+		if (!strcmp(argv[i], "--json"))
+			dc->json = 1;
+	dc->scanned = 1;
+}
+
+/* Print the error object e (borrowed) as the subcommand's error; returns exit. */
+static int fail_json(json_t *e, int exit)
+{
+	json_object_set_new(e, "exit", json_integer(exit));
+	json_t *o = json_pack("{s:O}", "error", e);
+	rk_dc_print_json(o);
+	json_decref(o);
+	return exit;
+}
+
+int rk_dc_fail(const struct rk_dc *dc, int exit, const char *code, const char *field,
+               const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!dc->json) {
+		fprintf(stderr, "rubick %s: %s\n", dc->cmd, msg);
+		return exit;
+	}
+	json_t *e = json_pack("{s:s,s:s,s:o}", "code", code, "message", msg, "field",
+	                      field ? json_string(field) : json_null());
+	fail_json(e, exit);
+	json_decref(e);
+	return exit;
+}
+
+int rk_dc_usage(const struct rk_dc *dc, const char *usage)
+{
+	if (!dc->json) {
+		fputs(usage, stderr);
+		return RK_EXIT_USAGE;
+	}
+	size_t n = strcspn(usage, "\n");
+	return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", "id", "no job named (%.*s)", (int)n, usage);
+}
 
 int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
 {
@@ -16,13 +64,13 @@ int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
 		dc->json = 1;
 		return 1;
 	}
-	const char **dst = !strcmp(a, "--url") ? &dc->url_flag
-			   : !strcmp(a, "--token-file") ? &dc->token_file
-							 : NULL;
+	const char **dst = !strcmp(a, "--url")          ? &dc->url_flag
+	                   : !strcmp(a, "--token-file") ? &dc->token_file
+	                                                : NULL;
 	if (!dst)
 		return 0;
 	if (*i + 1 >= argc) {
-		fprintf(stderr, "rubick %s: %s: needs a value\n", dc->cmd, a);
+		rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", a + 2, "%s: needs a value", a);
 		return -1;
 	}
 	*dst = argv[++*i];
@@ -31,6 +79,7 @@ int rk_dc_common_flag(struct rk_dc *dc, int argc, char **argv, int *i)
 
 int rk_dc_arg(struct rk_dc *dc, int argc, char **argv, int *i, const char *help)
 {
+	rk_dc_scan_json(dc, argc, argv);
 	if (!strcmp(argv[*i], "--help") || !strcmp(argv[*i], "-h")) {
 		fputs(help, stdout);
 		return RK_EXIT_OK;
@@ -43,6 +92,7 @@ int rk_dc_job_list(struct rk_dc *dc, int argc, char **argv, const char *help, co
                    const char *sw, int *sw_set, long long *ids, int *n)
 {
 	*n = 0;
+	rk_dc_scan_json(dc, argc, argv);
 	for (int i = 1; i < argc; i++) {
 		int r = rk_dc_arg(dc, argc, argv, &i, help);
 		if (r == RK_DC_NEXT)
@@ -53,22 +103,17 @@ int rk_dc_job_list(struct rk_dc *dc, int argc, char **argv, const char *help, co
 			*sw_set = 1;
 			continue;
 		}
-		if (argv[i][0] == '-') {
-			fprintf(stderr, "rubick %s: %s: unknown option (try --help)\n", dc->cmd,
-			        argv[i]);
-			return RK_EXIT_USAGE;
-		}
-		if (*n == RK_DC_MAX_JOBS) {
-			fprintf(stderr, "rubick %s: at most %d jobs at once\n", dc->cmd,
-			        RK_DC_MAX_JOBS);
-			return RK_EXIT_USAGE;
-		}
+		if (argv[i][0] == '-')
+			return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", NULL,
+			                  "%s: unknown option (try --help)", argv[i]);
+		if (*n == RK_DC_MAX_JOBS)
+			return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", "id",
+			                  "at most %d jobs at once", RK_DC_MAX_JOBS);
 		if (rk_dc_job_id(dc, argv[i], &ids[(*n)++]))
 			return RK_EXIT_USAGE;
 	}
 	if (!*n) {
-		fputs(usage, stderr);
-		return RK_EXIT_USAGE;
+		return rk_dc_usage(dc, usage);
 	}
 	return RK_DC_OWN;
 }
@@ -109,11 +154,9 @@ int rk_dc_int_arg(const struct rk_dc *dc, const char *flag, const char *v, long 
 {
 	char *end;
 	long long x = strtoll(v, &end, 10);
-	if (!*v || *end || x < lo || x > hi) {
-		fprintf(stderr, "rubick %s: %s: '%s' is not an integer in [%lld, %lld]\n", dc->cmd,
-		        flag, v, lo, hi);
-		return RK_EXIT_USAGE;
-	}
+	if (!*v || *end || x < lo || x > hi)
+		return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", flag + 2,
+		                  "%s: '%s' is not an integer in [%lld, %lld]", flag, v, lo, hi);
 	*out = x;
 	return 0;
 }
@@ -129,6 +172,17 @@ static int exit_for(int status)
 	return RK_EXIT_FAILURE;
 }
 
+/* The API's error code for an error reply without a readable error object. */
+static const char *code_for(int status)
+{
+	return status == 404   ? "not_found"
+	       : status == 401 ? "unauthorized"
+	       : status == 403 ? "forbidden"
+	       : status == 409 ? "conflict"
+	       : status >= 500 ? "unavailable"
+	                       : "invalid";
+}
+
 /* One request; on 2xx, *text (raw) or *reply (parsed), whichever is asked for. */
 static int request(const struct rk_dc *dc, const char *method, const char *path, const char *body,
                    json_t **reply, char **raw)
@@ -136,18 +190,15 @@ static int request(const struct rk_dc *dc, const char *method, const char *path,
 	char token[256];
 	struct rk_error err;
 	rk_error_clear(&err);
-	if (rk_client_token(dc->token_file, token, sizeof(token), &err)) {
-		fprintf(stderr, "rubick %s: --token-file: %s\n", dc->cmd, err.msg);
-		return RK_EXIT_USAGE;
-	}
+	if (rk_client_token(dc->token_file, token, sizeof(token), &err))
+		return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", "token-file", "--token-file: %s",
+		                  err.msg);
 	const char *url = rk_client_url(dc->url_flag);
 	int status = 0;
 	char *text = NULL;
-	if (rk_client_request(url, token, method, path, body, &status, &text, &err)) {
-		fprintf(stderr, "rubick %s: cannot reach rubickd: %s (set --url or RUBICK_URL)\n",
-			dc->cmd, err.msg);
-		return RK_EXIT_SERVER;
-	}
+	if (rk_client_request(url, token, method, path, body, &status, &text, &err))
+		return rk_dc_fail(dc, RK_EXIT_SERVER, "unavailable", "url",
+		                  "cannot reach rubickd: %s (set --url or RUBICK_URL)", err.msg);
 	if (raw && status >= 200 && status < 300) {
 		*raw = text;
 		return RK_EXIT_OK;
@@ -159,18 +210,28 @@ static int request(const struct rk_dc *dc, const char *method, const char *path,
 		*reply = j;
 		return RK_EXIT_OK;
 	}
-	const json_t *e = j ? json_object_get(j, "error") : NULL;
+	json_t *e = j ? json_object_get(j, "error") : NULL;
 	const char *msg = e ? json_string_value(json_object_get(e, "message")) : NULL;
-	if (status >= 200 && status < 300)
-		fprintf(stderr, "rubick %s: %s: unreadable reply: %s\n", dc->cmd, url, je.text);
-	else
-		fprintf(stderr, "rubick %s: %s (HTTP %d)%s\n", dc->cmd, msg ? msg : text, status,
-			status == 401 ? "; every request needs a token: --token-file FILE or"
-					" RUBICK_TOKEN_FILE"
-				      : "");
+	int rc = status >= 200 && status < 300 ? RK_EXIT_SERVER : exit_for(status);
+	const char *hint = status == 401 ? "; every request needs a token: --token-file FILE or"
+	                                   " RUBICK_TOKEN_FILE"
+	                                 : "";
+	if (status >= 200 && status < 300) {
+		rk_dc_fail(dc, rc, "unavailable", NULL, "%s: unreadable reply: %s", url, je.text);
+	} else if (dc->json && json_is_object(e)) {
+		/* the daemon's own error object, with the status and the exit code */
+		char m[1024];
+		snprintf(m, sizeof(m), "%s%s", msg ? msg : rk_dc_str(e, "code"), hint);
+		json_object_set_new(e, "message", json_string(m));
+		json_object_set_new(e, "status", json_integer(status));
+		fail_json(e, rc);
+	} else {
+		rk_dc_fail(dc, rc, code_for(status), NULL, "%s (HTTP %d)%s", msg ? msg : text,
+		           status, hint);
+	}
 	json_decref(j);
 	free(text);
-	return status >= 200 && status < 300 ? RK_EXIT_SERVER : exit_for(status);
+	return rc;
 }
 
 int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path, const char *body,
@@ -196,10 +257,8 @@ int rk_dc_job_id(const struct rk_dc *dc, const char *arg, long long *id)
 {
 	char *end;
 	long long v = strtoll(arg, &end, 10);
-	if (!*arg || *end || v <= 0) {
-		fprintf(stderr, "rubick %s: '%s' is not a job id\n", dc->cmd, arg);
-		return RK_EXIT_USAGE;
-	}
+	if (!*arg || *end || v <= 0)
+		return rk_dc_fail(dc, RK_EXIT_USAGE, "invalid", "id", "'%s' is not a job id", arg);
 	*id = v;
 	return 0;
 }

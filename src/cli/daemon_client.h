@@ -2,7 +2,9 @@
  * What the daemon subcommands (submit, queue, show, cancel, nodes, policy)
  * share: the common flags --url, --token-file and --json, one request to
  * rubickd with its reply parsed, exit codes from the HTTP status, and error
- * messages taken from the API's JSON error body.
+ * messages taken from the API's JSON error body. Under --json every error is
+ * the API's error object on stdout (docs/api.md "Errors") with the same exit
+ * code: {"error": {"code", "message", "field", "status", "exit"}}.
  */
 #ifndef RUBICK_CLI_DAEMON_CLIENT_H
 #define RUBICK_CLI_DAEMON_CLIENT_H
@@ -14,8 +16,25 @@ struct rk_dc {
 	const char *cmd;        /* subcommand name, for messages */
 	const char *url_flag;   /* --url, or NULL */
 	const char *token_file; /* --token-file, or NULL */
-	int json;               /* --json: print the reply as JSON */
+	int json;               /* --json: print the reply, and errors, as JSON */
+	int scanned;            /* argv was searched for --json (rk_dc_scan_json) */
 };
+
+/*
+ * Set dc->json when --json is anywhere in argv, so that an error met before
+ * it is read prints as JSON too. rk_dc_arg and rk_dc_job_list call it.
+ */
+void rk_dc_scan_json(struct rk_dc *dc, int argc, char **argv);
+
+/*
+ * An error of dc's subcommand: "rubick CMD: MESSAGE" on stderr, or under
+ * --json {"error": {"code": CODE, "message": MESSAGE, "field": FIELD or
+ * null, "exit": EXIT}} on stdout. CODE is the API's word (docs/api.md
+ * "Errors"): "invalid" for a bad command line, "unavailable" when rubickd
+ * cannot be reached, ... Returns `exit`.
+ */
+int rk_dc_fail(const struct rk_dc *dc, int exit, const char *code, const char *field,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /*
  * If argv[*i] is one of the common flags, consume it (and its value) and
@@ -60,14 +79,21 @@ int rk_dc_job_each(const struct rk_dc *dc, const long long *ids, int n, const ch
                    const char *suffix, const char *body, const char *done, const char *extra);
 
 /*
+ * A command line that names no job: `usage` on stderr, or under --json the
+ * error object with code "invalid" and field "id". Returns RK_EXIT_USAGE.
+ */
+int rk_dc_usage(const struct rk_dc *dc, const char *usage);
+
+/*
  * Send METHOD PATH with `body` (NULL for none). On a 2xx reply returns
  * RK_EXIT_OK with OUT: *reply (the parsed JSON; caller json_decref's).
- * Otherwise prints "rubick CMD: MESSAGE" and returns the exit code: 3 when
+ * Otherwise prints "rubick CMD: MESSAGE" (rk_dc_fail: the daemon's error
+ * object under --json) and returns the exit code: 3 when
  * the daemon is unreachable or answers 5xx, 4 for 404, 2 for 401, 1 for
  * other errors.
  */
-int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path,
-		  const char *body, json_t **reply);
+int rk_dc_request(const struct rk_dc *dc, const char *method, const char *path, const char *body,
+                  json_t **reply);
 
 /* GET PATH whose 2xx reply is text (a job log): OUT *text (malloc'd); errors as above. */
 int rk_dc_request_text(const struct rk_dc *dc, const char *path, char **text);

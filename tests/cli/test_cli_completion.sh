@@ -48,6 +48,16 @@ got=$(complete_bash "rubick sim --format ")
 [ "$got" = "$( (echo auto; echo "$fmts") | sort)" ] || fail "bash: trace formats: got '$got'"
 got=$(complete_bash "rubick model validate --tra")
 echo "$got" | grep -qx -- "--traces" || fail "bash: model validate's own options: got '$got'"
+got=$(complete_bash "rubick queue --")
+for o in --noheader --states --user --format --tenant --all --limit --json; do
+	echo "$got" | grep -qx -- "$o" || fail "bash: queue option $o missing: $got"
+done
+got=$(complete_bash "rubick queue --states R,pe")
+[ "$got" = "R,pending" ] || fail "bash: queue --states after a comma: got '$got'"
+got=$(complete_bash "rubick queue -t C")
+[ "$got" = "$(printf 'CA\nCD')" ] || fail "bash: queue -t: got '$got'"
+got=$(complete_bash "rubick queue --format ")
+[ -z "$got" ] || fail "bash: queue --format offers trace formats: '$got'"
 got=$(complete_bash "rubick zoo ")
 [ "$got" = "$(printf 'check\nlist\nshow')" ] || fail "bash: zoo subcommands: got '$got'"
 
@@ -66,6 +76,8 @@ if command -v zsh >/dev/null; then
 		print -- "== policy"; words=(rubick sim --policy ""); CURRENT=4; PREFIX=; _rubick
 		print -- "== format"; words=(rubick sim --format ""); CURRENT=4; PREFIX=; _rubick
 		print -- "== trace"; words=(rubick sim --trace ""); CURRENT=4; PREFIX=; _rubick
+		print -- "== qstates"; words=(rubick queue -t ""); CURRENT=4; PREFIX=; _rubick
+		print -- "== qformat"; words=(rubick queue --format ""); CURRENT=4; PREFIX=; _rubick
 	' _ "$src" 2>&1)
 	section() { echo "$zout" | awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' | sort; }
 	got=$(section commands | cut -d: -f1)
@@ -75,6 +87,8 @@ if command -v zsh >/dev/null; then
 	[ "$(section policy)" = "$( (echo all; echo "$pols") | sort)" ] || fail "zsh: policies: $(section policy | head -3)"
 	[ "$(section format)" = "$( (echo auto; echo "$fmts") | sort)" ] || fail "zsh: formats"
 	[ "$(section trace)" = FILES ] || fail "zsh: --trace completes files"
+	section qstates | grep -qx PD || fail "zsh: queue -t: $(section qstates | head -3)"
+	[ -z "$(section qformat)" ] || fail "zsh: queue --format offers: $(section qformat | head -3)"
 else
 	echo "zsh not installed: its completion not exercised"
 fi

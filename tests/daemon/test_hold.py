@@ -83,21 +83,22 @@ def reasons():
         lines = out.splitlines()
         row = [x for x in lines[1:] if x.split()[0] == str(b["id"])]
         big = [x for x in lines[1:] if x.split()[0] == str(a["id"])]
-        check(rc == 0 and lines[0].split()[-1] == "REASON" and row and row[0].split()[-1] == "Resources"
-              and big and big[0].split()[-1] == "-", "queue REASON column: %d %s %s" % (rc, out, err))
+        check(rc == 0 and lines[0].split()[-1] == "NODELIST(REASON)" and row
+              and row[0].split()[-1] == "(Resources)" and big and big[0].split()[-1].startswith("n"),
+              "queue NODELIST(REASON) column: %d %s %s" % (rc, out, err))
         rc, out, err = rk("alice", "show", str(b["id"]))
         check(rc == 0 and "waiting    Resources" in out, "show: the reason: %s %s" % (out, err))
         rc, out, err = rk("alice", "queue", "--json")
         q = json.loads(out) if rc == 0 else {"jobs": []}
         check([x.get("pending_reason") for x in q["jobs"]] == ["Resources"], "queue --json: %s" % out)
-        # Held: the owner's hold, then listed as Held(user)
+        # Held: the owner's hold, then listed as Slurm's JobHeldUser
         rc, out, err = rk("alice", "hold", str(b["id"]))
         check(rc == 0 and "held job %d" % b["id"] in out, "alice holds her job: %d %s %s" % (rc, out, err))
         j = job(d, b["id"])
         check(j.get("pending_reason") == "Held" and j.get("hold") == "user", "held: %s" % j)
         rc, out, err = rk("admin", "queue")
         row = [x for x in out.splitlines()[1:] if x.split()[0] == str(b["id"])]
-        check(row and row[0].split()[-1] == "Held(user)", "queue shows Held(user): %s" % out)
+        check(row and row[0].split()[-1] == "(JobHeldUser)", "queue shows (JobHeldUser): %s" % out)
         # a round does not overwrite Held (the job is out of every round)
         time.sleep(0.5)
         check(job(d, b["id"]).get("pending_reason") == "Held", "Held stays across rounds")

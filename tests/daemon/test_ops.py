@@ -199,15 +199,17 @@ def main():
                           (("--max", "0"), "--max"), (("--csv", "--json"), "choose one"),
                           (("--since", tomorrow, "--until", tomorrow), "--until")):
             rc, out, err = rk("admin", "history", *bad)
-            check(rc == 2 and word in err, "history %s -> 2: %d %s" % (bad, rc, err))
+            # under --json the error is the JSON object on stdout
+            check(rc == 2 and word in err + out, "history %s -> 2: %d %s" % (bad, rc, err))
         # queue: active jobs by default, with what each holds; --all pages and says when it cut
         bj = d.wait_state(b["id"], ("running",), timeout=30)
         rc, out, err = rk("admin", "queue")
         lines = out.splitlines()
         row = [l for l in lines[1:] if l.split()[0] == str(b["id"])]
-        check(rc == 0 and "HELD" in lines[0] and len(lines) == 2 and row and
-              row[0].split()[3:7] == ["running", "4", "4", "0"] and "Z" in row[0],
-              "queue as the admin: active only, 4 GPUs held on node 0: %s %s" % (out, err))
+        check(rc == 0 and "ALLOC_GPUS" in lines[0] and len(lines) == 2 and row and
+              row[0].split()[3] == "R" and row[0].split()[5:8] == ["1", "4", "4"]
+              and row[0].split()[-1] == "n0",
+              "queue as the admin: active only, 4 GPUs held on node n0: %s %s" % (out, err))
         rc, out, err = rk("admin", "queue", "--json")
         q = json.loads(out) if rc == 0 else {}
         check(rc == 0 and [x["id"] for x in q["jobs"]] == [b["id"]] and q["truncated"] is False,

@@ -399,7 +399,7 @@ def requeue_phase(d):
                               capture_output=True, text=True, timeout=10).stdout.strip()
         check(note.startswith("COMPLETED|") and "rubick: checkpoint" in note and "(job %d run 2)" % a in note,
               "Slurm's record of the checkpointed run: %s" % note)
-        check(queue_reason(d, a) == "Held(admin)", "rubick queue: %s" % queue_reason(d, a))
+        check(queue_reason(d, a) == "(JobHeldAdmin)", "rubick queue: %s" % queue_reason(d, a))
         rc, out, err = rubick(d, "release", str(a))
         check(rc == 0, "release: %d %s %s" % (rc, out, err))
         ja = wait_run(d, a, 3)
@@ -439,7 +439,7 @@ def hold_infeasible_phase(d):
         check(j["state"] == "pending" and j["run"] == 0 and j["pending_reason"] == "Held", "held: %s" % j)
         check(not os.path.exists(os.path.join(job_dir(d, b), "slurm_id")), "a held job has a Slurm job")
         check(set(slurm_active()) == before, "Slurm jobs while held: %s, before %s" % (slurm_active(), before))
-        check(queue_reason(d, b) == "Held(admin)", "rubick queue: %s" % queue_reason(d, b))
+        check(queue_reason(d, b) == "(JobHeldAdmin)", "rubick queue: %s" % queue_reason(d, b))
         # every node drained: nothing up could ever fit it
         for n in names:
             subprocess.run(["scontrol", "update", "nodename=" + n, "state=drain", "reason=rubick-hold-test"],
@@ -451,7 +451,7 @@ def hold_infeasible_phase(d):
         st, r = d.call("POST", "/v1/jobs/%d/release" % b)
         check(st == 200 and r["hold"] is None, "the admin releases: %d %s" % (st, r))
         wait_reason(d, b, "Infeasible")
-        check(queue_reason(d, b) == "Infeasible", "rubick queue: %s" % queue_reason(d, b))
+        check(queue_reason(d, b) == "(Infeasible)", "rubick queue: %s" % queue_reason(d, b))
         check(set(slurm_active()) == before, "Slurm jobs while infeasible: %s" % slurm_active())
         for n in names:
             subprocess.run(["scontrol", "update", "nodename=" + n, "state=resume"], check=True, timeout=10)

@@ -26,17 +26,17 @@
 
 struct rkd_launch {
 	int64_t job_id;
-	int run;                  /* run number, >= 1 */
-	const char *command;      /* run by /bin/sh -c */
-	const char *plan_text;    /* canonical plan (RUBICK_PLAN) */
-	const char *alloc_text;   /* "node:gpus:cpus:mem_mb;..." (RUBICK_ALLOC) */
-	const char *gpu_ids;      /* "0,1,2,3" (CUDA_VISIBLE_DEVICES) */
-	const char *url;          /* where the job reports (RUBICK_URL) */
-	const char *job_token;    /* the job's report token (RUBICK_JOB_TOKEN) */
-	int global_batch;         /* RUBICK_GLOBAL_BATCH */
-	double iters_total;       /* RUBICK_ITERS */
-	int gpus;                 /* RUBICK_GPUS */
-	int cpus;                 /* RUBICK_CPUS */
+	int run;                /* run number, >= 1 */
+	const char *command;    /* run by /bin/sh -c */
+	const char *plan_text;  /* canonical plan (RUBICK_PLAN) */
+	const char *alloc_text; /* "node:gpus:cpus:mem_mb;..." (RUBICK_ALLOC) */
+	const char *gpu_ids;    /* "0,1,2,3" (CUDA_VISIBLE_DEVICES) */
+	const char *url;        /* where the job reports (RUBICK_URL) */
+	const char *job_token;  /* the job's report token (RUBICK_JOB_TOKEN) */
+	int global_batch;       /* RUBICK_GLOBAL_BATCH */
+	double iters_total;     /* RUBICK_ITERS */
+	int gpus;               /* RUBICK_GPUS */
+	int cpus;               /* RUBICK_CPUS */
 	/*
 	 * Who the job runs as (identity.h; NULL = rubickd's own user). The job's
 	 * folder is rubickd's (mode 0711 when the job runs as another user): the
@@ -49,8 +49,8 @@ struct rkd_launch {
 	const char *partition;
 	const char *account;
 	const char *qos;
-	int time_limit_min;       /* slurm: the job's or tenant's time limit, minutes (0 = partition's) */
-	char *const *env;         /* the submission's `env`, "K=V" (jobspec.h) */
+	int time_limit_min; /* slurm: the job's or tenant's time limit, minutes (0 = partition's) */
+	char *const *env;   /* the submission's `env`, "K=V" (jobspec.h) */
 	int n_env;
 };
 
@@ -58,9 +58,10 @@ struct rkd_launch {
 struct rkd_exit {
 	int64_t job_id;
 	int run;
-	int status; /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
+	int status;         /* >= 0: exit code; < 0: -signal number; RKD_EXIT_LOST if unknown */
 	char gpu_ids[1024]; /* adopt: the GPU ids the run was launched with */
-	char reason[256];   /* the engine's own words when it knows more (Slurm's reason); may be "" */
+	char
+	    reason[256]; /* the engine's own words when it knows more (Slurm's reason); may be "" */
 	/*
 	 * 1: ended from outside rubick while rubick had asked for no stop
 	 * (scancel, a Slurm time limit, an operator): the job is cancelled, not
@@ -109,7 +110,7 @@ struct rkd_engine_ops {
 	int (*poll)(void *state, int64_t now_ms, struct rkd_exit *out, int max);
 	/* Re-attach to a run recorded before a daemon restart. */
 	int (*adopt)(void *state, int64_t job_id, int run, struct rkd_exit *exit,
-		     struct rk_error *err);
+	             struct rk_error *err);
 	/* Number of runs alive now. */
 	int (*running)(void *state);
 	/*
@@ -124,6 +125,12 @@ struct rkd_engine_ops {
 	 * "mixed", "allocated", "drain", "draining", "down", ...).
 	 */
 	const char *(*node_state)(void *state, int node);
+	/*
+	 * Optional (NULL: "n" and the node's id, "n0" ..): node i's host name
+	 * (Slurm: the partition's node name), which `rubick queue` lists as
+	 * squeue does; NULL when the engine has none for it.
+	 */
+	const char *(*node_name)(void *state, int node);
 	/*
 	 * Optional (NULL: rubick owns every node wholly): what rubick does not
 	 * control on node i, gpus[i] and cpus[i]: held by jobs it did not submit
@@ -140,7 +147,7 @@ struct rkd_engine_ops {
 	 * `diff`; or a negative RK_E* code.
 	 */
 	int (*describe)(void *state, struct rk_cluster *c, char *diff, size_t cap,
-			struct rk_error *err);
+	                struct rk_error *err);
 };
 
 extern const struct rkd_engine_ops rkd_engine_local;

@@ -29,7 +29,7 @@ static void set_json(struct rkd_msg *m, int status, json_t *o)
  * jobs never count. Fills `msg` with the reason when they do.
  */
 static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gpus,
-				 const struct sjob *self, char *msg, size_t cap)
+                                 const struct sjob *self, char *msg, size_t cap)
 {
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, tenant);
 	if (!tc || tc->guaranteed_gpu_quota < 0)
@@ -43,8 +43,10 @@ static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gp
 	}
 	if (held + gpus <= tc->guaranteed_gpu_quota)
 		return 0;
-	snprintf(msg, cap, "gpus: tenant '%s' guaranteed quota is %d GPUs; %lld held by active "
-		 "guaranteed jobs, %d requested", tenant, tc->guaranteed_gpu_quota, held, gpus);
+	snprintf(msg, cap,
+	         "gpus: tenant '%s' guaranteed quota is %d GPUs; %lld held by active "
+	         "guaranteed jobs, %d requested",
+	         tenant, tc->guaranteed_gpu_quota, held, gpus);
 	return 1;
 }
 
@@ -54,7 +56,7 @@ static int over_guaranteed_quota(struct rkd_sched *s, const char *tenant, int gp
  * submission is checked. Fills `msg` naming the quota when they do.
  */
 static int over_gpu_quota(struct rkd_sched *s, const struct sjob *self, int gpus, char *msg,
-			  size_t cap)
+                          size_t cap)
 {
 	const struct rkd_tenant_cfg *tc = sched_tenant_find(s, self->core.tenant);
 	if (!tc || tc->gpu_quota < 0)
@@ -68,8 +70,10 @@ static int over_gpu_quota(struct rkd_sched *s, const struct sjob *self, int gpus
 	}
 	if (used + gpus <= tc->gpu_quota)
 		return 0;
-	snprintf(msg, cap, "gpus: tenant '%s' quota (gpu_quota) is %d GPUs; %lld requested by its"
-		 " other active jobs, %d requested", self->core.tenant, tc->gpu_quota, used, gpus);
+	snprintf(msg, cap,
+	         "gpus: tenant '%s' quota (gpu_quota) is %d GPUs; %lld requested by its"
+	         " other active jobs, %d requested",
+	         self->core.tenant, tc->gpu_quota, used, gpus);
 	return 1;
 }
 
@@ -84,8 +88,10 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	struct rkd_spec *sp = m->spec;
 	const struct rkd_caller *who = m->who;
 	char tenant[RK_TENANT_MAX];
-	snprintf(tenant, sizeof(tenant), "%s", sp->tenant[0] ? sp->tenant
-				       : who->admin ? "default" : who->tenant);
+	snprintf(tenant, sizeof(tenant), "%s",
+	         sp->tenant[0] ? sp->tenant
+	         : who->admin  ? "default"
+	                       : who->tenant);
 	if (!who->admin && strcmp(tenant, who->tenant)) {
 		sched_set_err(m, RK_EPERM, "tenant",
 		              "tenant: your token may only submit for its own tenant");
@@ -101,8 +107,9 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	int total = rk_cluster_total_gpus(&s->cluster); /* before quotas, as always */
 	if (sp->min_gpus > total) {
 		char msg[128];
-		snprintf(msg, sizeof(msg), "gpus: %d GPUs can never be allocated: the cluster has %d",
-			 sp->min_gpus, total);
+		snprintf(msg, sizeof(msg),
+		         "gpus: %d GPUs can never be allocated: the cluster has %d", sp->min_gpus,
+		         total);
 		sched_set_err(m, RK_EINFEASIBLE, sp->min_gpus == sp->gpus ? "gpus" : "min_gpus",
 		              msg);
 		return;
@@ -119,14 +126,15 @@ static void on_submit(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		if (used + sp->gpus > tc->gpu_quota) {
 			char msg[160];
 			snprintf(msg, sizeof(msg),
-				 "gpus: tenant '%s' quota is %d GPUs; %d requested by active jobs",
-				 tenant, tc->gpu_quota, used);
+			         "gpus: tenant '%s' quota is %d GPUs; %d requested by active jobs",
+			         tenant, tc->gpu_quota, used);
 			sched_set_err(m, RK_EPERM, "gpus", msg);
 			return;
 		}
 	}
 	char gmsg[200];
-	if (sp->guaranteed && over_guaranteed_quota(s, tenant, sp->gpus, NULL, gmsg, sizeof(gmsg))) {
+	if (sp->guaranteed &&
+	    over_guaranteed_quota(s, tenant, sp->gpus, NULL, gmsg, sizeof(gmsg))) {
 		sched_set_err(m, RK_EPERM, "gpus", gmsg);
 		return;
 	}
@@ -162,7 +170,8 @@ static void on_cancel(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		return;
 	}
 	char reason[96];
-	snprintf(reason, sizeof(reason), "cancelled by %s", m->who->admin ? "admin" : m->who->tenant);
+	snprintf(reason, sizeof(reason), "cancelled by %s",
+	         m->who->admin ? "admin" : m->who->tenant);
 	sched_stop_run(s, j, STOP_CANCEL, now);
 	j->core.state = RK_JOB_CANCELLED;
 	s->compact_check = 1;
@@ -197,7 +206,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	rk_error_clear(&e);
 	if (mn > gpus || mx < gpus) {
 		snprintf(msg, sizeof(msg), "%s: need min_gpus <= gpus <= max_gpus (%d <= %d <= %d)",
-			 mn > gpus ? "min_gpus" : "max_gpus", mn, gpus, mx);
+		         mn > gpus ? "min_gpus" : "max_gpus", mn, gpus, mx);
 		sched_set_err(m, RK_ERANGE, mn > gpus ? "min_gpus" : "max_gpus", msg);
 		return;
 	}
@@ -225,14 +234,16 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		return;
 	}
 	struct rk_plan req_plan = plan;
-	if (!has_plan && sched_default_plan(s, &j->model, j->core.global_batch, gpus, &req_plan, &e)) {
-		snprintf(msg, sizeof(msg), "gpus: no plan runs the job's batch on %d GPUs: %s", gpus,
-			 e.msg);
+	if (!has_plan &&
+	    sched_default_plan(s, &j->model, j->core.global_batch, gpus, &req_plan, &e)) {
+		snprintf(msg, sizeof(msg), "gpus: no plan runs the job's batch on %d GPUs: %s",
+		         gpus, e.msg);
 		sched_set_err(m, RK_EINFEASIBLE, "gpus", msg);
 		return;
 	}
-	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus || mx != j->spec.max_gpus ||
-		      has_plan != j->spec.has_plan || (has_plan && !rk_plan_equal(&plan, &j->spec.plan));
+	int changed = gpus != j->core.req_gpus || mn != j->core.min_gpus ||
+	              mx != j->spec.max_gpus || has_plan != j->spec.has_plan ||
+	              (has_plan && !rk_plan_equal(&plan, &j->spec.plan));
 	j->core.req_gpus = j->spec.gpus = gpus;
 	j->core.min_gpus = j->spec.min_gpus = mn;
 	j->core.max_gpus = j->spec.max_gpus = mx;
@@ -269,8 +280,7 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
  * derived for the job now (the stored hash of a job whose plaintext token
  * was migrated, schema 4, is the old token's; its relaunches get the new one).
  */
-static int job_token_ok(const struct rkd_sched *s, int64_t id, const char *hash,
-			const char *bearer)
+static int job_token_ok(const struct rkd_sched *s, int64_t id, const char *hash, const char *bearer)
 {
 	if (!bearer || !hash || !hash[0])
 		return 0;
@@ -325,8 +335,10 @@ static int report_throttled(struct sjob *j, struct rkd_msg *m, int64_t now)
 		return 0;
 	}
 	char msg[160];
-	snprintf(msg, sizeof(msg), "job %lld reports more than %d times a second (bursts of %d);"
-		 " retry after 1 s", (long long)j->core.id, RKD_REPORT_PER_S, RKD_REPORT_BURST);
+	snprintf(msg, sizeof(msg),
+	         "job %lld reports more than %d times a second (bursts of %d);"
+	         " retry after 1 s",
+	         (long long)j->core.id, RKD_REPORT_PER_S, RKD_REPORT_BURST);
 	rkd_verr_set(&m->verr, RK_EUNAVAIL, "", "%s", msg);
 	m->status = 429;
 	m->retry_after_s = 1;
@@ -352,13 +364,13 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	char msg[160];
 	if (r->run && r->run != j->row.run) {
 		snprintf(msg, sizeof(msg), "run: %d is not the job's current run (%d)", r->run,
-			 j->row.run);
+		         j->row.run);
 		sched_set_err(m, RK_ECONFLICT, "run", msg);
 		return;
 	}
 	if (r->iters_done > j->core.iters_total) {
 		snprintf(msg, sizeof(msg), "iters_done: %g exceeds the job's iterations (%g)",
-			 r->iters_done, j->core.iters_total);
+		         r->iters_done, j->core.iters_total);
 		sched_set_err(m, RK_ERANGE, "iters_done", msg);
 		return;
 	}
@@ -378,8 +390,8 @@ static void on_report(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 	if (sched_txn(s))
 		return;
 	if (rkd_store_sample_add(s->store, j->core.id, now, j->row.run, r->iters_done,
-				 r->tput_sps >= 0 ? r->tput_sps : 0,
-				 rk_alloc_total_gpus(&j->core.alloc), plan, &e) ||
+	                         r->tput_sps >= 0 ? r->tput_sps : 0,
+	                         rk_alloc_total_gpus(&j->core.alloc), plan, &e) ||
 	    (r->tput_sps > 0 && rkd_refit_save(s, j, now, &e)))
 		sched_fail(s, &e);
 	sched_dirty(s, j);
@@ -395,6 +407,11 @@ static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const in
 	for (int g = 0; g < n->gpus; g++)
 		busy += s->gpu_holders[s->gpu_base[i] + g] > 0;
 	json_object_set_new(o, "id", json_integer(n->id));
+	/* the engine's host name, else n<id>: what `rubick queue` lists, as squeue's NODELIST */
+	const char *name = s->engine->node_name ? s->engine->node_name(s->engine_state, i) : NULL;
+	char dflt[24];
+	snprintf(dflt, sizeof(dflt), "n%d", n->id);
+	json_object_set_new(o, "name", json_string(name ? name : dflt));
 	json_object_set_new(o, "gpu_type", json_string(n->gpu_type));
 	json_object_set_new(o, "gpus", json_integer(n->gpus));
 	json_object_set_new(o, "gpus_allocated", json_integer(used_g[i]));
@@ -405,7 +422,8 @@ static json_t *node_json(struct rkd_sched *s, int i, const int *used_g, const in
 	json_object_set_new(o, "mem_mb", json_integer(n->mem_mb));
 	json_object_set_new(o, "nvlink_gbps", json_real(n->nvlink_gbps));
 	json_object_set_new(o, "net_gbps", json_real(n->net_gbps));
-	json_object_set_new(o, "pool", json_string(n->pool == RK_POOL_LOANED ? "loaned" : "training"));
+	json_object_set_new(o, "pool",
+	                    json_string(n->pool == RK_POOL_LOANED ? "loaned" : "training"));
 	json_object_set_new(o, "up", json_boolean(n->up));
 	/* the engine's word (Slurm: drain, draining, down, ...), else up/down */
 	const char *st = s->engine->node_state ? s->engine->node_state(s->engine_state, i) : NULL;
@@ -471,7 +489,8 @@ static void policy_reply(struct rkd_sched *s, struct rkd_msg *m)
 	json_t *o = json_object();
 	json_object_set_new(o, "name", json_string(s->policy->name));
 	json_object_set_new(o, "options", json_string(s->policy_options));
-	json_object_set_new(o, "summary", json_string(s->policy->summary ? s->policy->summary : ""));
+	json_object_set_new(o, "summary",
+	                    json_string(s->policy->summary ? s->policy->summary : ""));
 	int n = 0;
 	const struct rk_policy_ops *const *all = rk_policy_list(&n);
 	json_t *arr = json_array();
@@ -519,28 +538,51 @@ static void on_policy_set(struct rkd_sched *s, struct rkd_msg *m)
 	policy_reply(s, m);
 }
 
-
 void sched_handle(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 {
 	switch (m->kind) {
-	case RKD_MSG_SUBMIT: on_submit(s, m, now); break;
+	case RKD_MSG_SUBMIT:
+		on_submit(s, m, now);
+		break;
 	case RKD_MSG_LIST: /* fall through: the committed state, as request threads read it */
 	case RKD_MSG_LOG:
 	case RKD_MSG_EVENTS:
 	case RKD_MSG_GET:
 		sched_read_store(s, s->store, m);
 		break;
-	case RKD_MSG_CANCEL: on_cancel(s, m, now); break;
-	case RKD_MSG_UPDATE: on_update(s, m, now); break;
-	case RKD_MSG_HOLD: sched_on_hold(s, m, now); break;
-	case RKD_MSG_RELEASE: sched_on_release(s, m, now); break;
-	case RKD_MSG_REQUEUE: sched_on_requeue(s, m, now); break;
-	case RKD_MSG_REPORT: on_report(s, m, now); break;
-	case RKD_MSG_NODES: on_nodes(s, m, 0); break;
-	case RKD_MSG_CLUSTER: on_nodes(s, m, 1); break;
-	case RKD_MSG_POLICY_GET: policy_reply(s, m); break;
-	case RKD_MSG_POLICY_SET: on_policy_set(s, m); break;
-	case RKD_MSG_METRICS: rkd_metrics_render(s, m); break;
+	case RKD_MSG_CANCEL:
+		on_cancel(s, m, now);
+		break;
+	case RKD_MSG_UPDATE:
+		on_update(s, m, now);
+		break;
+	case RKD_MSG_HOLD:
+		sched_on_hold(s, m, now);
+		break;
+	case RKD_MSG_RELEASE:
+		sched_on_release(s, m, now);
+		break;
+	case RKD_MSG_REQUEUE:
+		sched_on_requeue(s, m, now);
+		break;
+	case RKD_MSG_REPORT:
+		on_report(s, m, now);
+		break;
+	case RKD_MSG_NODES:
+		on_nodes(s, m, 0);
+		break;
+	case RKD_MSG_CLUSTER:
+		on_nodes(s, m, 1);
+		break;
+	case RKD_MSG_POLICY_GET:
+		policy_reply(s, m);
+		break;
+	case RKD_MSG_POLICY_SET:
+		on_policy_set(s, m);
+		break;
+	case RKD_MSG_METRICS:
+		rkd_metrics_render(s, m);
+		break;
 	}
 	if (m->status == 404 && m->kind == RKD_MSG_GET)
 		snprintf(m->verr.field, sizeof(m->verr.field), "id");

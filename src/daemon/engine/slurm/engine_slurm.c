@@ -49,6 +49,12 @@ static const char *seng_node_state(void *state, int node)
 	return node >= 0 && node < e->n_nodes && e->node_st[node][0] ? e->node_st[node] : NULL;
 }
 
+static const char *seng_node_name(void *state, int node)
+{
+	struct seng *e = state;
+	return node >= 0 && node < e->n_nodes ? e->nodes[node] : NULL;
+}
+
 /*
  * The partition rubick schedules: `want`, else Slurm's default one. Its
  * name and node list (malloc'd) into *name and *nodes.
@@ -65,7 +71,8 @@ static int find_partition(const char *want, char **name, char **nodes, struct rk
 		const partition_info_t *p = &pm->partition_array[i];
 		if (!p->name)
 			continue;
-		int n = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", p->name);
+		int n =
+		    snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "", p->name);
 		if (n > 0 && (size_t)n < sizeof(names) - len)
 			len += (size_t)n;
 		if (want && *want ? !strcmp(p->name, want) : (p->flags & PART_FLAG_DEFAULT) != 0)
@@ -73,10 +80,14 @@ static int find_partition(const char *want, char **name, char **nodes, struct rk
 	}
 	int ret = 0;
 	if (!hit)
-		ret = want && *want ? rk_error_set(err, RK_ENOTFOUND, "--partition %s: Slurm has no such "
-						   "partition (it has: %s)", want, names)
-				    : rk_error_set(err, RK_ENOTFOUND, "slurm: no default partition: name "
-						   "one with --partition (Slurm has: %s)", names);
+		ret = want && *want ? rk_error_set(err, RK_ENOTFOUND,
+		                                   "--partition %s: Slurm has no such "
+		                                   "partition (it has: %s)",
+		                                   want, names)
+		                    : rk_error_set(err, RK_ENOTFOUND,
+		                                   "slurm: no default partition: name "
+		                                   "one with --partition (Slurm has: %s)",
+		                                   names);
 	else {
 		*name = strdup(hit->name);
 		*nodes = strdup(hit->nodes ? hit->nodes : "");
@@ -113,8 +124,8 @@ static int load_nodes(struct seng *e, const char *partition, struct rk_error *er
 	if (slurm_load_node(0, &nm, SHOW_ALL)) {
 		free(part_nodes);
 		return rk_error_set(err, RK_EIO, "slurm: cannot list nodes (SLURM_CONF=%s): %s",
-				    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
-				    rkd_sl_msg());
+		                    getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "default",
+		                    rkd_sl_msg());
 	}
 	size_t cnt = nm->record_count ? nm->record_count : 1;
 	e->nodes = calloc(cnt, sizeof(*e->nodes));
@@ -136,7 +147,8 @@ static int load_nodes(struct seng *e, const char *partition, struct rk_error *er
 			continue; /* not in the partition rubick schedules */
 		e->node_mem[e->n_nodes] = nm->node_array[i].real_memory;
 		e->node_cpus[e->n_nodes] = nm->node_array[i].cpus;
-		const char *g = nm->node_array[i].gres ? strstr(nm->node_array[i].gres, "gpu:") : NULL;
+		const char *g =
+		    nm->node_array[i].gres ? strstr(nm->node_array[i].gres, "gpu:") : NULL;
 		if (g) { /* "gpu:8" or "gpu:TYPE:8", maybe "(S:0-1)" after */
 			const char *c = strrchr(g, ':');
 			e->node_gpus[e->n_nodes] = (uint32_t)strtoul(c + 1, NULL, 10);
@@ -191,8 +203,8 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	/* 0711 as root: jobs of other users reach their own folders, list none (engine.h). */
 	if (rkd_mkdir_p(cfg->state_dir) ||
 	    rkd_dir_ensure(cfg->state_dir, geteuid() == 0 ? 0711 : 0700, (uid_t)-1, (gid_t)-1))
-		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s", cfg->state_dir,
-				    strerror(errno));
+		return rk_error_set(err, RK_EIO, "%s: cannot create state folder: %s",
+		                    cfg->state_dir, strerror(errno));
 	slurm_init(NULL); /* first; NULL reads $SLURM_CONF (docs/slurm.md, "Slurm 22.05 facts") */
 	struct seng *e = calloc(1, sizeof(*e));
 	if (!e) {
@@ -203,10 +215,10 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 	/* Absolute: jobs run in their work/ folder and get these paths (RUBICK_CKPT_DIR). */
 	e->state_dir = realpath(cfg->state_dir, NULL);
 	int ret = e->state_dir ? load_nodes(e, cfg->partition, err)
-			       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
+	                       : rk_error_set(err, RK_ENOMEM, "slurm engine: out of memory");
 	if (!ret && e->n_nodes == 0)
 		ret = rk_error_set(err, RK_EINVAL, "slurm: partition %s lists no nodes",
-				   e->partition ? e->partition : "?");
+		                   e->partition ? e->partition : "?");
 	if (ret) {
 		seng_destroy(e);
 		return ret;
@@ -217,15 +229,15 @@ static int seng_create(void **state, const struct rkd_engine_config *cfg, struct
 
 /* Submit a held batch job; its Slurm id into *sid. */
 static int submit_held(const struct rkd_launch *ln, const char *job_dir, const char *e_partition,
-		       uint32_t *sid, struct rk_error *err)
+                       uint32_t *sid, struct rk_error *err)
 {
 	/*
 	 * A clean environment (identity.h), never rubickd's: slurmd adds SLURM_*
 	 * and the GPUs' CUDA_VISIBLE_DEVICES, env.sh the RUBICK_* of each run.
 	 */
 	char **env = calloc((size_t)ln->n_env + 8, sizeof(*env));
-	int n_env = env ? rkd_ident_env(ln->ident, 1, ln->env, ln->n_env, env, ln->n_env + 8)
-			: RK_ENOMEM;
+	int n_env =
+	    env ? rkd_ident_env(ln->ident, 1, ln->env, ln->n_env, env, ln->n_env + 8) : RK_ENOMEM;
 	char *script = rkd_sl_make_script(job_dir, ln->command);
 	char name[64], out[4200], work[4200];
 	snprintf(name, sizeof(name), "rubick-%lld", (long long)ln->job_id);
@@ -234,10 +246,12 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	int ret = 0;
 	if (n_env <= 0 || !script) {
 		ret = !script && strstr(ln->command, "RUBICK_CMD_EOF")
-			      ? rk_error_set(err, RK_EINVAL, "slurm submit: job %lld: its command has a "
-					     "line RUBICK_CMD_EOF, which ends the batch script's copy "
-					     "of it", (long long)ln->job_id)
-			      : rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
+		          ? rk_error_set(err, RK_EINVAL,
+		                         "slurm submit: job %lld: its command has a "
+		                         "line RUBICK_CMD_EOF, which ends the batch script's copy "
+		                         "of it",
+		                         (long long)ln->job_id)
+		          : rk_error_set(err, RK_ENOMEM, "slurm submit: out of memory");
 		goto out;
 	}
 	uint32_t k = (uint32_t)n_env;
@@ -270,7 +284,7 @@ static int submit_held(const struct rkd_launch *ln, const char *job_dir, const c
 	submit_response_msg_t *r = NULL;
 	if (slurm_submit_batch_job(&d, &r) || !r) {
 		ret = rk_error_set(err, RK_EIO, "slurm: submitting job %lld: %s",
-				   (long long)ln->job_id, rkd_sl_msg());
+		                   (long long)ln->job_id, rkd_sl_msg());
 		goto out;
 	}
 	*sid = r->job_id; /* error_code 2042 (held) is informational */
@@ -291,7 +305,7 @@ struct place {
 };
 
 static int place_parse(const struct seng *e, const char *alloc, struct place *p,
-		       struct rk_error *err)
+                       struct rk_error *err)
 {
 	memset(p, 0, sizeof(*p));
 	size_t len = 0;
@@ -299,27 +313,30 @@ static int place_parse(const struct seng *e, const char *alloc, struct place *p,
 	for (const char *s = alloc; *s;) {
 		int node, gpus, cpus, used = 0;
 		if (sscanf(s, "%d:%d:%d%n", &node, &gpus, &cpus, &used) != 3)
-			return rk_error_set(err, RK_EINVAL, "slurm: allocation '%s': bad share", alloc);
+			return rk_error_set(err, RK_EINVAL, "slurm: allocation '%s': bad share",
+			                    alloc);
 		if (node < 0 || node >= e->n_nodes)
-			return rk_error_set(err, RK_EINVAL,
-					    "slurm: allocation '%s': node %d, but Slurm has %d nodes",
-					    alloc, node, e->n_nodes);
+			return rk_error_set(
+			    err, RK_EINVAL,
+			    "slurm: allocation '%s': node %d, but Slurm has %d nodes", alloc, node,
+			    e->n_nodes);
 		/* Held jobs are not checked by Slurm until released (gotcha 10): check here. */
 		if ((uint32_t)cpus > e->node_cpus[node] || (uint32_t)gpus > e->node_gpus[node])
-			return rk_error_set(err, RK_EINVAL,
-					    "slurm: allocation '%s': %d GPUs and %d CPUs on node %s, which "
-					    "has %u GPUs and %u CPUs in Slurm (make --cluster match Slurm)",
-					    alloc, gpus, cpus, e->nodes[node], e->node_gpus[node],
-					    e->node_cpus[node]);
+			return rk_error_set(
+			    err, RK_EINVAL,
+			    "slurm: allocation '%s': %d GPUs and %d CPUs on node %s, which "
+			    "has %u GPUs and %u CPUs in Slurm (make --cluster match Slurm)",
+			    alloc, gpus, cpus, e->nodes[node], e->node_gpus[node],
+			    e->node_cpus[node]);
 		int n = snprintf(p->nodes + len, sizeof(p->nodes) - len, "%s%s", len ? "," : "",
-				 e->nodes[node]);
+		                 e->nodes[node]);
 		if (n < 0 || (size_t)n >= sizeof(p->nodes) - len)
-			return rk_error_set(err, RK_ERANGE, "slurm: allocation '%s': too many nodes",
-					    alloc);
+			return rk_error_set(err, RK_ERANGE,
+			                    "slurm: allocation '%s': too many nodes", alloc);
 		len += (size_t)n;
 		if (p->ranks.n == RKD_SL_MAX_NODES)
-			return rk_error_set(err, RK_ERANGE, "slurm: allocation '%s': too many nodes",
-					    alloc);
+			return rk_error_set(err, RK_ERANGE,
+			                    "slurm: allocation '%s': too many nodes", alloc);
 		p->ranks.name[p->ranks.n] = e->nodes[node];
 		p->ranks.gpus[p->ranks.n++] = gpus;
 		if (p->n_nodes && (uint32_t)gpus != p->gpus_per_node)
@@ -385,11 +402,11 @@ static int place(uint32_t sid, const struct place *p, const char *plan, struct r
 	u.min_cpus = p->n_nodes * p->cpus_per_node;
 	u.tres_per_node = tres_node;
 	u.tres_per_job = tres_job;
-	u.comment = (char *)plan; /* replaces the last run's stop note (stop_mark) */
+	u.comment = (char *)plan;  /* replaces the last run's stop note (stop_mark) */
 	u.begin_time = time(NULL); /* a requeue sets a ~121 s BeginTime (gotcha 2) */
 	if (slurm_update_job(&u))
 		return rk_error_set(err, RK_EIO, "slurm: placing job %u on %s: %s", sid, p->nodes,
-				    rkd_sl_msg());
+		                    rkd_sl_msg());
 	return 0;
 }
 
@@ -399,21 +416,22 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	char job_dir[4096], run_dir[4200], path[4300], buf[64];
 	if (rkd_sl_run_find(e, ln->job_id, ln->run))
 		return rk_error_set(err, RK_EEXIST, "job %lld run %d is already running",
-				    (long long)ln->job_id, ln->run);
+		                    (long long)ln->job_id, ln->run);
 	char rel[64];
-	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir, (long long)ln->job_id) ||
+	if (rkd_path_fmt(job_dir, sizeof(job_dir), "%s/job-%lld", e->state_dir,
+	                 (long long)ln->job_id) ||
 	    rkd_path_fmt(run_dir, sizeof(run_dir), "%s/run-%d", job_dir, ln->run) ||
 	    rkd_path_fmt(rel, sizeof(rel), "job-%lld/run-%d", (long long)ln->job_id, ln->run))
 		return rk_error_set(err, RK_ERANGE, "job %lld: state path too long",
-				    (long long)ln->job_id);
+		                    (long long)ln->job_id);
 	/* Made and checked from descriptors (files.h): rubickd's own all the way, so that
 	 * the path-based writes below cannot be redirected by anyone but rubickd's user. */
 	int run_fd = rkd_dir_below(e->state_dir, rel, 0700);
 	if (run_fd < 0)
 		return rk_error_set(err, RK_EIO, "%s: %s", run_dir,
-				    errno == EPERM ? "a folder on the way is not rubickd's own or "
-						     "others can write it; not used"
-						   : strerror(errno));
+		                    errno == EPERM ? "a folder on the way is not rubickd's own or "
+		                                     "others can write it; not used"
+		                                   : strerror(errno));
 	close(run_fd);
 	rkd_sl_run_stamp(e, ln->job_id, ln->run, "launch_ms");
 	struct place p;
@@ -424,7 +442,7 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (rkd_sl_job_dirs(ln, job_dir) || rkd_sl_write_env(ln, job_dir, &p.ranks) ||
 	    rkd_sl_write_node_script(ln, job_dir))
 		return rk_error_set(err, RK_EIO, "%s/env.sh, node.sh: cannot write: %s", job_dir,
-				    strerror(errno));
+		                    strerror(errno));
 	/* Reuse the job's Slurm job: requeue it held unless it already waits held. */
 	uint32_t sid = 0;
 	time_t ended = 0;
@@ -481,7 +499,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 	if (rkd_write_atomic(path, buf) || chmod(path, 0644))
 		return rk_error_set(err, RK_EIO, "%s: %s", path, strerror(errno));
 	char lost[4300];
-	if (ln->run > 1 && !rkd_path_fmt(lost, sizeof(lost), "%s/run-%d/lost_ms", job_dir, ln->run - 1) &&
+	if (ln->run > 1 &&
+	    !rkd_path_fmt(lost, sizeof(lost), "%s/run-%d/lost_ms", job_dir, ln->run - 1) &&
 	    access(lost, F_OK) == 0) {
 		time_t fenced = time(NULL) + (e->grace_ms + 999) / 1000 + 1;
 		if (fenced > release_at)
@@ -518,9 +537,8 @@ static int seng_launch(void *state, const struct rkd_launch *ln, struct rk_error
 static void stop_mark(struct seng *e, const struct srun *r, int checkpoint)
 {
 	char path[4200], buf[32], note[512];
-	if (checkpoint &&
-	    !rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request", e->state_dir,
-			  (long long)r->job_id)) {
+	if (checkpoint && !rkd_path_fmt(path, sizeof(path), "%s/job-%lld/ckpt_request",
+	                                e->state_dir, (long long)r->job_id)) {
 		snprintf(buf, sizeof(buf), "%d\n", r->run);
 		if (rkd_write_atomic(path, buf) == 0)
 			chmod(path, 0644);
@@ -531,9 +549,10 @@ static void stop_mark(struct seng *e, const struct srun *r, int checkpoint)
 	while (n > 0 && plan[n - 1] == ' ')
 		n--;
 	snprintf(note, sizeof(note), "%.*s%srubick: %s (job %lld run %d)", (int)(n < 256 ? n : 256),
-		 plan, n ? "; " : "",
-		 checkpoint ? "checkpoint to reconfigure, preempt or requeue" : "cancelled by rubick",
-		 (long long)r->job_id, r->run);
+	         plan, n ? "; " : "",
+	         checkpoint ? "checkpoint to reconfigure, preempt or requeue"
+	                    : "cancelled by rubick",
+	         (long long)r->job_id, r->run);
 	job_desc_msg_t u;
 	slurm_init_job_desc_msg(&u);
 	u.job_id = r->sid;
@@ -581,16 +600,17 @@ static int seng_running(void *state)
 }
 
 const struct rkd_engine_ops rkd_engine_slurm = {
-	.name = "slurm",
-	.create = seng_create,
-	.destroy = seng_destroy,
-	.launch = seng_launch,
-	.stop = seng_stop,
-	.poll = rkd_sl_poll,
-	.adopt = rkd_sl_adopt,
-	.running = seng_running,
-	.capacity = rkd_sl_capacity,
-	.node_state = seng_node_state,
-	.foreign = rkd_sl_foreign,
-	.describe = rkd_sl_describe,
+    .name = "slurm",
+    .create = seng_create,
+    .destroy = seng_destroy,
+    .launch = seng_launch,
+    .stop = seng_stop,
+    .poll = rkd_sl_poll,
+    .adopt = rkd_sl_adopt,
+    .running = seng_running,
+    .capacity = rkd_sl_capacity,
+    .node_state = seng_node_state,
+    .node_name = seng_node_name,
+    .foreign = rkd_sl_foreign,
+    .describe = rkd_sl_describe,
 };
