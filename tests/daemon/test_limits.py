@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from rkd import ALICE, Daemon, TOKEN  # noqa: E402
+from rkd import ALICE, BOB, Daemon, TOKEN  # noqa: E402
 
 failures = []
 # ThreadSanitizer runs rubickd 5-15 times slower (tests/daemon/tsan.sh sets this): the
@@ -317,7 +317,8 @@ def test_per_addr_cap():
         d.stop()
 
 
-PIN_REQUEST = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+# A tenant's: a token-less client's error closes its connection (test_anonymous_errors).
+PIN_REQUEST = b"GET /nope HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n" % BOB.encode()
 
 
 def pin_open(port):
@@ -371,8 +372,67 @@ def server_established(port, client_ports):
     return n
 
 
+def pipelined(port, request, n):
+    """Send `request` n times on one connection at once; (replies read, closed by rubickd)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    data, eof = b"", False
+    try:
+        s.sendall(request * n)
+        end = time.time() + 5
+        while time.time() < end and data.count(b"HTTP/1.1 ") < n:  # bounded
+            try:
+                k = s.recv(65536)
+            except socket.timeout:
+                break
+            except ConnectionResetError:
+                eof = True
+                break
+            if not k:
+                eof = True
+                break
+            data += k
+    finally:
+        s.close()
+    return data.count(b"HTTP/1.1 "), eof
+
+
+def test_anonymous_errors():
+    """An error answered to a caller without a tenant's or the admin's token closes the
+    connection (issue 25): pipelined 404s, 401s and bogus reports get one answer per
+    connection, so that token-less clients cannot keep request threads answering them
+    (bench/bench_availability.py's pins); a tenant's pipelined requests are all answered,
+    and so are a job's reports and public probes while they succeed."""
+    d = Daemon().start()
+    try:
+        jid, tok = job_token(d, "keepalive")
+        port = int(d.url.rsplit(":", 1)[1])
+        for what, req in (
+                ("a token-less 404", b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"),
+                ("a token-less 401", b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n"),
+                ("an unknown token's 404", b"GET /nope HTTP/1.1\r\nHost: x\r\n"
+                 b"Authorization: Bearer not-a-known-token-0123456789\r\n\r\n"),
+                ("a bogus report", b"POST /v1/jobs/%d/report HTTP/1.1\r\nHost: x\r\n"
+                 b"Authorization: Bearer not-the-job-token-0123456789\r\nContent-Length: 2\r\n"
+                 b"\r\n{}" % jid)):
+            n, eof = pipelined(port, req, 20)
+            check(n == 1 and eof, "%s, pipelined 20 times: %d answered, closed %s" % (what, n, eof))
+        for what, req in (
+                ("a tenant's 404", b"GET /nope HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s"
+                 b"\r\n\r\n" % ALICE.encode()),
+                ("/healthz", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")):
+            n, eof = pipelined(port, req, 20)
+            check(n == 20 and not eof, "%s, pipelined 20 times: %d answered, closed %s" % (what, n, eof))
+        body = b'{"iters_done": 5, "throughput_sps": 5}'
+        n, eof = pipelined(port, b"POST /v1/jobs/%d/report HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                           b"Bearer %s\r\nContent-Length: %d\r\n\r\n%s"
+                           % (jid, tok.encode(), len(body), body), 5)
+        check(n == 5 and not eof, "a job's 5 reports on one connection: %d answered, closed %s" % (n, eof))
+    finally:
+        d.stop()
+
+
 def test_pinned_address():
-    """Every connection 127.0.0.1 may hold pinned by pipelining clients that never read:
+    """Every connection 127.0.0.1 may hold pinned by a tenant pipelining 404s, never reading:
     the admin and a job report still get in (the reserve), a tenant there is told 503
     with Retry-After, and the pinning connections are cut at the send deadline."""
     d = Daemon(conf_extra="max_connections = 64\nmax_connections_per_addr = 8\n"
@@ -448,6 +508,7 @@ def main():
     test_corrupt()
     test_reports()
     test_per_addr_cap()
+    test_anonymous_errors()
     test_pinned_address()
     test_slow_clients()
     print("%d failures" % len(failures))

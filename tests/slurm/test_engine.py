@@ -319,8 +319,13 @@ def burst(d, n=200):
     end = time.time() + 240
     left = set(ids)
     while left and time.time() < end:
-        st, lst = d.call("GET", "/v1/jobs?limit=1000")
-        jobs = lst["jobs"] if isinstance(lst, dict) else lst
+        jobs, before = [], 0
+        for _ in range(100):  # every page: one reply holds at most 500 jobs (docs/api.md)
+            st, lst = d.call("GET", "/v1/jobs?limit=1000" + ("&before=%d" % before if before else ""))
+            jobs += lst["jobs"]
+            before = lst.get("next_before_id", 0)
+            if not before:
+                break
         for j in jobs:
             if j["id"] in left and j["state"] in ("done", "failed"):
                 check(j["state"] == "done", "burst job failed: %s" % j)

@@ -34,7 +34,7 @@ struct rkd_http {
 static void *guard_ctx(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *i =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	return i ? i->socket_context : NULL;
 }
 
@@ -56,31 +56,41 @@ static const char *code_name(int code, int status)
 	if (status == 429)
 		return "too_many_requests";
 	switch (code) {
-	case RK_EINVAL: return "invalid";
-	case RK_ERANGE: return "out_of_range";
-	case RK_ENOTFOUND: return "not_found";
-	case RK_EEXIST: return "exists";
-	case RK_EINFEASIBLE: return "infeasible";
-	case RK_EPERM: return "forbidden";
-	case RK_ECONFLICT: return "conflict";
-	case RK_EUNAVAIL: return "unavailable";
-	case RK_ENOMEM: return "unavailable";
-	default: return "internal";
+	case RK_EINVAL:
+		return "invalid";
+	case RK_ERANGE:
+		return "out_of_range";
+	case RK_ENOTFOUND:
+		return "not_found";
+	case RK_EEXIST:
+		return "exists";
+	case RK_EINFEASIBLE:
+		return "infeasible";
+	case RK_EPERM:
+		return "forbidden";
+	case RK_ECONFLICT:
+		return "conflict";
+	case RK_EUNAVAIL:
+		return "unavailable";
+	case RK_ENOMEM:
+		return "unavailable";
+	default:
+		return "internal";
 	}
 }
 
 static char *error_body(int status, const struct rkd_verr *v)
 {
-	json_t *o = json_pack("{s:{s:s,s:s,s:o}}", "error", "code", code_name(v->e.code, status),
-			      "message", v->e.msg, "field",
-			      v->field[0] ? json_string(v->field) : json_null());
+	json_t *o =
+	    json_pack("{s:{s:s,s:s,s:o}}", "error", "code", code_name(v->e.code, status), "message",
+	              v->e.msg, "field", v->field[0] ? json_string(v->field) : json_null());
 	char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(o);
 	return text;
 }
 
 static enum MHD_Result send_resp(struct rkd_http *h, struct MHD_Connection *conn,
-				 struct rkd_resp *resp, const char *allow)
+                                 struct rkd_resp *resp, const char *allow)
 {
 	if (resp->status >= 400 && !resp->body)
 		resp->body = error_body(resp->status, &resp->verr);
@@ -104,7 +114,7 @@ static enum MHD_Result send_resp(struct rkd_http *h, struct MHD_Connection *conn
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type",
-				resp->content_type ? resp->content_type : "application/json");
+	                        resp->content_type ? resp->content_type : "application/json");
 	if (allow)
 		MHD_add_response_header(r, "Allow", allow);
 	if (resp->status == 401)
@@ -194,7 +204,7 @@ struct args_check {
 };
 
 static enum MHD_Result arg_iter(void *cls, enum MHD_ValueKind kind, const char *key,
-				const char *value)
+                                const char *value)
 {
 	(void)kind;
 	(void)value;
@@ -215,8 +225,25 @@ static const char *query_first_not_in(void *conn, const char *const *allowed)
 
 static const struct rkd_query_ops query_ops = {query_get, query_first_not_in};
 
+/*
+ * An error answered to a caller without a tenant's or the admin's token closes
+ * the connection (issue 25): 32 token-less clients pipelining 404s kept 32
+ * request threads answering tens of thousands of them each, close to a core
+ * of rubickd, and raised the admin's p99 from 5 ms to over 1 s. Each such
+ * request now costs a connection, and connections come in one at a time
+ * through the listening thread. Job reports (their own bearer) and public
+ * /metrics are answered on a kept connection while they succeed.
+ */
+static enum MHD_Result reply(struct rkd_http *h, struct MHD_Connection *conn, struct rkd_resp *resp,
+                             const char *allow, int anonymous)
+{
+	if (anonymous && resp->status >= 400)
+		resp->close = 1;
+	return send_resp(h, conn, resp, allow);
+}
+
 static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn, const char *url,
-				const char *method, struct upload *up)
+                                const char *method, struct upload *up)
 {
 	struct rkd_resp resp;
 	memset(&resp, 0, sizeof(resp));
@@ -239,6 +266,15 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 			bad_id = b;
 		}
 	}
+	struct rkd_req req = {.method = method,
+	                      .path = url,
+	                      .body = up->buf ? up->buf : "",
+	                      .body_len = up->len,
+	                      .id = id,
+	                      .query = &query_ops,
+	                      .conn = conn};
+	int a = authenticate(h, conn, &req.who);
+	int anonymous = !(a == 0 && req.who.authed);
 	/*
 	 * A connection in its address's reserve (http_guard.h) is the admin's or a job's
 	 * report's, and that is checked first: anyone else, a 404 or an unauthenticated
@@ -246,11 +282,11 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	 * answered first let a client pipelining 404s keep the reserve.)
 	 */
 	if (rkd_guard_reserved(h->guard, guard_ctx(conn))) {
-		struct rkd_caller who;
-		int admin = authenticate(h, conn, &who) == 0 && who.admin;
+		int admin = a == 0 && req.who.admin;
 		if (!admin && !(hit && hit->auth == RKD_AUTH_BEARER)) {
-			rkd_resp_error(&resp, RK_EUNAVAIL, "",
-				       "every connection your address may hold is busy; retry later");
+			rkd_resp_error(
+			    &resp, RK_EUNAVAIL, "",
+			    "every connection your address may hold is busy; retry later");
 			resp.status = 503;
 			resp.retry_after_s = 1;
 			resp.close = 1;
@@ -259,23 +295,20 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	}
 	if (!path_known) {
 		rkd_resp_error(&resp, RK_ENOTFOUND, "", "%s: no such resource", url);
-		return send_resp(h, conn, &resp, NULL);
+		return reply(h, conn, &resp, NULL, anonymous);
 	}
 	if (!hit) {
-		rkd_resp_error(&resp, RK_EINVAL, "", "%s does not allow %s (allowed: %s)", url, method,
-			       allow);
+		rkd_resp_error(&resp, RK_EINVAL, "", "%s does not allow %s (allowed: %s)", url,
+		               method, allow);
 		resp.status = 405;
-		return send_resp(h, conn, &resp, allow);
+		return reply(h, conn, &resp, allow, anonymous);
 	}
 	if (up->too_big) {
 		rkd_resp_error(&resp, RK_ERANGE, "", "body: larger than the %zu-byte limit",
-			       h->cfg.max_body);
+		               h->cfg.max_body);
 		resp.status = 413;
-		return send_resp(h, conn, &resp, NULL);
+		return reply(h, conn, &resp, NULL, anonymous);
 	}
-	struct rkd_req req = {.method = method, .path = url, .body = up->buf ? up->buf : "",
-			      .body_len = up->len, .id = id, .query = &query_ops, .conn = conn};
-	int a = authenticate(h, conn, &req.who);
 	/* Every request names a known token, but reports (any bearer, checked by the
 	 * handler) and /metrics when metrics_public = yes. */
 	int public_metrics = hit->auth == RKD_AUTH_METRICS && h->cfg.metrics_public;
@@ -285,23 +318,24 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 	                                        : a == 0 && req.who.authed;
 	if (!ok) {
 		rkd_resp_error(&resp, RK_EPERM, "",
-			       a ? "Authorization: unknown or malformed bearer token"
-				 : "Authorization: this request needs a bearer token");
+		               a ? "Authorization: unknown or malformed bearer token"
+		                 : "Authorization: this request needs a bearer token");
 		resp.status = 401;
-		return send_resp(h, conn, &resp, NULL);
+		return reply(h, conn, &resp, NULL, anonymous);
 	}
 	if (bad_id) {
-		rkd_resp_error(&resp, RK_EINVAL, "id", "id: '%s' is not a job id (a positive integer)",
-			       url + strlen("/v1/jobs/"));
-		return send_resp(h, conn, &resp, NULL);
+		rkd_resp_error(&resp, RK_EINVAL, "id",
+		               "id: '%s' is not a job id (a positive integer)",
+		               url + strlen("/v1/jobs/"));
+		return reply(h, conn, &resp, NULL, anonymous);
 	}
 	hit->fn(h->cfg.api, &req, &resp);
-	return send_resp(h, conn, &resp, NULL);
+	return reply(h, conn, &resp, NULL, anonymous);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
 {
 	(void)version;
 	struct rkd_http *h = cls;
@@ -312,7 +346,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*con_cls = up;
 		const char *cl =
-			MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > h->cfg.max_body)
 			up->too_big = 1;
 		rkd_guard_headers_done(h->guard, guard_ctx(conn));
@@ -345,7 +379,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 }
 
 static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
-		    enum MHD_RequestTerminationCode toe)
+                    enum MHD_RequestTerminationCode toe)
 {
 	(void)toe;
 	struct rkd_http *h = cls;
@@ -365,7 +399,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
+                          enum MHD_ConnectionNotificationCode code)
 {
 	struct rkd_http *h = cls;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -391,13 +425,15 @@ static int listen_unix(struct rkd_http *h, const char *path, int *fd_out, struct
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return rk_error_set(err, RK_ERANGE, "--listen: unix socket path is longer than %zu bytes",
-				    sizeof(sa.sun_path) - 1);
+		return rk_error_set(err, RK_ERANGE,
+		                    "--listen: unix socket path is longer than %zu bytes",
+		                    sizeof(sa.sun_path) - 1);
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	struct stat st;
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return rk_error_set(err, RK_EEXIST, "--listen: %s exists and is not a socket", path);
+			return rk_error_set(err, RK_EEXIST,
+			                    "--listen: %s exists and is not a socket", path);
 		unlink(path); /* a stale socket of an earlier rubickd */
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -422,17 +458,19 @@ static int parse_inet(const char *listen, struct sockaddr_in *sa, struct rk_erro
 	const char *colon = strrchr(listen, ':');
 	if (!colon || colon == listen)
 		return rk_error_set(err, RK_EINVAL, "--listen: '%s' is not HOST:PORT or unix:PATH",
-				    listen);
+		                    listen);
 	char host[64];
 	size_t hl = (size_t)(colon - listen);
 	if (hl >= sizeof(host))
-		return rk_error_set(err, RK_EINVAL, "--listen: host '%.*s' is too long", (int)hl, listen);
+		return rk_error_set(err, RK_EINVAL, "--listen: host '%.*s' is too long", (int)hl,
+		                    listen);
 	memcpy(host, listen, hl);
 	host[hl] = '\0';
 	char *end;
 	long port = strtol(colon + 1, &end, 10);
 	if (!colon[1] || *end || port < 0 || port > 65535)
-		return rk_error_set(err, RK_ERANGE, "--listen: port '%s' is not 0..65535", colon + 1);
+		return rk_error_set(err, RK_ERANGE, "--listen: port '%s' is not 0..65535",
+		                    colon + 1);
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
 	sa->sin_port = htons((uint16_t)port);
@@ -455,8 +493,8 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	}
 	memcpy(h->tokens, cfg->tokens, (size_t)cfg->n_tokens * sizeof(*h->tokens));
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			 MHD_USE_POLL;
+	unsigned flags =
+	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
 	int fd = -1;
 	struct sockaddr_in sa;
 	int ret;
@@ -468,17 +506,18 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		goto fail;
 	unsigned limit = (unsigned)(cfg->max_connections > 0 ? cfg->max_connections : 1024);
 	struct rkd_guard_config gc = {
-		.max_connections = (int)limit,
-		.soft_connections = (int)(limit - limit / 8),
-		.per_addr = cfg->max_connections_per_addr > 0 ? cfg->max_connections_per_addr
-							       : (int)(limit / 4 > 4 ? limit / 4 : 4),
-		.header_timeout_ms = 1000 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 5),
-		.body_timeout_ms = 1000 * (cfg->body_timeout_s > 0 ? cfg->body_timeout_s : 10),
-		.reserved_per_addr = cfg->reserved_per_addr > 0    ? cfg->reserved_per_addr
-		                     : cfg->reserved_per_addr < 0 ? 0
-		                                                  : 16,
-		.send_timeout_ms = 1000 * (cfg->send_timeout_s > 0 ? cfg->send_timeout_s : 10),
-		.send_min_bytes_per_s = cfg->send_min_bytes_per_s > 0 ? cfg->send_min_bytes_per_s : 65536,
+	    .max_connections = (int)limit,
+	    .soft_connections = (int)(limit - limit / 8),
+	    .per_addr = cfg->max_connections_per_addr > 0 ? cfg->max_connections_per_addr
+	                                                  : (int)(limit / 4 > 4 ? limit / 4 : 4),
+	    .header_timeout_ms = 1000 * (cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 5),
+	    .body_timeout_ms = 1000 * (cfg->body_timeout_s > 0 ? cfg->body_timeout_s : 10),
+	    .reserved_per_addr = cfg->reserved_per_addr > 0   ? cfg->reserved_per_addr
+	                         : cfg->reserved_per_addr < 0 ? 0
+	                                                      : 16,
+	    .send_timeout_ms = 1000 * (cfg->send_timeout_s > 0 ? cfg->send_timeout_s : 10),
+	    .send_min_bytes_per_s =
+	        cfg->send_min_bytes_per_s > 0 ? cfg->send_min_bytes_per_s : 65536,
 	};
 	ret = rkd_guard_create(&h->guard, &gc, err);
 	if (ret) {
@@ -487,22 +526,20 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		goto fail;
 	}
 	if (fd >= 0)
-		h->d = MHD_start_daemon(flags, 0, on_accept, h, on_request, h,
-					MHD_OPTION_LISTEN_SOCKET, fd,
-					MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
-					MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-					MHD_OPTION_CONNECTION_LIMIT, limit,
-					MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
+		h->d = MHD_start_daemon(
+		    flags, 0, on_accept, h, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_done, h, MHD_OPTION_NOTIFY_CONNECTION,
+		    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
+		    MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
 	else
-		h->d = MHD_start_daemon(flags, ntohs(sa.sin_port), on_accept, h, on_request, h,
-					MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-					MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
-					MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-					MHD_OPTION_CONNECTION_LIMIT, limit,
-					MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
+		h->d = MHD_start_daemon(
+		    flags, ntohs(sa.sin_port), on_accept, h, on_request, h, MHD_OPTION_SOCK_ADDR,
+		    (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
+		    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
+		    limit, MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
 	if (!h->d) {
 		ret = rk_error_set(err, RK_EIO, "--listen %s: cannot start the HTTP server (%s)",
-				   cfg->listen, errno ? strerror(errno) : "address in use?");
+		                   cfg->listen, errno ? strerror(errno) : "address in use?");
 		if (fd >= 0)
 			close(fd);
 		goto fail;

@@ -1,8 +1,8 @@
 /*
  * Reads of jobs (GET /v1/jobs/{id}, GET /v1/jobs) from the committed state,
  * on the request thread, through a small pool of read-only SQLite
- * connections: a listing of 10,000 jobs never waits for, nor delays, the
- * scheduler thread (WAL readers take no lock a writer waits on). Every
+ * connections: a listing never waits for, nor delays, the scheduler thread
+ * (WAL readers take no lock a writer waits on). Every
  * acknowledged write is committed before its reply, so a reader sees it.
  *
  * Who sees what: the admin every job, a tenant token its tenant's jobs only.
@@ -18,10 +18,10 @@
 /* Enough for the request threads that read at once on a small machine; more wait. */
 #define N_READERS 8
 /*
- * Listings at once. A listing of 10,000 jobs is CPU-bound (~30 ms per
- * thousand jobs): tenants' listings run one at a time, so they never take
- * more than one core from submissions and rounds, and single-job reads go
- * around them. The second lister is the admin's: behind one lister, 16
+ * Listings at once. A listing is CPU-bound (~30 ms per thousand jobs; a
+ * page is at most PAGE_JOBS): tenants' listings run one at a time, so they
+ * never take more than one core from submissions and rounds, and single-job
+ * reads go around them. The second lister is the admin's: behind one lister, 16
  * tenant listing threads raised an admin listing from 4 ms to 3 s (measured).
  */
 #define N_LISTERS 2
@@ -80,6 +80,35 @@ static void read_job(const struct rkd_sched *s, struct rkd_store *store, struct 
 	rkd_job_row_fini(&row);
 }
 
+/*
+ * One page of GET /v1/jobs: at most PAGE_JOBS jobs and, past the first job,
+ * at most PAGE_BYTES of JSON, whatever `limit` asks. The page's buffer is
+ * what a reply costs for as long as the client takes to read it (issue 25:
+ * 256 slow readers of 10,000-job pages held gigabytes); a client gets the
+ * rest by following next_before_id, given only when more jobs follow.
+ */
+#define PAGE_JOBS  500
+#define PAGE_BYTES (512 * 1024)
+
+/* Append text (tl bytes) to *body (len, cap); 0, or -1 out of memory (*body kept). */
+static int body_put(char **body, size_t *len, size_t *cap, const char *text, size_t tl)
+{
+	if (*len + tl + 1 > *cap) {
+		size_t ncap = *cap;
+		while (*len + tl + 1 > ncap)
+			ncap *= 2;
+		char *b = realloc(*body, ncap);
+		if (!b)
+			return -1;
+		*body = b;
+		*cap = ncap;
+	}
+	memcpy(*body + *len, text, tl);
+	*len += tl;
+	(*body)[*len] = '\0';
+	return 0;
+}
+
 static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct rkd_msg *m)
 {
 	struct rkd_job_filter f = m->filter;
@@ -88,6 +117,8 @@ static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct
 		none = f.tenant && strcmp(f.tenant, m->who->tenant);
 		f.tenant = m->who->tenant;
 	}
+	int want = f.limit > 0 && f.limit < PAGE_JOBS ? f.limit : PAGE_JOBS;
+	f.limit = want + 1; /* one more than the page: whether another follows */
 	struct rkd_job_row *rows = NULL;
 	int n = 0;
 	struct rk_error e;
@@ -98,38 +129,34 @@ static void read_list(const struct rkd_sched *s, struct rkd_store *store, struct
 	}
 	/*
 	 * The reply is the jobs' JSON texts joined as they are: no parse and
-	 * re-dump of 10,000 objects (what bounds a listing's CPU time).
+	 * re-dump of the objects (what bounds a listing's CPU time), each text
+	 * freed once copied.
 	 */
-	sched_reasons_fill(s, rows, n);
-	size_t cap = 64, len = 0;
-	char **texts = calloc((size_t)(n ? n : 1), sizeof(*texts));
-	for (int i = 0; texts && i < n; i++) {
-		texts[i] = rkd_job_json(&rows[i], 0, NULL, 0);
-		cap += (texts[i] ? strlen(texts[i]) : 0) + 1;
+	int shown = n < want ? n : want;
+	sched_reasons_fill(s, rows, shown);
+	size_t cap = 64 * 1024, len = 0;
+	char *body = malloc(cap);
+	int oom = !body || body_put(&body, &len, &cap, "{\"jobs\":[", 9);
+	for (int i = 0; !oom && i < shown; i++) {
+		char *t = rkd_job_json(&rows[i], 0, NULL, 0);
+		size_t tl = t ? strlen(t) : 0;
+		if (i > 0 && len + tl + 1 > PAGE_BYTES)
+			shown = i; /* the page is full: this job opens the next */
+		else
+			oom = !t || (i > 0 && body_put(&body, &len, &cap, ",", 1)) ||
+			      body_put(&body, &len, &cap, t, tl);
+		free(t);
 	}
-	char *body = texts ? malloc(cap + 64) : NULL;
-	if (body) {
-		len = (size_t)snprintf(body, cap, "{\"jobs\":[");
-		for (int i = 0; i < n; i++) {
-			if (!texts[i])
-				continue;
-			size_t tl = strlen(texts[i]);
-			if (len > 9)
-				body[len++] = ',';
-			memcpy(body + len, texts[i], tl);
-			len += tl;
-		}
-		len += (size_t)snprintf(body + len, cap + 64 - len, "],\"count\":%d", n);
-		if (n > 0 && f.limit > 0 && n == f.limit)
-			len +=
-			    (size_t)snprintf(body + len, cap + 64 - len, ",\"next_before_id\":%lld",
-			                     (long long)rows[n - 1].id);
-		snprintf(body + len, cap + 64 - len, "}");
-	}
-	for (int i = 0; texts && i < n; i++)
-		free(texts[i]);
-	free(texts);
+	char tail[64];
+	int tn = shown < n ? snprintf(tail, sizeof(tail), "],\"count\":%d,\"next_before_id\":%lld}",
+	                              shown, (long long)rows[shown - 1].id)
+	                   : snprintf(tail, sizeof(tail), "],\"count\":%d}", shown);
+	oom = oom || body_put(&body, &len, &cap, tail, (size_t)tn);
 	rkd_job_rows_free(rows, n);
+	if (oom) {
+		free(body);
+		body = NULL;
+	}
 	m->body = body;
 	m->status = m->body ? 200 : 503;
 	if (!m->body)
@@ -223,13 +250,14 @@ void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
 			if (line < 0 && r->n_lines < RKD_MAX_TENANTS + 1) {
 				line = r->n_lines++;
 				snprintf(r->lines[line].name, sizeof(r->lines[line].name), "%s",
-					 m->who->tenant);
+				         m->who->tenant);
 			}
 			if (line < 0 || r->lines[line].n >= TENANT_LISTINGS) {
 				pthread_mutex_unlock(&r->mu);
 				rkd_verr_set(&m->verr, RK_EUNAVAIL, "",
-					     "tenant %s has %d listings running or waiting already;"
-					     " retry after 1 s", m->who->tenant, TENANT_LISTINGS);
+				             "tenant %s has %d listings running or waiting already;"
+				             " retry after 1 s",
+				             m->who->tenant, TENANT_LISTINGS);
 				m->status = 429;
 				m->retry_after_s = 1;
 				return;
@@ -256,7 +284,8 @@ void rkd_sched_read(struct rkd_sched *s, struct rkd_msg *m)
 		r->n_listing--;
 		if (line >= 0)
 			r->lines[line].n--;
-		pthread_cond_broadcast(&r->listed); /* the admin and tenants wait on different caps */
+		pthread_cond_broadcast(
+		    &r->listed); /* the admin and tenants wait on different caps */
 		pthread_mutex_unlock(&r->mu);
 	}
 }
