@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
+DEBIAN_PY = "/usr/bin/python3"
 try:
     import torch
     import rubick_job as rj
@@ -132,6 +133,10 @@ class Checkpoints(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    # meson's python3 may be another interpreter than Debian's, which has python3-torch
+    if torch is None and os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PY) \
+            and os.path.exists(DEBIAN_PY):
+        os.execv(DEBIAN_PY, [DEBIAN_PY] + sys.argv)
     if torch is None:
         print("SKIP: python3-torch not installed (scripts/install-deps.sh)")
         sys.exit(77)
