@@ -1,0 +1,93 @@
+"""The execution plan rubickd gives a run, and the fixed global batch it must keep.
+
+rubickd rewrites RUBICK_PLAN_FILE before every run of a job (docs/rubickd.8, JOB
+PROTOCOL), so the plan is read at start and never again: a new plan means a new run.
+Parsing is pure (no torch, no environment) so that tests and scripts can check a plan
+before they start any process; every error names where the text came from, because a
+user reading "out of range" needs to know which of three sources to fix.
+"""
+
+import os
+
+KEYS = ("dp", "tp", "pp", "mb", "ga", "gc", "zero", "offload")
+POSITIVE = ("dp", "tp", "pp", "mb", "ga")  # sizes: 0 makes no sense; the rest are flags/levels
+
+
+class PlanError(ValueError):
+    """A plan or global batch this job cannot run; str() names the input and the item."""
+
+
+class Plan(dict):
+    """A parsed plan: plan["dp"] or plan.dp; every key of KEYS is present."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key)
+
+    @property
+    def world(self):
+        """Processes the plan runs: one per data-parallel replica of each pipeline stage."""
+        return self["dp"] * self["tp"] * self["pp"]
+
+
+def parse_plan(text, where):
+    """Plan from "dp=2,mb=4,ga=1" text; `where` (a file name, RUBICK_PLAN, --plan) is
+    named in every error. Unknown keys, non-integers and out-of-range values raise."""
+    plan = Plan(dp=1, tp=1, pp=1, mb=1, ga=1, gc=0, zero=0, offload=0)
+    for item in text.strip().split(","):
+        if not item:
+            continue
+        key, sep, val = item.partition("=")
+        if not sep or key not in plan:
+            raise PlanError("%s: plan item '%s': expected one of %s as KEY=N" % (where, item, ",".join(KEYS)))
+        try:
+            plan[key] = int(val)
+        except ValueError:
+            raise PlanError("%s: plan item '%s': not an integer" % (where, item))
+        if plan[key] < 0 or (key in POSITIVE and plan[key] < 1):
+            raise PlanError("%s: plan item '%s': out of range" % (where, item))
+    return plan
+
+
+def check_supported(plan, where, max_pp=1):
+    """Refuse, at start, a plan the library (and the script, for pp) cannot run, naming
+    the dimension: running it anyway would train something other than what was planned.
+    This slice runs dp, mb, ga, gc and ZeRO-1; pp only up to the script's `max_pp`."""
+    if plan["tp"] != 1 or plan["pp"] > max_pp:
+        what = "data and %d-stage pipeline parallelism" % max_pp if max_pp > 1 else "data parallelism"
+        raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp=1, pp<=%d)"
+                        % (where, plan["tp"], plan["pp"], what, max_pp))
+    if plan["pp"] > 1 and plan["zero"]:
+        raise PlanError("%s: zero=%d with pp=%d: ZeRO is for data parallelism only here"
+                        % (where, plan["zero"], plan["pp"]))
+    if plan["zero"] > 1:
+        raise PlanError("%s: zero=%d: this job does ZeRO-1 only (zero<=1)" % (where, plan["zero"]))
+    if plan["offload"]:
+        raise PlanError("%s: offload=%d: this job does not offload optimizer state (offload=0)"
+                        % (where, plan["offload"]))
+
+
+def read_plan(env, cli_text=None):
+    """(text, where) by rubickd's precedence: the file RUBICK_PLAN_FILE names (when it
+    exists), else RUBICK_PLAN, else the --plan text, else dp=1."""
+    path = env.get("RUBICK_PLAN_FILE")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return f.read(), path
+    if env.get("RUBICK_PLAN"):
+        return env["RUBICK_PLAN"], "RUBICK_PLAN"
+    return cli_text or "dp=1", "--plan"
+
+
+def global_batch(plan, requested):
+    """The global batch to keep: `requested` (RUBICK_GLOBAL_BATCH or --global-batch; 0 or
+    less means dp*mb*ga) must equal dp*mb*ga, or the run would train another model."""
+    made = plan["dp"] * plan["mb"] * plan["ga"]
+    if requested <= 0:
+        return made
+    if made != requested:
+        raise PlanError("plan mb=%d ga=%d dp=%d does not make the global batch %d"
+                        % (plan["mb"], plan["ga"], plan["dp"], requested))
+    return requested

@@ -1,0 +1,279 @@
+"""Job: rubickd's job protocol (docs/rubickd.8, JOB PROTOCOL) around a user's training loop.
+
+    job = rubick_job.Job.from_env(parser)          # plan, global batch, ranks, flags
+    def train(job):                                 # runs once per rank
+        model, opt = job.wrap(model, opt)           # dp/ZeRO-1/gc, resumes the checkpoint
+        for step, micro in job.steps(data):         # this rank's micro-batches of step
+            for x in micro:
+                job.backward(per_sample_loss_sum(model, x))
+            job.step()                              # update, log, report, stop or go on
+    job.run(train)
+
+Why the loop is the library's: every rank must take the same samples at every step
+whatever the plan (order.py), the loss must be scaled so that the update is the mean over
+the global batch, and all ranks must stop after the same step; a script that got any of
+these wrong would train a different model after each reconfiguration.
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+from . import ckpt, order, report
+from .dist import Groups, Topology
+from .plan import PlanError, check_supported, global_batch, parse_plan, read_plan
+from .signals import EXIT_CHECKPOINTED, launch
+
+
+def add_arguments(parser, env=None):
+    """The protocol's command-line options, with rubickd's environment as defaults."""
+    env = os.environ if env is None else env
+    parser.add_argument("--plan", default=None, help="plan text when RUBICK_PLAN(_FILE) is unset")
+    parser.add_argument("--iters", type=int, default=int(float(env.get("RUBICK_ITERS", "100"))))
+    parser.add_argument("--global-batch", type=int, default=int(env.get("RUBICK_GLOBAL_BATCH", "0") or 0))
+    parser.add_argument("--ckpt-dir", default=env.get("RUBICK_CKPT_DIR", "ckpt"))
+    parser.add_argument("--report-every", type=int, default=5)
+    parser.add_argument("--ckpt-every", type=int, default=0,
+                        help="also publish a checkpoint every N steps (0: only when asked to stop)")
+    parser.add_argument("--stop-after", type=int, default=0,
+                        help="checkpoint and exit 75 after this step, as on SIGUSR1 (tests)")
+    parser.add_argument("--threads", type=int,
+                        default=int(env.get("RUBICK_CPUS", "0") or 0) or os.cpu_count())
+
+
+def _checkpointed(module):
+    """Make `module` recompute its activations in backward (gc=1) without renaming its
+    parameters: the checkpoint must load under plans with and without gc."""
+    inner = module.forward
+
+    def forward(*args):
+        if module.training:
+            return checkpoint(inner, *args, use_reentrant=False)
+        return inner(*args)
+    module.forward = forward
+
+
+class Job:
+    """One run of a rubick job on this node. Attributes a script may read: plan, args,
+    global_batch, iters, run, rank, dp, pp, stage, replica, stage_group, step_no."""
+
+    def __init__(self, args, plan, where, env):
+        self.args, self.plan, self.where = args, plan, where
+        self.dp, self.pp = plan["dp"], plan["pp"]
+        self.global_batch = global_batch(plan, args.global_batch)
+        self.iters, self.ckpt_dir = args.iters, args.ckpt_dir
+        if self.iters < 1:
+            raise PlanError("--iters must be >= 1")
+        self.url, self.job_id = env.get("RUBICK_URL"), env.get("RUBICK_JOB_ID")
+        self.token = env.get("RUBICK_JOB_TOKEN", "")
+        self.run_id = env.get("RUBICK_RUN", "1")
+        self.fence = env.get("RUBICK_FENCE_FILE")
+        os.makedirs(self.ckpt_dir, exist_ok=True)
+        self.topo = Topology.from_env(env, plan, where, self.ckpt_dir, self.run_id)
+        self.rank, self.step_no = None, 0
+        self.module = self.net = self.opt = None
+
+    @classmethod
+    def from_env(cls, parser=None, argv=None, max_pp=1, env=None):
+        """The job as rubickd starts it: options (added to the script's `parser`), the
+        plan by rubickd's precedence, checked against what this job can run (`max_pp`:
+        the pipeline stages the script itself implements). Bad input exits with a message
+        naming it, before any process starts."""
+        env = os.environ if env is None else env
+        parser = parser or argparse.ArgumentParser()
+        add_arguments(parser, env)
+        args = parser.parse_args(argv)
+        text, where = read_plan(env, args.plan)
+        try:
+            plan = parse_plan(text, where)
+            check_supported(plan, where, max_pp)
+            return cls(args, plan, where, env)
+        except PlanError as e:
+            raise SystemExit(str(e))
+
+    # --- processes -------------------------------------------------------------------
+
+    def run(self, train):
+        """Start this node's ranks, each calling train(self) with its process group up;
+        exits 75 when the run checkpointed on a signal."""
+        launch(lambda rank, flag: self._worker(train, rank, flag), self.topo.base, self.topo.local)
+
+    def _worker(self, train, rank, stop_flag):
+        t = self.topo
+        torch.set_num_threads(max(1, self.args.threads // t.local))
+        dist.init_process_group("gloo", init_method=t.init, rank=rank, world_size=t.world)
+        if t.nnodes > 1:
+            print("rank %d/%d on node %s" % (rank, t.world, t.node), flush=True)
+        self.rank, self.stop_flag = rank, stop_flag
+        g = Groups(rank, self.dp, self.pp)
+        self.stage, self.replica, self.stage_group = g.stage, g.replica, g.stage_group
+        train(self)
+        dist.destroy_process_group()
+
+    # --- model and optimizer ---------------------------------------------------------
+
+    def wrap(self, model, opt, checkpoint=(), stage_of=None):
+        """(model, optimizer) for the plan, resumed from the published checkpoint.
+        `opt` must be built over model.parameters() (its state is indexed like them);
+        under zero=1 it is rebuilt as ZeroRedundancyOptimizer of the same class and
+        hyper-parameters. `checkpoint`: the modules to recompute under gc=1 (e.g. the
+        transformer blocks). `stage_of`: under pp, the stage of each parameter in
+        model.parameters() order; the script runs the pipeline itself."""
+        self.module = model
+        if self.plan["gc"]:
+            for m in checkpoint:
+                _checkpointed(m)
+        net = model
+        if self.pp > 1:
+            if stage_of is None or len(stage_of) != len(list(model.parameters())):
+                raise ValueError("pp=%d: wrap() needs stage_of, one stage per parameter" % self.pp)
+            self.owner = list(stage_of)
+            self.mine = [p for p, o in zip(model.parameters(), self.owner) if o == self.stage]
+        elif self.dp > 1:
+            net = nn.parallel.DistributedDataParallel(model)
+        if self.zero:
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+            groups = opt.param_groups
+            params = groups[0]["params"] if len(groups) == 1 else [dict(g) for g in groups]
+            opt = ZeroRedundancyOptimizer(params, optimizer_class=type(opt), **opt.defaults)
+        path = ckpt.latest(self.ckpt_dir)
+        if path:
+            ck = torch.load(path)
+            try:
+                model.load_state_dict(ck["model"])
+                opt.load_state_dict(ck["opt"])  # a full state: ZeRO re-partitions it for this dp
+            except (RuntimeError, KeyError, ValueError) as e:
+                raise SystemExit("checkpoint %s does not fit this model or optimizer: %s" % (path, e))
+            self.step_no = ck["step"]
+        self.net, self.opt = net, opt
+        return net, opt
+
+    @property
+    def zero(self):
+        return bool(self.plan["zero"]) and self.dp > 1
+
+    # --- the loop --------------------------------------------------------------------
+
+    def steps(self, data):
+        """(step, micro-batches) for each remaining step: this rank's `ga` micro-batches
+        of `mb` samples, data[ids] (or a tuple of each tensor's rows when `data` is a
+        tuple). Under dp > 1 all but the last micro-batch run in DDP's no_sync, so the
+        gradients are averaged once per step. Stops early, exiting 75, when fenced."""
+        n = len(data[0]) if isinstance(data, tuple) else len(data)
+        if self.global_batch > n:
+            raise SystemExit("--global-batch %d is more than the %d samples" % (self.global_batch, n))
+        p = self.plan
+        if self.rank == 0:
+            print("run %s resumes at %d with dp=%d pp=%d mb=%d ga=%d gc=%d zero=%d" % (
+                self.run_id, self.step_no, self.dp, self.pp, p["mb"], p["ga"], p["gc"], p["zero"]), flush=True)
+        self._log = open(os.path.join(self.ckpt_dir, "loss.log"), "a") if self.rank == 0 else None
+        self._meter = report.Meter()
+        while self.step_no < self.iters:
+            if ckpt.fenced(self.fence, self.run_id):  # a newer run exists: this copy is stale
+                print("run %s rank %d fenced at step %d: a newer run exists"
+                      % (self.run_id, self.rank, self.step_no), flush=True)
+                os._exit(EXIT_CHECKPOINTED)
+            idx = order.batch_indices(self.step_no, self.global_batch, n)
+            ids = order.micro_batches(idx, self.replica, p["mb"], p["ga"])
+            self.opt.zero_grad(set_to_none=True)
+            self._loss, self._stepped = torch.zeros(1), False
+            yield self.step_no, self._micro(data, ids)
+            if not self._stepped:
+                raise RuntimeError("job.step() was not called for step %d" % self.step_no)
+        if self.rank == 0:
+            print("finished %d iterations" % self.step_no, flush=True)
+
+    def _micro(self, data, ids):
+        sync_each = isinstance(self.net, nn.parallel.DistributedDataParallel)
+        for m, i in enumerate(ids):
+            x = tuple(t[i] for t in data) if isinstance(data, tuple) else data[i]
+            if sync_each and m < len(ids) - 1:
+                with self.net.no_sync():
+                    yield x
+            else:
+                yield x
+
+    def backward(self, loss_sum):
+        """Backward of a micro-batch's loss given as the SUM of its per-sample losses,
+        scaled so that the update is the mean over the global batch under every plan
+        (DDP averages over dp ranks, hence * dp)."""
+        self._loss += loss_sum.detach().to(self._loss.dtype)
+        (loss_sum * self.dp / self.global_batch).backward()
+
+    @property
+    def loss_scale(self):
+        """What backward() multiplies the per-sample loss sum by (for pipeline scripts)."""
+        return self.dp / self.global_batch
+
+    def step(self, loss_sum=None):
+        """End a step: update, log the global mean loss, report, and stop (checkpoint,
+        exit 75) when asked to. `loss_sum`: the step's summed per-sample losses when the
+        script ran backward itself (pipeline); else what backward() accumulated."""
+        self._stepped = True
+        if self.pp > 1 and self.dp > 1:  # what DDP does for dp alone: average over replicas
+            for q in self.mine:
+                if q.grad is not None:
+                    dist.all_reduce(q.grad, group=self.stage_group)
+                    q.grad /= self.dp
+        self.opt.step()
+        self.step_no += 1
+        step, G = self.step_no, self.global_batch
+        total = self._loss if loss_sum is None else loss_sum
+        if self.topo.world > 1:
+            dist.all_reduce(total)  # under pp only the last stage's ranks hold losses
+        if self._log and not ckpt.fenced(self.fence, self.run_id):
+            self._log.write("%d %.9g %s %d %d %d\n" % (step, total.item() / G, self.run_id,
+                                                         self.dp, self.plan["ga"], self.pp))
+            self._log.flush()
+        self._meter.tick()
+        if self.rank == 0 and (step % self.args.report_every == 0 or step == self.iters):
+            report.post(self.url, self.job_id, self.token,
+                        {"iters_done": step, "throughput_sps": self._meter.take(G), "run": int(self.run_id)})
+        # every rank stops after the same step: rank 0's view of the flag, broadcast
+        stop = torch.zeros(1)
+        a = self.args
+        stop[0] = 1.0 if (self.stop_flag.value or (a.stop_after and step == a.stop_after)) else 0.0
+        if self.topo.world > 1:
+            dist.broadcast(stop, 0)
+        if a.ckpt_every and step % a.ckpt_every == 0 and step < self.iters and self.pp == 1 and stop[0] == 0:
+            if self.zero:  # collective: every rank decides alike (after the broadcast)
+                self.opt.consolidate_state_dict(to=0)
+            if self.rank == 0 and ckpt.publish(self.ckpt_dir, self.run_id, self.fence, self._state()):
+                print("published checkpoint at %d" % step, flush=True)
+        if stop[0] > 0 and step < self.iters:
+            self._checkpoint_and_exit()
+
+    def _state(self):
+        return {"model": self.module.state_dict(), "opt": self.opt.state_dict(), "step": self.step_no}
+
+    def _checkpoint_and_exit(self):
+        """All ranks are here after the same step: write the full state, publish, exit 75."""
+        step = self.step_no
+        if self.zero:
+            self.opt.consolidate_state_dict(to=0)
+        part = lambda s: os.path.join(self.ckpt_dir, "stage-%d.pt" % s)  # noqa: E731
+        if self.pp > 1:
+            if self.replica == 0:
+                torch.save({"model": self.module.state_dict(), "opt": self.opt.state_dict()}, part(self.stage))
+            dist.barrier()  # every stage's part is written
+        if self.rank == 0:
+            if self.pp > 1:
+                names = [n for n, _ in self.module.named_parameters()]
+                model, opt = ckpt.merge_parts(names, self.owner, [torch.load(part(s)) for s in range(self.pp)])
+                state = {"model": model, "opt": opt, "step": step}
+            else:
+                state = self._state()
+            ok = ckpt.publish(self.ckpt_dir, self.run_id, self.fence, state)
+            for s in range(self.pp if self.pp > 1 else 0):
+                os.unlink(part(s))
+            print("checkpointed at %d" % step if ok else "fenced at %d: not published" % step, flush=True)
+        dist.barrier()
+        dist.destroy_process_group()
+        sys.stdout.flush()
+        if self.topo.local > 1:
+            os._exit(EXIT_CHECKPOINTED)
+        sys.exit(EXIT_CHECKPOINTED)
