@@ -336,9 +336,9 @@ def pin_open(port):
 def fill_pins(socks, n_requests=40000, limit_s=10.0, stall_s=0.5):
     """Pipelines up to 40,000 404s on every pin at once (more replies than the kernel
     buffers of both ends hold, measured) until none has taken a byte for stall_s: their
-    replies have piled up until rubickd cannot send, and each stays busy for as long as the
-    server lets it (the lock-out of an address that every local client shares). All at
-    once, not one after another: filled in turn, under the sanitizers, the first were cut
+    replies pile up until rubickd cannot send (wait_stuck), and each stays busy for as long
+    as the server lets it (the lock-out of an address that every local client shares). All
+    at once, not one after another: filled in turn, under the sanitizers, the first were cut
     at their send deadline before the last was full."""
     req = PIN_REQUEST * n_requests
     sent = {s: len(PIN_REQUEST) for s in socks}
@@ -370,6 +370,40 @@ def server_established(port, client_ports):
                     and int(remote.split(":")[1], 16) in client_ports):
                 n += 1
     return n
+
+
+def server_queues(port, client_ports):
+    """rubickd's side of these connections: {client port: (send queue, receive queue)}."""
+    q = {}
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fld = line.split()
+            local, remote, state = fld[1], fld[2], fld[3]
+            cport = int(remote.split(":")[1], 16)
+            if int(local.split(":")[1], 16) == port and state == "01" and cport in client_ports:
+                tx, rx = fld[4].split(":")
+                q[cport] = (int(tx, 16), int(rx, 16))
+    return q
+
+
+def wait_stuck(port, socks, limit_s, still_s=0.5):
+    """Wait until rubickd is stuck sending on every one of socks: replies queued that the
+    client does not read, and neither queue moving for still_s (it reads no more requests).
+    The client's own send stalling does not say so: the kernel takes all its requests long
+    before rubickd has answered them. Whether they all got stuck within limit_s."""
+    ports = {s.getsockname()[1] for s in socks}
+    t0 = time.time()
+    last, since = None, time.time()
+    while time.time() - t0 < limit_s:  # bounded
+        q = server_queues(port, ports)
+        if q != last:
+            last, since = q, time.time()
+        elif len(q) == len(ports) and all(tx > 0 for tx, _ in q.values()) \
+                and time.time() - since >= still_s:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def pipelined(port, request, n):
@@ -447,6 +481,9 @@ def test_pinned_address():
         for _ in range(8):
             pins.append(pin_open(port))
         fill_pins(pins)
+        check(wait_stuck(port, pins, 20 * TIME_SCALE),
+              "the 8 pins get rubickd stuck sending: %s" % server_queues(
+                  port, {s.getsockname()[1] for s in pins}))
         for _ in range(4):
             try:
                 s = pin_open(port)
