@@ -20,7 +20,9 @@
  * scaled to each type by its training rate (rk_gpu_train_tflops) against
  * the type those speeds are for (v100 for measured speeds, the model's
  * reference otherwise); 0 where the job cannot run: more GPUs than the type
- * has, or its plan's memory (rk_memory_estimate) above the type's GPU memory.
+ * has, or its plan's memory (rk_memory_estimate) above the type's GPU memory
+ * where another type holds it (over memory everywhere, the estimate is not
+ * trusted: drivers run the requested plan).
  * Space sharing (Gavel's packed pairs) is not modelled: every GPU runs one
  * job at a time.
  *
@@ -195,6 +197,13 @@ static void job_tput(const struct rk_sched_input *in, const struct types *ty,
 	rk_job_gpu_range(j, &lo, &hi);
 	struct rk_mem_usage mu;
 	int have_mem = !native && rk_memory_estimate(j->model, &j->req_plan, &mu, NULL) == 0;
+	/* Over memory on every type: the estimate is not trusted (the driver
+	 * runs the requested plan anyway), so no type is closed for it. */
+	int fits_somewhere = 0;
+	for (int t = 0; have_mem && t < ty->n; t++)
+		if (ty->gpu_mem_mb[t] <= 0 || mu.gpu_mb <= (double)ty->gpu_mem_mb[t])
+			fits_somewhere = 1;
+	have_mem = have_mem && fits_somewhere;
 	for (int t = 0; t < ty->n; t++) {
 		tput[t] = 0;
 		if (j->req_gpus < 1 || j->req_gpus < lo || j->req_gpus > hi ||
