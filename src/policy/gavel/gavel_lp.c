@@ -193,7 +193,7 @@ static int allocate_ftf(const struct gavel_problem *p, const double *iso, double
 	/* hi is feasible (X^equal meets it); keep its max-min solution. */
 	int have = 0;
 	memset(xt, 0, (size_t)nj * p->n_types * sizeof(*xt));
-	for (int it = 0; it < 64 && hi - lo > GAVEL_FTF_TOL * hi; it++) {
+	for (int it = 0; it < 64 && (!have || hi - lo > GAVEL_FTF_TOL * hi); it++) {
 		double r = have ? 0.5 * (lo + hi) : hi;
 		int ok = 1;
 		for (int j = 0; j < nj; j++) {
