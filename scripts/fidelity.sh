@@ -65,6 +65,8 @@ command -v python3 >/dev/null || { echo "fidelity: needs python3" >&2; exit 1; }
 #          jobs keep Synergy's own lengths (docs/trace-format.md).
 #  shockwave: Shockwave's pickled results, 32 V100 (8x4), 120 s rounds, its
 #          TACC throughput file (--throughputs auto picks it).
+#  shockwave-gavel: the same with no restart cost, as Gavel's simulator (which
+#          Shockwave's extends) advances a scheduled job for the whole round.
 sia_restart="30,imagenet=250,bert=120,yolov3=45,deepspeech2=25"
 sia_jobs="--restart-cost $sia_restart --oracle measured=$shared/traces/sia-artifacts/profiles --job-length sia-target"
 declare -A PEER_ARGS=(
@@ -74,6 +76,7 @@ declare -A PEER_ARGS=(
 	[sia]="--cluster 6x4:t4+2x8:a100+3x8:2080ti --interval 60 $sia_jobs"
 	[synergy]="--cluster 4x8:v100,cpus=24,mem=500G"
 	[shockwave]="--cluster 8x4:v100 --interval 120"
+	[shockwave-gavel]="--cluster 8x4:v100 --interval 120 --restart-cost 0"
 	[rubick]="--cluster 8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100 --interval 60 --restart-cost 260"
 )
 # Muri's Tiresias (dlas-gpu): 3 queues split at 3,250 and 7,200 GPU-seconds,
@@ -108,13 +111,15 @@ sia|philly/ Sia, heterogeneous, mean of 8|sia-artifacts/workloads/philly/workloa
 sia|saturn/ Sia, heterogeneous, mean of 10|sia-artifacts/workloads/saturn/workload-*.csv|sia||3564|61560|out
 synergy|static_100job FIFO (FIFO-fair)|synergy/static_100job_6_3_1100.0.csv|fifo||20268|-|in
 shockwave|120 jobs, Gavel LAS (max_min_fairness) vs Tiresias|shockwave/traces/120_*.trace|tiresias||11274|33208|in
+shockwave-gavel|120 jobs, Gavel LAS (max_min_fairness), no restart cost|shockwave/traces/120_*.trace|gavel|round_s=120|11274|33208|out
+shockwave-gavel|120 jobs, Themis (finish_time_fairness) vs gavel-ftf, no restart cost|shockwave/traces/120_*.trace|gavel-ftf|round_s=120|11302|31929|in
 ROWS
 )
 # Rows not replayable today, and what they need.
 pending=$(cat <<'PENDING'
-sia|saturn/ Gavel (max_sum_throughput_perf, 360 s rounds)|not replayable: no Gavel policy
+sia|saturn/ Gavel (max_sum_throughput_perf, 360 s rounds)|not replayable: gavel has max-min and finish-time fairness, not max_sum_throughput
 synergy|FIFO-tune, TETRIS, FTF|not replayable: Synergy's CPU/memory tuning (synergy-fifo/-srtf replay its allocator on our measured speeds, not on its profiles)
-shockwave|Shockwave, AlloX, Themis, Gandiva-Fair, OSSP|not replayable: no such policies (Tiresias is the nearest LAS)
+shockwave|Shockwave, AlloX, Gandiva-Fair, OSSP|not replayable: no such policies (Themis is Gavel's finish_time_fairness: the gavel-ftf row)
 muri|trace3 Muri-S|not replayable: no Muri (multi-resource interleaving) policy
 pollux|Pollux, Optimus+Oracle|not replayable: no Pollux or Optimus policy
 sia-paper|philly/ Pollux and Gavel+TunedJobs on 64 T4|not replayable: no Pollux policy; Gavel needs its throughputs

@@ -1,10 +1,11 @@
 /*
  * A small integer-programming wrapper: binary variables (or bounded integers,
- * rk_lp_set_upper), a linear
+ * rk_lp_set_upper, or continuous ones, rk_lp_set_real), a linear
  * objective, sparse rows with lower/upper bounds, solved by branch-and-cut
  * under a time, node and relative-gap limit, optionally from a start solution. It exists so that exactly
  * one file (src/policy/solvers/lp.c) includes a solver header (GLPK); no solver type
- * appears here. Used by the Sia baseline (docs/references.md §5.1).
+ * appears here. Used by the Sia baseline (docs/references.md §5.1) and Gavel's
+ * allocation LPs (src/policy/gavel).
  *
  * Typical use:
  *   struct rk_lp *lp;
@@ -99,9 +100,18 @@ int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err);
 int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err);
 
 /*
+ * Make `var` continuous in lo..hi (lo finite; hi may be RK_LP_NO_BOUND), e.g.
+ * a share of time or a max-min level (Gavel's allocation LPs). A problem
+ * whose variables are all continuous is solved by simplex alone. Returns 0
+ * or RK_EINVAL (bad bounds, the variable is fixed, or a start is set).
+ */
+int rk_lp_set_real(struct rk_lp *lp, int var, double lo, double hi, struct rk_error *err);
+
+/*
  * Offer values[v] (0..upper bound of v, for every variable) as the first
  * incumbent of every later solve, e.g. the previous round's solution. It must
- * satisfy every row; an infeasible start is ignored (the solve
+ * satisfy every row; an infeasible start is ignored. Refused (RK_EINVAL) on
+ * a problem with continuous variables (the solve
  * still runs). The array is copied. Returns 0, RK_EINVAL (a value out of its
  * bounds) or RK_ENOMEM; on failure nothing changes.
  */
@@ -117,7 +127,11 @@ int rk_lp_set_start(struct rk_lp *lp, const int *values, struct rk_error *err);
 int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_result *res,
 		struct rk_error *err);
 
-/* Value (0..upper bound) of `var` in the last solution; 0 if none or out of range. */
+/* Value (0..upper bound) of `var` in the last solution; 0 if none or out of range
+ * (a continuous variable's is rounded to the nearest integer). */
 int rk_lp_value(const struct rk_lp *lp, int var);
+
+/* Value of `var` in the last solution as a double (continuous or not); 0 if none. */
+double rk_lp_value_real(const struct rk_lp *lp, int var);
 
 #endif

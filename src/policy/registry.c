@@ -12,6 +12,8 @@ extern const struct rk_policy_ops rk_policy_sjf;
 extern const struct rk_policy_ops rk_policy_srtf;
 extern const struct rk_policy_ops rk_policy_tiresias;
 extern const struct rk_policy_ops rk_policy_sia;
+extern const struct rk_policy_ops rk_policy_gavel;
+extern const struct rk_policy_ops rk_policy_gavel_ftf;
 extern const struct rk_policy_ops rk_policy_antman;
 extern const struct rk_policy_ops rk_policy_synergy_fifo;
 extern const struct rk_policy_ops rk_policy_synergy_srtf;
@@ -33,6 +35,8 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_srtf,
 	&rk_policy_tiresias,
 	&rk_policy_sia,
+	&rk_policy_gavel,
+	&rk_policy_gavel_ftf,
 	&rk_policy_antman,
 	&rk_policy_synergy_fifo,
 	&rk_policy_synergy_srtf,

@@ -1,5 +1,6 @@
 /*
- * Integer-programming wrapper over GLPK (binaries and bounded integers; the
+ * Integer-programming wrapper over GLPK (binaries, bounded integers and
+ * continuous variables; the
  * only file that includes glpk.h; see
  * include/rubick/lp.h and ARCHITECTURE.md "each third-party library lives
  * behind one file"). The problem is kept in our own arrays and handed to a
@@ -22,6 +23,11 @@ struct rk_lp {
 	signed char *fixed; /* n_vars: -1 free, 0 or 1 fixed */
 	int *ub;            /* n_vars: upper bound, 1 = binary */
 	int *sol;           /* n_vars: last solution */
+	/* Continuous variables (rk_lp_set_real): NULL until the first one. */
+	unsigned char *real; /* n_vars: 1 = continuous in [rlo, rhi] */
+	double *rlo, *rhi;   /* n_vars bounds (rhi may be HUGE_VAL) */
+	double *xsol;        /* n_vars: last solution as doubles */
+	int n_real;
 	int has_sol;
 	int *start;         /* n_vars: offered first incumbent, or NULL */
 
@@ -69,6 +75,10 @@ void rk_lp_destroy(struct rk_lp *lp)
 	free(lp->obj);
 	free(lp->fixed);
 	free(lp->sol);
+	free(lp->real);
+	free(lp->rlo);
+	free(lp->rhi);
+	free(lp->xsol);
 	free(lp->start);
 	free(lp->ub);
 	free(lp->row_at);
@@ -117,7 +127,7 @@ int rk_lp_fix(struct rk_lp *lp, int var, int value, struct rk_error *err)
 	if (value != 0 && value != 1)
 		return rk_error_set(err, RK_EINVAL, "lp: variable %d fixed to %d, must be 0 or 1", var,
 				    value);
-	if (lp->ub[var] != 1)
+	if (lp->ub[var] != 1 || (lp->real && lp->real[var]))
 		return rk_error_set(err, RK_EINVAL, "lp: variable %d is not binary, cannot fix it", var);
 	lp->fixed[var] = (signed char)value;
 	return RK_OK;
@@ -133,7 +143,49 @@ int rk_lp_set_upper(struct rk_lp *lp, int var, int ub, struct rk_error *err)
 				    ub);
 	if (lp->fixed[var] >= 0 && ub != 1)
 		return rk_error_set(err, RK_EINVAL, "lp: variable %d is fixed, cannot widen it", var);
+	if (lp->real && lp->real[var])
+		return rk_error_set(err, RK_EINVAL, "lp: variable %d is continuous", var);
 	lp->ub[var] = ub;
+	return RK_OK;
+}
+
+int rk_lp_set_real(struct rk_lp *lp, int var, double lo, double hi, struct rk_error *err)
+{
+	int rc = check_var(lp, var, err);
+	if (rc)
+		return rc;
+	if (!isfinite(lo) || isnan(hi) || hi < lo)
+		return rk_error_set(err, RK_EINVAL,
+				    "lp: variable %d: bounds %g..%g (lo finite, hi >= lo or no bound)",
+				    var, lo, hi);
+	if (lp->fixed[var] >= 0)
+		return rk_error_set(err, RK_EINVAL,
+				    "lp: variable %d is fixed, cannot make it continuous", var);
+	if (lp->start)
+		return rk_error_set(err, RK_EINVAL,
+				    "lp: a start is set; starts are for integer problems");
+	if (!lp->real) {
+		size_t n = (size_t)lp->n_vars;
+		unsigned char *r = calloc(n, 1);
+		double *a = calloc(n, sizeof(*a)), *b = calloc(n, sizeof(*b));
+		double *x = calloc(n, sizeof(*x));
+		if (!r || !a || !b || !x) {
+			free(r);
+			free(a);
+			free(b);
+			free(x);
+			return rk_error_set(err, RK_ENOMEM, "lp: out of memory");
+		}
+		lp->real = r;
+		lp->rlo = a;
+		lp->rhi = b;
+		lp->xsol = x;
+	}
+	if (!lp->real[var])
+		lp->n_real++;
+	lp->real[var] = 1;
+	lp->rlo[var] = lo;
+	lp->rhi[var] = hi;
 	return RK_OK;
 }
 
@@ -141,6 +193,9 @@ int rk_lp_set_start(struct rk_lp *lp, const int *values, struct rk_error *err)
 {
 	if (!values)
 		return rk_error_set(err, RK_EINVAL, "lp: start solution is NULL");
+	if (lp->n_real)
+		return rk_error_set(err, RK_EINVAL,
+				    "lp: starts are for problems without continuous variables");
 	for (int j = 0; j < lp->n_vars; j++) {
 		int lo = lp->fixed[j] >= 0 ? lp->fixed[j] : 0;
 		int hi = lp->fixed[j] >= 0 ? lp->fixed[j] : lp->ub[j];
@@ -254,7 +309,15 @@ static glp_prob *build_glp(const struct rk_lp *lp)
 	glp_set_obj_dir(p, lp->sense == RK_LP_MAXIMISE ? GLP_MAX : GLP_MIN);
 	glp_add_cols(p, lp->n_vars);
 	for (int j = 0; j < lp->n_vars; j++) {
-		if (lp->ub[j] == 1) {
+		if (lp->real && lp->real[j]) {
+			glp_set_col_kind(p, j + 1, GLP_CV);
+			if (isinf(lp->rhi[j]))
+				glp_set_col_bnds(p, j + 1, GLP_LO, lp->rlo[j], 0.0);
+			else if (lp->rhi[j] == lp->rlo[j])
+				glp_set_col_bnds(p, j + 1, GLP_FX, lp->rlo[j], lp->rlo[j]);
+			else
+				glp_set_col_bnds(p, j + 1, GLP_DB, lp->rlo[j], lp->rhi[j]);
+		} else if (lp->ub[j] == 1) {
 			glp_set_col_kind(p, j + 1, GLP_BV);
 		} else {
 			glp_set_col_kind(p, j + 1, GLP_IV);
@@ -385,6 +448,32 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 	double *start = NULL;
 	struct tree_ctx ctx = {.max_nodes = opts ? opts->max_nodes : 0};
 	int rc = GLP_ENOPFS;
+	if (lp->n_real == lp->n_vars) {
+		/* A pure LP: the simplex's answer is the answer. A numerical
+		 * failure from the advanced basis is retried once with GLPK's
+		 * presolver, which rescales and starts from its own basis. */
+		if (lrc != 0 && lrc != GLP_ENOPFS && lrc != GLP_ENODFS) {
+			sm.presolve = GLP_ON;
+			glp_std_basis(p);
+			lrc = glp_simplex(p, &sm);
+			lst = glp_get_status(p);
+		}
+		int ret = RK_OK;
+		if (lrc != 0 && lrc != GLP_ENOPFS && lrc != GLP_ENODFS) {
+			ret = rk_error_set(err, RK_EINTERNAL, "lp: GLPK simplex failed (code %d)", lrc);
+		} else if (lrc == 0 && lst == GLP_OPT) {
+			res->status = RK_LP_OPTIMAL;
+			res->objective = glp_get_obj_val(p);
+			for (int j = 0; j < lp->n_vars; j++)
+				lp->xsol[j] = glp_get_col_prim(p, j + 1);
+			lp->has_sol = 1;
+		} else if (lrc == GLP_ENOPFS || lst == GLP_NOFEAS) {
+			res->status = RK_LP_INFEASIBLE;
+		}
+		glp_delete_prob(p);
+		glp_term_out(prev_out);
+		return ret;
+	}
 	if (lrc == 0 && lst == GLP_OPT) {
 		if (lp->start && start_feasible(lp)) {
 			start = malloc(((size_t)lp->n_vars + 1) * sizeof(*start));
@@ -442,8 +531,12 @@ int rk_lp_solve(struct rk_lp *lp, const struct rk_lp_opts *opts, struct rk_lp_re
 			res->status = (st == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? RK_LP_OPTIMAL
 										      : RK_LP_FEASIBLE;
 			res->objective = glp_mip_obj_val(p);
-			for (int j = 0; j < lp->n_vars; j++)
-				lp->sol[j] = (int)floor(glp_mip_col_val(p, j + 1) + 0.5);
+			for (int j = 0; j < lp->n_vars; j++) {
+				double x = glp_mip_col_val(p, j + 1);
+				lp->sol[j] = (int)floor(x + 0.5);
+				if (lp->xsol)
+					lp->xsol[j] = lp->real[j] ? x : lp->sol[j];
+			}
 			lp->has_sol = 1;
 		} else if (st == GLP_NOFEAS) {
 			res->status = RK_LP_INFEASIBLE;
@@ -461,5 +554,16 @@ int rk_lp_value(const struct rk_lp *lp, int var)
 {
 	if (!lp->has_sol || var < 0 || var >= lp->n_vars)
 		return 0;
+	if (lp->real && lp->real[var])
+		return (int)floor(lp->xsol[var] + 0.5);
+	return lp->sol[var];
+}
+
+double rk_lp_value_real(const struct rk_lp *lp, int var)
+{
+	if (!lp->has_sol || var < 0 || var >= lp->n_vars)
+		return 0;
+	if (lp->xsol)
+		return lp->xsol[var];
 	return lp->sol[var];
 }

@@ -272,6 +272,59 @@ static void bounded_integers(void **state)
 	rk_lp_destroy(lp);
 }
 
+/* Continuous variables: max x + y, x + 2y <= 4, 3x + y <= 6, 0 <= x, y: the vertex (1.6, 1.2);
+ * a mixed problem keeps its reals fractional; misuse is refused. */
+static void continuous_variables(void **state)
+{
+	(void)state;
+	struct rk_lp *lp;
+	struct rk_error err;
+	assert_int_equal(rk_lp_create(&lp, 2, RK_LP_MAXIMISE, &err), RK_OK);
+	for (int v = 0; v < 2; v++) {
+		assert_int_equal(rk_lp_set_real(lp, v, 0.0, RK_LP_NO_BOUND, &err), RK_OK);
+		assert_int_equal(rk_lp_set_obj(lp, v, 1.0, &err), RK_OK);
+	}
+	const int vars[] = {0, 1};
+	const double a[] = {1, 2}, b[] = {3, 1};
+	assert_int_equal(rk_lp_add_row(lp, 2, vars, a, RK_LP_NO_BOUND, 4, &err), RK_OK);
+	assert_int_equal(rk_lp_add_row(lp, 2, vars, b, RK_LP_NO_BOUND, 6, &err), RK_OK);
+	struct rk_lp_result res;
+	assert_int_equal(rk_lp_solve(lp, NULL, &res, &err), RK_OK);
+	assert_int_equal(res.status, RK_LP_OPTIMAL);
+	assert_true(fabs(rk_lp_value_real(lp, 0) - 1.6) < 1e-9);
+	assert_true(fabs(rk_lp_value_real(lp, 1) - 1.2) < 1e-9);
+	assert_true(fabs(res.objective - 2.8) < 1e-9);
+	assert_int_equal(rk_lp_fix(lp, 0, 1, &err), RK_EINVAL);
+	assert_int_equal(rk_lp_set_upper(lp, 0, 3, &err), RK_EINVAL);
+	int start[2] = {0, 0};
+	assert_int_equal(rk_lp_set_start(lp, start, &err), RK_EINVAL);
+	assert_int_equal(rk_lp_set_real(lp, 0, 1.0, 0.5, &err), RK_EINVAL);
+	rk_lp_destroy(lp);
+
+	/* Mixed: binary y, real x <= 2.5 y, max x - y: y = 1, x = 2.5. */
+	assert_int_equal(rk_lp_create(&lp, 2, RK_LP_MAXIMISE, &err), RK_OK);
+	assert_int_equal(rk_lp_set_real(lp, 0, 0.0, 10.0, &err), RK_OK);
+	assert_int_equal(rk_lp_set_obj(lp, 0, 1.0, &err), RK_OK);
+	assert_int_equal(rk_lp_set_obj(lp, 1, -1.0, &err), RK_OK);
+	const double c[] = {1, -2.5};
+	assert_int_equal(rk_lp_add_row(lp, 2, vars, c, RK_LP_NO_BOUND, 0, &err), RK_OK);
+	assert_int_equal(rk_lp_solve(lp, NULL, &res, &err), RK_OK);
+	assert_int_equal(res.status, RK_LP_OPTIMAL);
+	assert_int_equal(rk_lp_value(lp, 1), 1);
+	assert_true(fabs(rk_lp_value_real(lp, 0) - 2.5) < 1e-9);
+	rk_lp_destroy(lp);
+
+	/* Infeasible pure LP: x >= 2 and x <= 1. */
+	assert_int_equal(rk_lp_create(&lp, 1, RK_LP_MINIMISE, &err), RK_OK);
+	assert_int_equal(rk_lp_set_real(lp, 0, 0.0, 1.0, &err), RK_OK);
+	const int v0[] = {0};
+	const double one[] = {1};
+	assert_int_equal(rk_lp_add_row(lp, 1, v0, one, 2, RK_LP_NO_BOUND, &err), RK_OK);
+	assert_int_equal(rk_lp_solve(lp, NULL, &res, &err), RK_OK);
+	assert_int_equal(res.status, RK_LP_INFEASIBLE);
+	rk_lp_destroy(lp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +335,7 @@ int main(void)
 		cmocka_unit_test(bad_inputs_are_reported),
 		cmocka_unit_test(matches_brute_force),
 		cmocka_unit_test(bounded_integers),
+		cmocka_unit_test(continuous_variables),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
