@@ -1,83 +1,10 @@
 #!/bin/bash
 # bench_gavel_scale.sh BUILD [SHARED_DIR] — Gavel's policies at scale (issue 23, "Keep
-# the simulator's speed").
-#
-# For gavel (max-min fairness) and gavel-ftf (finish-time fairness), CPU seconds
-# (user + sys of `rubick sim`) with budgets:
-#   - Pollux's philly.csv, 82,247 jobs, on 256x8 GPUs           budget 60 s
-#   - Gavel's contended VC trace msr/seed0/0e4a51 on 8x8 (its
-#     own throughputs, --throughputs auto)                      budget 30 s
-#   - the longest round (bench_rounds, thread CPU of each schedule call) on
-#     all of philly.csv on 256x8 = 2,048 GPUs                   budget 1 s
-# with the rounds' count and mean (the cost per round at 2,048 GPUs). A run is
-# stopped after BENCH_GAVEL_TIMEOUT x its budget of wall time (default 10). Exit
-# status 1 if a budget is missed. Not a test (docs: bench/README.md,
-# "bench_gavel_scale.sh").
-set -u
-build=${1:?usage: bench_gavel_scale.sh BUILD [SHARED_DIR]}
-shared=${2:-${RK_SHARED_DIR:-$(dirname "$0")/../../shared}}
-rubick=$build/src/cli/rubick
-rounds=$build/bench/bench_rounds
-philly=$shared/traces/pollux-osdi21/philly.csv
-gavel=$shared/traces/gavel/msr/seed0/0e4a51.trace
-for f in "$rubick" "$rounds" "$philly" "$gavel"; do
-	[ -e "$f" ] || { echo "bench_gavel_scale: $f: not found" >&2; exit 2; }
-done
-factor=${BENCH_GAVEL_TIMEOUT:-10}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-load() { cut -d' ' -f1 /proc/loadavg; }
-
-# sim POLICY TRACE CLUSTER LIMIT_S -> "cpu_s status" (status: done:COMPLETED, stopped, failed:...)
-sim() {
-	local policy=$1 trace=$2 cluster=$3 limit=$4 rc
-	local TIMEFORMAT='%U %S'
-	{ time timeout "$limit" "$rubick" sim --trace "$trace" --cluster "$cluster" \
-		--policy "$policy" --no-timing >"$tmp/out" 2>"$tmp/err"; } 2>"$tmp/time"
-	rc=$?
-	read -r u s <"$tmp/time"
-	local cpu
-	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u + s}')
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "$cpu stopped"
-	elif [ "$rc" -ne 0 ]; then
-		echo "$cpu failed:$(head -c 200 "$tmp/err" | tr '\n' ' ')"
-	else
-		echo "$cpu done:$(awk -v p="$policy" '$1 == p {print $10}' "$tmp/out")"
-	fi
-}
-
-# round_stats POLICY TRACE CLUSTER LIMIT_S -> "rounds mean_ms max_ms" (or "- - stopped")
-round_stats() {
-	timeout "$4" "$rounds" "$2" "$3" "$1" 0 1000000 >"$tmp/rounds" 2>&1 ||
-		{ [ $? -ge 124 ] && { echo "- - stopped"; return; }; }
-	sed -n 's/.* \([0-9]*\) rounds, policy [0-9]* ms, mean \([0-9.]*\) p99 [0-9.]* max \([0-9.]*\) ms.*/\1 \2 \3/p' \
-		"$tmp/rounds"
-}
-
-over() { awk -v c="$1" -v b="$2" 'BEGIN{exit !(c > b)}'; }
-
-missed=0
-echo "## Gavel budgets"
-echo
-echo "| policy | case | cpu s | budget | completed | load avg |"
-echo "|---|---|---:|---|---|---:|"
-for p in gavel gavel-ftf; do
-	l=$(load)
-	r=$(sim "$p" "$philly" 256x8 $((60 * factor)))
-	v=ok
-	{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 60; } && { v=MISSED; missed=1; }
-	echo "| $p | philly.csv (82,247 jobs), 256x8 | ${r%% *} | 60 s: $v | ${r#*:} | $l |"
-	l=$(load)
-	r=$(sim "$p" "$gavel" 8x8 $((30 * factor)))
-	v=ok
-	{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 30; } && { v=MISSED; missed=1; }
-	echo "| $p | Gavel VC 0e4a51 (1,181 jobs), 8x8 | ${r%% *} | 30 s: $v | ${r#*:} | $l |"
-	l=$(load)
-	read -r n mean max <<<"$(round_stats "$p" "$philly" 256x8 $((60 * factor)))"
-	v=ok
-	{ [ "$max" = stopped ] || [ -z "$max" ] || over "$max" 1000; } && { v=MISSED; missed=1; }
-	echo "| $p | longest round, philly.csv on 256x8 ($n rounds, mean $mean ms) | max $max ms | 1 s: $v | | $l |"
-done
-exit $missed
+# the simulator's speed"): gavel (max-min fairness) and gavel-ftf (finish-time
+# fairness) held to Sia's budgets by bench_sia_scale.sh (philly.csv on 256x8 in
+# 60 s CPU, Gavel's VC trace 0e4a51 on 8x8 in 30 s, the longest round at 2,048
+# GPUs in 1 s, with the rounds' count and mean). BENCH_GAVEL_TIMEOUT (default
+# 10) x a budget of wall time stops a run. Exit status 1 if a budget is missed.
+# Not a test (docs: bench/README.md, "bench_gavel_scale.sh").
+BENCH_POLICIES="gavel gavel-ftf" BENCH_SIA_QUICK=1 BENCH_SIA_TIMEOUT=${BENCH_GAVEL_TIMEOUT:-10} \
+	exec bash "$(dirname "$0")/bench_sia_scale.sh" "$@"

@@ -14,8 +14,10 @@
 # average is printed with every row. A run is stopped after
 # BENCH_SIA_TIMEOUT x its budget of wall time (default 10: the shared
 # development VM runs at load ~20); BENCH_SIA_QUICK=1 skips the growth tables.
-# Exit status 1 if a budget is missed. Not a test: speed lives here, with
-# budgets (docs: bench/README.md, "bench_sia_scale.sh").
+# BENCH_POLICIES (default sia) names other policies to hold to the same
+# budgets, in turn (bench_gavel_scale.sh does so for Gavel's). Exit status 1
+# if a budget is missed. Not a test: speed lives here, with budgets (docs:
+# bench/README.md, "bench_sia_scale.sh").
 set -u
 build=${1:?usage: bench_sia_scale.sh BUILD [SHARED_DIR]}
 shared=${2:-${RK_SHARED_DIR:-$(dirname "$0")/../../shared}}
@@ -27,17 +29,18 @@ for f in "$rubick" "$rounds" "$philly" "$gavel"; do
 	[ -e "$f" ] || { echo "bench_sia_scale: $f: not found" >&2; exit 2; }
 done
 factor=${BENCH_SIA_TIMEOUT:-10}
+policies=${BENCH_POLICIES:-sia}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# sim TRACE CLUSTER LIMIT_S -> "cpu_s status" (status: done:COMPLETED, stopped, failed:...)
+# sim POLICY TRACE CLUSTER LIMIT_S -> "cpu_s status" (status: done:COMPLETED, stopped, failed:...)
 sim() {
-	local trace=$1 cluster=$2 limit=$3 rc
+	local policy=$1 trace=$2 cluster=$3 limit=$4 rc
 	local TIMEFORMAT='%U %S'
-	{ time timeout "$limit" "$rubick" sim --trace "$trace" --cluster "$cluster" --policy sia \
-		--no-timing >"$tmp/out" 2>"$tmp/err"; } 2>"$tmp/time"
+	{ time timeout "$limit" "$rubick" sim --trace "$trace" --cluster "$cluster" \
+		--policy "$policy" --no-timing >"$tmp/out" 2>"$tmp/err"; } 2>"$tmp/time"
 	rc=$?
 	read -r u s <"$tmp/time"
 	local cpu
@@ -47,13 +50,13 @@ sim() {
 	elif [ "$rc" -ne 0 ]; then
 		echo "$cpu failed:$(head -c 200 "$tmp/err" | tr '\n' ' ')"
 	else
-		echo "$cpu done:$(awk '$1 == "sia" {print $10}' "$tmp/out")"
+		echo "$cpu done:$(awk -v p="$policy" '$1 == p {print $10}' "$tmp/out")"
 	fi
 }
 
-# round_stats TRACE CLUSTER LIMIT_S -> "rounds mean_ms max_ms" (or "- - stopped")
+# round_stats POLICY TRACE CLUSTER LIMIT_S -> "rounds mean_ms max_ms" (or "- - stopped")
 round_stats() {
-	timeout "$3" "$rounds" "$1" "$2" sia 0 1000000 >"$tmp/rounds" 2>&1 ||
+	timeout "$4" "$rounds" "$2" "$3" "$1" 0 1000000 >"$tmp/rounds" 2>&1 ||
 		{ [ $? -ge 124 ] && { echo "- - stopped"; return; }; }
 	sed -n 's/.* \([0-9]*\) rounds, policy [0-9]* ms, mean \([0-9.]*\) p99 [0-9.]* max \([0-9.]*\) ms.*/\1 \2 \3/p' \
 		"$tmp/rounds"
@@ -62,25 +65,27 @@ round_stats() {
 over() { awk -v c="$1" -v b="$2" 'BEGIN{exit !(c > b)}'; }
 
 missed=0
-echo "## Sia budgets"
+echo "## Budgets"
 echo
-echo "| case | cpu s | budget | completed | load avg |"
-echo "|---|---:|---|---|---:|"
-l=$(load)
-r=$(sim "$philly" 256x8 $((60 * factor)))
-v=ok
-{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 60; } && { v=MISSED; missed=1; }
-echo "| philly.csv (82,247 jobs), 256x8 | ${r%% *} | 60 s: $v | ${r#*:} | $l |"
-l=$(load)
-r=$(sim "$gavel" 8x8 $((30 * factor)))
-v=ok
-{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 30; } && { v=MISSED; missed=1; }
-echo "| Gavel VC 0e4a51 (1,181 jobs), 8x8 | ${r%% *} | 30 s: $v | ${r#*:} | $l |"
-l=$(load)
-read -r n mean max <<<"$(round_stats "$philly" 256x8 $((60 * factor)))"
-v=ok
-{ [ "$max" = stopped ] || [ -z "$max" ] || over "$max" 1000; } && { v=MISSED; missed=1; }
-echo "| longest round, philly.csv on 256x8 ($n rounds, mean $mean ms) | max $max ms | 1 s: $v | | $l |"
+echo "| policy | case | cpu s | budget | completed | load avg |"
+echo "|---|---|---:|---|---|---:|"
+for p in $policies; do
+	l=$(load)
+	r=$(sim "$p" "$philly" 256x8 $((60 * factor)))
+	v=ok
+	{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 60; } && { v=MISSED; missed=1; }
+	echo "| $p | philly.csv (82,247 jobs), 256x8 | ${r%% *} | 60 s: $v | ${r#*:} | $l |"
+	l=$(load)
+	r=$(sim "$p" "$gavel" 8x8 $((30 * factor)))
+	v=ok
+	{ [ "${r#* }" = "${r#* done}" ] || over "${r%% *}" 30; } && { v=MISSED; missed=1; }
+	echo "| $p | Gavel VC 0e4a51 (1,181 jobs), 8x8 | ${r%% *} | 30 s: $v | ${r#*:} | $l |"
+	l=$(load)
+	read -r n mean max <<<"$(round_stats "$p" "$philly" 256x8 $((60 * factor)))"
+	v=ok
+	{ [ "$max" = stopped ] || [ -z "$max" ] || over "$max" 1000; } && { v=MISSED; missed=1; }
+	echo "| $p | longest round, philly.csv on 256x8 ($n rounds, mean $mean ms) | max $max ms | 1 s: $v | | $l |"
+done
 echo
 
 if [ "${BENCH_SIA_QUICK:-0}" != 1 ]; then
@@ -91,21 +96,23 @@ if [ "${BENCH_SIA_QUICK:-0}" != 1 ]; then
 	limit=$((60 * factor))
 	echo "## Growth (philly.csv): cpu s of rubick sim; rounds, mean / max ms of bench_rounds"
 	echo
-	echo "| jobs | cluster | cpu s | rounds | mean ms | max ms | load avg |"
-	echo "|---:|---|---:|---:|---:|---:|---:|"
-	for t in 1000 5000 20000 all; do
-		f=$tmp/philly-$t.csv
-		[ "$t" = all ] && f=$philly
-		l=$(load)
-		r=$(sim "$f" 256x8 $limit)
-		read -r n mean max <<<"$(round_stats "$f" 256x8 $limit)"
-		echo "| $t | 256x8 | ${r%% *}$([ "${r#* }" = stopped ] && echo ' (stopped)') | $n | $mean | $max | $l |"
-	done
-	for c in 64x8 128x8; do
-		l=$(load)
-		r=$(sim "$philly" $c $limit)
-		read -r n mean max <<<"$(round_stats "$philly" $c $limit)"
-		echo "| all | $c | ${r%% *}$([ "${r#* }" = stopped ] && echo ' (stopped)') | $n | $mean | $max | $l |"
+	echo "| policy | jobs | cluster | cpu s | rounds | mean ms | max ms | load avg |"
+	echo "|---|---:|---|---:|---:|---:|---:|---:|"
+	for p in $policies; do
+		for t in 1000 5000 20000 all; do
+			f=$tmp/philly-$t.csv
+			[ "$t" = all ] && f=$philly
+			l=$(load)
+			r=$(sim "$p" "$f" 256x8 $limit)
+			read -r n mean max <<<"$(round_stats "$p" "$f" 256x8 $limit)"
+			echo "| $p | $t | 256x8 | ${r%% *}$([ "${r#* }" = stopped ] && echo ' (stopped)') | $n | $mean | $max | $l |"
+		done
+		for c in 64x8 128x8; do
+			l=$(load)
+			r=$(sim "$p" "$philly" $c $limit)
+			read -r n mean max <<<"$(round_stats "$p" "$philly" $c $limit)"
+			echo "| $p | all | $c | ${r%% *}$([ "${r#* }" = stopped ] && echo ' (stopped)') | $n | $mean | $max | $l |"
+		done
 	done
 	echo
 fi
