@@ -6,6 +6,7 @@ the cluster read from scontrol, and the run must say what it did not replay (the
 the steps folded) and the black-box share.
 Checked apart from the block: sacct's rows, read here in Python, give the same jobs and
 run times as `rubick trace` reads."""
+import glob
 import os
 import re
 import shutil
@@ -54,11 +55,16 @@ def main():
     env = dict(os.environ, RK_SLURM_PORT=str(10000 + os.getpid() % 15000))
     for k in ("SLURM_CONF", "RUBICK_URL", "RUBICK_TOKEN_FILE"):
         env.pop(k, None)
+    before = set(glob.glob(os.path.join(ROOT, "slurm-*.out")))
     r = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=300)
     print(r.stdout[-3000:], r.stderr[-3000:])
     if r.returncode != 0:
         raise AssertionError("the README's replay block failed (%d)" % r.returncode)
+    # a reader runs the block from a checkout: sbatch's default output is the cwd
+    litter = sorted(set(glob.glob(os.path.join(ROOT, "slurm-*.out"))) - before)
+    if litter:
+        raise AssertionError("the block left job output in the source root: %s" % litter)
     out_dir = lab + ".out"
     cluster = open(os.path.join(out_dir, "cluster.txt")).read()
     if not re.search(r"^4x8:a800,cpus=16,mem=64000$", cluster, re.M):
