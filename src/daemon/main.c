@@ -385,6 +385,8 @@ static int serve(struct rkd_config *c, char **argv)
 		.reserved_per_addr = c->reserved_per_addr ? c->reserved_per_addr : -1, /* 0: none */
 		.send_timeout_s = c->send_timeout_s,
 		.send_min_bytes_per_s = c->send_min_bytes_per_s,
+		.threads = c->http_threads,
+		.workers = c->http_workers,
 	};
 	if (rkd_http_start(&http, &hc, &err)) {
 		fprintf(stderr, "rubickd: %s\n", err.msg);

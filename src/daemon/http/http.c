@@ -1,20 +1,29 @@
 /*
- * HTTP server of rubickd on libmicrohttpd (see http.h). One thread per
- * connection: handlers block while the scheduler thread works on their
- * message, and many concurrent connections are what lets the scheduler
- * group-commit many submissions into one fsync. An idle connection costs a
- * sleeping thread, not a slot others need: http_guard.c times out slow
- * requests and evicts waiting connections when the server fills up.
+ * HTTP server of rubickd on libmicrohttpd (see http.h). A few event threads
+ * (MHD's thread pool, each on its own epoll set) read requests and send
+ * replies; a request that needs a handler is suspended and handed to a
+ * request worker (http_pool.h), which resumes it when its reply is ready.
+ * Handlers block while the scheduler thread works on their message, and
+ * the many workers are what lets the scheduler group-commit many
+ * submissions into one fsync. An idle connection costs a socket and an
+ * epoll entry, not a thread (issue 25: with one thread per connection,
+ * 2,000 idle and 300 slowloris connections made every accept cost the one
+ * listening thread a thread creation, and the admin's p99 was 736 ms):
+ * http_guard.c times out slow requests and evicts waiting connections when
+ * the server fills up. Errors found before a handler (404, 401, 405, 413,
+ * the reserve's 503) are answered on the event thread: they do not block.
  */
 #include "daemon/http/http.h"
 
 #include "daemon/http/http_guard.h"
+#include "daemon/http/http_pool.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +37,9 @@ struct rkd_http {
 	struct rkd_http_config cfg;
 	struct rkd_token *tokens;
 	struct rkd_guard *guard;
+	struct rkd_pool *pool;
+	pthread_mutex_t stop_mu; /* orders hand-offs to the pool before its end */
+	int stopping;
 	char unix_path[108];
 };
 
@@ -38,11 +50,23 @@ static void *guard_ctx(struct MHD_Connection *conn)
 	return i ? i->socket_context : NULL;
 }
 
-/* Per-request upload state. */
+/*
+ * Per-request state: the body, then, once handed to a worker, what it runs
+ * and the reply it leaves. `item` is first: the pool hands it back.
+ */
 struct upload {
+	struct rkd_pool_item item;
 	char *buf;
 	size_t len, cap;
 	int too_big;
+	int queued;   /* suspended, with a worker */
+	int ready;    /* resp holds the handler's reply */
+	int anonymous;
+	struct rkd_http *h;
+	struct MHD_Connection *conn;
+	const struct rkd_route *hit;
+	struct rkd_req req;
+	struct rkd_resp resp;
 };
 
 static const char *code_name(int code, int status)
@@ -242,6 +266,19 @@ static enum MHD_Result reply(struct rkd_http *h, struct MHD_Connection *conn, st
 	return send_resp(h, conn, resp, allow);
 }
 
+/*
+ * On a worker: run the handler, then resume the connection, whose event
+ * thread calls on_request again to send the reply. `up` is the
+ * connection's until the resume: nothing touches it after.
+ */
+static void run_handler(struct rkd_pool_item *it)
+{
+	struct upload *up = (struct upload *)it;
+	up->hit->fn(up->h->cfg.api, &up->req, &up->resp);
+	up->ready = 1;
+	MHD_resume_connection(up->conn);
+}
+
 static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn, const char *url,
                                 const char *method, struct upload *up)
 {
@@ -329,8 +366,30 @@ static enum MHD_Result dispatch(struct rkd_http *h, struct MHD_Connection *conn,
 		               url + strlen("/v1/jobs/"));
 		return reply(h, conn, &resp, NULL, anonymous);
 	}
-	hit->fn(h->cfg.api, &req, &resp);
-	return reply(h, conn, &resp, NULL, anonymous);
+	/*
+	 * The handler may block: suspend the connection and hand it to a worker.
+	 * The admin's requests and job reports go first and to the reserved
+	 * workers too, so tenants' blocked listings never starve them.
+	 */
+	pthread_mutex_lock(&h->stop_mu);
+	if (h->stopping) {
+		pthread_mutex_unlock(&h->stop_mu);
+		rkd_resp_error(&resp, RK_EUNAVAIL, "", "rubickd is stopping");
+		resp.status = 503;
+		resp.close = 1;
+		return send_resp(h, conn, &resp, NULL);
+	}
+	up->h = h;
+	up->conn = conn;
+	up->hit = hit;
+	up->req = req;
+	up->anonymous = anonymous;
+	up->queued = 1;
+	up->item.run = run_handler;
+	MHD_suspend_connection(conn);
+	rkd_pool_push(h->pool, &up->item, (a == 0 && req.who.admin) || hit->auth == RKD_AUTH_BEARER);
+	pthread_mutex_unlock(&h->stop_mu);
+	return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -374,6 +433,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		up->buf[up->len] = '\0';
 		return MHD_YES;
 	}
+	if (up->queued) {
+		if (!up->ready)
+			return MHD_YES; /* resumed before the worker was done: cannot happen */
+		up->queued = 0;
+		return reply(h, conn, &up->resp, NULL, up->anonymous);
+	}
 	rkd_guard_busy(h->guard, guard_ctx(conn));
 	return dispatch(h, conn, url, method, up);
 }
@@ -386,6 +451,7 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 	rkd_guard_idle(h->guard, guard_ctx(conn)); /* the next request's headers are due */
 	struct upload *up = *con_cls;
 	if (up) {
+		free(up->resp.body); /* a reply the connection closed before sending */
 		free(up->buf);
 		free(up);
 		*con_cls = NULL;
@@ -493,8 +559,10 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		return rk_error_set(err, RK_ENOMEM, "out of memory");
 	}
 	memcpy(h->tokens, cfg->tokens, (size_t)cfg->n_tokens * sizeof(*h->tokens));
-	unsigned flags =
-	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned threads = (unsigned)(cfg->threads > 0 ? cfg->threads : 4);
+	int workers = cfg->workers > 0 ? cfg->workers : 64;
+	pthread_mutex_init(&h->stop_mu, NULL);
 	int fd = -1;
 	struct sockaddr_in sa;
 	int ret;
@@ -520,6 +588,8 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 	        cfg->send_min_bytes_per_s > 0 ? cfg->send_min_bytes_per_s : 65536,
 	};
 	ret = rkd_guard_create(&h->guard, &gc, err);
+	if (!ret)
+		ret = rkd_pool_create(&h->pool, workers, workers / 8 > 1 ? workers / 8 : 1, err);
 	if (ret) {
 		if (fd >= 0)
 			close(fd);
@@ -530,13 +600,15 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 		    flags, 0, on_accept, h, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
 		    MHD_OPTION_NOTIFY_COMPLETED, on_done, h, MHD_OPTION_NOTIFY_CONNECTION,
 		    on_connection, h, MHD_OPTION_CONNECTION_LIMIT, limit,
-		    MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
+		    MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_THREAD_POOL_SIZE,
+		    threads, MHD_OPTION_END);
 	else
 		h->d = MHD_start_daemon(
 		    flags, ntohs(sa.sin_port), on_accept, h, on_request, h, MHD_OPTION_SOCK_ADDR,
 		    (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done, h,
 		    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_LIMIT,
-		    limit, MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S, MHD_OPTION_END);
+		    limit, MHD_OPTION_CONNECTION_TIMEOUT, SEND_TIMEOUT_S,
+		    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_END);
 	if (!h->d) {
 		ret = rk_error_set(err, RK_EIO, "--listen %s: cannot start the HTTP server (%s)",
 		                   cfg->listen, errno ? strerror(errno) : "address in use?");
@@ -549,7 +621,9 @@ int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, str
 fail:
 	if (h->unix_path[0])
 		unlink(h->unix_path);
+	rkd_pool_destroy(h->pool);
 	rkd_guard_destroy(h->guard);
+	pthread_mutex_destroy(&h->stop_mu);
 	free(h->tokens);
 	free(h);
 	return ret;
@@ -568,8 +642,18 @@ void rkd_http_stop(struct rkd_http *h)
 {
 	if (!h)
 		return;
+	/*
+	 * MHD must find no connection suspended when it stops (it aborts):
+	 * refuse new hand-offs, let the workers finish and resume what they
+	 * hold, then stop the daemon.
+	 */
+	pthread_mutex_lock(&h->stop_mu);
+	h->stopping = 1;
+	pthread_mutex_unlock(&h->stop_mu);
+	rkd_pool_destroy(h->pool);
 	MHD_stop_daemon(h->d);
 	rkd_guard_destroy(h->guard); /* after the daemon: every connection is closed */
+	pthread_mutex_destroy(&h->stop_mu);
 	if (h->unix_path[0])
 		unlink(h->unix_path);
 	free(h->tokens);

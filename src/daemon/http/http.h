@@ -3,7 +3,8 @@
  * microhttpd.h: the handlers' helpers in http_reply.c read query arguments
  * through the rkd_query_ops it hands them, and its connection guard
  * http_guard.c gets plain sockets and addresses from it): listening on
- * HOST:PORT or unix:PATH, one thread per connection, body size limit,
+ * HOST:PORT or unix:PATH, a few event threads and a pool of request workers,
+ * body size limit,
  * bearer-token authentication, routing to the handlers of the route table
  * it is given (http_reply.h), and JSON error bodies
  * {"error": {"code": ..., "message": ..., "field": ...}}.
@@ -37,6 +38,10 @@ struct rkd_http_config {
 	int reserved_per_addr; /* -1 = none; 0 = the default */
 	int send_timeout_s;
 	int send_min_bytes_per_s;
+	/* Server model (http.c): event threads, and request workers (an eighth reserved
+	 * for the admin and job reports, http_pool.h); 0 = 4 and 64. */
+	int threads;
+	int workers;
 };
 
 int rkd_http_start(struct rkd_http **out, const struct rkd_http_config *cfg, struct rk_error *err);

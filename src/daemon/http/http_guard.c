@@ -130,7 +130,9 @@ void rkd_guard_started(struct rkd_guard *g, int fd, const struct sockaddr *addr,
 		e->addr.ss_family = AF_UNIX;
 	}
 	pthread_mutex_lock(&g->mu);
-	/* Called right after rkd_guard_accept on the listening thread: the same count. */
+	/* Called right after rkd_guard_accept on the same event thread: the same count, but
+	 * for a connection another event thread accepted in between (then one more or
+	 * one fewer is taken for the reserve, and the cap is passed by at most one a thread). */
 	int n_addr = 0;
 	for (struct centry *o = g->head; o; o = o->next)
 		n_addr += !o->evicted && (addr ? same_addr(addr, &o->addr)

@@ -27,6 +27,8 @@ void rkd_config_defaults(struct rkd_config *c)
 	c->reserved_per_addr = 16;
 	c->send_timeout_s = 10;
 	c->send_min_bytes_per_s = 65536;
+	c->http_threads = 4;
+	c->http_workers = 64;
 }
 
 static int set_str(char *dst, size_t cap, const char *value, const char *key, const char *where,
@@ -130,6 +132,8 @@ int rkd_config_set(struct rkd_config *c, const char *key, const char *value, con
 		{"reserved_per_addr", &c->reserved_per_addr, 0, 4096},
 		{"send_timeout_s", &c->send_timeout_s, 1, 600},
 		{"send_min_bytes_per_s", &c->send_min_bytes_per_s, 1024, 1 << 30},
+		{"http_threads", &c->http_threads, 1, 64},
+		{"http_workers", &c->http_workers, 2, 4096},
 	};
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
 		if (!strcmp(key, ints[i].key))

@@ -69,6 +69,8 @@ struct rkd_config {
 	int reserved_per_addr;
 	int send_timeout_s;
 	int send_min_bytes_per_s;
+	int http_threads;             /* http.h: event threads and request workers */
+	int http_workers;
 	int metrics_public;           /* metrics_public = yes|no (default no) */
 	int run_cgroup_off;           /* run_cgroup = auto|off (default auto; engine/local/contain.h) */
 	int n_tenants;
