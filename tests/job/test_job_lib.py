@@ -132,6 +132,21 @@ class Checkpoints(unittest.TestCase):
         self.assertEqual(opt, {"param_groups": ["g"], "state": {0: "sa", 1: "sb"}})
 
 
+class ModelFits(unittest.TestCase):
+    def test_tp_and_pp_must_divide_the_model(self):
+        ok = rj.parse_plan("tp=2,pp=4", "f")
+        rj.check_model_fits(ok, "f", layers=4, heads=4, hidden=32, ffn=64)
+        rj.check_model_fits(rj.parse_plan("tp=3", "f"), "f")  # no sizes: nothing checked
+        for text, kw, msg in (
+                ("tp=3", {"heads": 4}, "/p: tp=3 does not divide the model's 4 attention heads"),
+                ("tp=4", {"heads": 4, "hidden": 30}, "/p: tp=4 does not divide the model's 30 hidden size"),
+                ("tp=4", {"ffn": 6}, "/p: tp=4 does not divide the model's 6 MLP width"),
+                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers")):
+            with self.assertRaises(rj.PlanError) as cm:
+                rj.check_model_fits(rj.parse_plan(text, "f"), "/p", **kw)
+            self.assertEqual(str(cm.exception), msg)
+
+
 class Layout(unittest.TestCase):
     """The 3D rank layout rank = (stage*dp + replica)*tp + tp_rank (tp innermost)."""
 
