@@ -69,6 +69,21 @@ def check_supported(plan, where, max_pp=1):
                         % (where, plan["offload"]))
 
 
+def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None):
+    """Refuse, at start, a tp or pp the model's shape cannot be split by, naming the
+    dimension and the model's size: Megatron's tp gives each rank whole attention heads
+    and an equal slice of the MLP (Shoeybi et al. 2019, section 3), and a pipeline gives
+    each stage the same number of layers. A size passed as None is not checked. Kept
+    apart from check_supported: this is about the model, that about the library."""
+    tp, pp = plan["tp"], plan["pp"]
+    for dim, n, what in (("tp", heads, "attention heads"), ("tp", hidden, "hidden size"),
+                         ("tp", ffn, "MLP width"), ("pp", layers, "layers")):
+        k = tp if dim == "tp" else pp
+        if n is not None and n % k:
+            raise PlanError("%s: %s=%d does not divide the model's %d %s"
+                            % (where, dim, k, n, what))
+
+
 def read_plan(env, cli_text=None):
     """(text, where) by rubickd's precedence: the file RUBICK_PLAN_FILE names (when it
     exists), else RUBICK_PLAN, else the --plan text, else dp=1."""

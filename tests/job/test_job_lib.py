@@ -132,6 +132,45 @@ class Checkpoints(unittest.TestCase):
         self.assertEqual(opt, {"param_groups": ["g"], "state": {0: "sa", 1: "sb"}})
 
 
+class ModelFits(unittest.TestCase):
+    def test_tp_and_pp_must_divide_the_model(self):
+        ok = rj.parse_plan("tp=2,pp=4", "f")
+        rj.check_model_fits(ok, "f", layers=4, heads=4, hidden=32, ffn=64)
+        rj.check_model_fits(rj.parse_plan("tp=3", "f"), "f")  # no sizes: nothing checked
+        for text, kw, msg in (
+                ("tp=3", {"heads": 4}, "/p: tp=3 does not divide the model's 4 attention heads"),
+                ("tp=4", {"heads": 4, "hidden": 30}, "/p: tp=4 does not divide the model's 30 hidden size"),
+                ("tp=4", {"ffn": 6}, "/p: tp=4 does not divide the model's 6 MLP width"),
+                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers")):
+            with self.assertRaises(rj.PlanError) as cm:
+                rj.check_model_fits(rj.parse_plan(text, "f"), "/p", **kw)
+            self.assertEqual(str(cm.exception), msg)
+
+
+class Layout(unittest.TestCase):
+    """The 3D rank layout rank = (stage*dp + replica)*tp + tp_rank (tp innermost)."""
+
+    def test_coords_and_groups(self):
+        from rubick_job.dist import coords, layout
+        dp, tp, pp = 2, 2, 2
+        self.assertEqual([coords(r, dp, tp, pp) for r in range(8)],
+                         [(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1),
+                          (1, 0, 0), (1, 0, 1), (1, 1, 0), (1, 1, 1)])
+        tp_groups, dp_groups, pipes = layout(dp, tp, pp)
+        self.assertEqual(tp_groups, [[0, 1], [2, 3], [4, 5], [6, 7]])
+        self.assertEqual(dp_groups, [[0, 2], [1, 3], [4, 6], [5, 7]])
+        self.assertEqual(pipes, [[0, 4], [1, 5], [2, 6], [3, 7]])
+        # tp = 1 is the 2D layout stage*dp + replica the trainer uses today
+        self.assertEqual([coords(r, 3, 1, 2)[:2] for r in range(6)], [divmod(r, 3) for r in range(6)])
+        # every kind of group partitions the ranks
+        for dp, tp, pp in ((1, 1, 1), (3, 2, 1), (1, 2, 4), (2, 4, 2)):
+            for groups in layout(dp, tp, pp):
+                self.assertEqual(sorted(r for g in groups for r in g), list(range(dp * tp * pp)))
+        with self.assertRaises(rj.PlanError) as cm:
+            coords(8, 2, 2, 2)
+        self.assertIn("rank 8 outside dp*tp*pp=8", str(cm.exception))
+
+
 if __name__ == "__main__":
     # meson's python3 may be another interpreter than Debian's, which has python3-torch
     if torch is None and os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PY) \
