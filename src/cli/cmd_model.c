@@ -38,6 +38,10 @@ static void usage(FILE *out)
 		"  --seed N               seed of that split (default 1)\n"
 		"  --cpus-per-gpu N       CPU threads per GPU for rows that do not say (default 4)\n"
 		"  --overlap pnorm|additive  overlap functions (default pnorm)\n"
+		"  --calibrate-internode loo  fit the effective inter-node bandwidth for each\n"
+		"                         model on the other models' multi-node rows, re-predict\n"
+		"                         its rows with it, print MAPE before and after (strict\n"
+		"                         protocol only: not with --train-fraction)\n"
 		"  --env KEY=V,...        cluster constants (perf.h: nvlink_gbps, pcie_gbps,\n"
 		"                         host_mem_gbps, net_gbps, nics_per_node, gpus_per_node,\n"
 		"                         gpu_tflops, recompute_factor, tp_eff, grad_bytes,\n"
@@ -147,7 +151,7 @@ static int takes_value(const char *f)
 {
 	static const char *const flags[] = {"--profile", "--measured", "--model", "--traces",
 	                                    "--zoo", "--train-fraction", "--seed", "--cpus-per-gpu",
-	                                    "--env", "--overlap"};
+	                                    "--env", "--overlap", "--calibrate-internode"};
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (!strcmp(f, flags[i]))
 			return 1;
@@ -215,6 +219,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 		} else if (!strcmp(f, "--env")) {
 			if (parse_env(val, &a->o.env) < 0)
 				return -1;
+		} else if (!strcmp(f, "--calibrate-internode")) {
+			if (strcmp(val, "loo")) {
+				fprintf(stderr,
+					"rubick model: --calibrate-internode: '%s' must be loo "
+					"(leave one model out)\n",
+					val);
+				return -1;
+			}
+			a->o.calibrate_loo = 1;
 		} else if (!strcmp(f, "--overlap")) {
 			if (!strcmp(val, "pnorm"))
 				a->o.env.overlap = RK_OVERLAP_PNORM;
@@ -268,6 +281,12 @@ static int run_validate(int argc, char **argv, int fit_only)
 				"is given\n");
 		return RK_EXIT_USAGE;
 	}
+	if (a.o.calibrate_loo && (fit_only || a.o.train_fraction > 0)) {
+		fprintf(stderr, "rubick model: --calibrate-internode: only for validate under the "
+				"strict protocol (not with --train-fraction, whose class scales would "
+				"absorb the inter-node error; docs/perf-model.md)\n");
+		return RK_EXIT_USAGE;
+	}
 	if (need_path("--profile", a.profile) || need_path("--measured", a.measured) ||
 	    need_path("--traces", a.traces))
 		return RK_EXIT_FAILURE;
@@ -303,6 +322,8 @@ static int run_validate(int argc, char **argv, int fit_only)
 	} else {
 		rc = rk_validate_dataset(&v, &zoo, a.profile, a.measured, a.model, &a.o, &err);
 	}
+	if (rc >= 0 && a.o.calibrate_loo)
+		rc = rk_validate_calibrate_loo(&v, &a.o, &err);
 	if (rc < 0) {
 		fprintf(stderr, "rubick model: %s\n", err.msg);
 		rk_validate_fini(&v);

@@ -37,6 +37,7 @@ void rk_validate_fini(struct rk_validate *v)
 	if (!v)
 		return;
 	free(v->rows);
+	free(v->inputs);
 	free(v->fits);
 	memset(v, 0, sizeof(*v));
 }
@@ -49,8 +50,13 @@ static struct rk_validate_row *add_row(struct rk_validate *v)
 		if (!p)
 			return NULL;
 		v->rows = p;
+		p = realloc(v->inputs, (size_t)ncap * sizeof(*v->inputs));
+		if (!p)
+			return NULL;
+		v->inputs = p;
 		v->cap_rows = ncap;
 	}
+	memset(&v->inputs[v->n_rows], 0, sizeof(v->inputs[0]));
 	struct rk_validate_row *r = &v->rows[v->n_rows++];
 	memset(r, 0, sizeof(*r));
 	return r;
@@ -407,6 +413,8 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 		goto out;
 	}
 	f->fwd_ms = tgt.fwd_ms;
+	f->model = tgt;
+	int fit_index = (int)(f - v->fits);
 	int first = v->n_rows;
 	for (int i = 0; i < t.n_rows; i++) {
 		const struct rk_measured_row *mr = &t.rows[i];
@@ -420,6 +428,8 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 		snprintf(r->plan, sizeof(r->plan), "%s", mr->plan);
 		rk_placement_format(&mr->placement, r->placement, sizeof(r->placement));
 		r->meas_ms = mr->iter_s * 1000.0;
+		r->n_nodes = mr->placement.n_nodes;
+		r->fit = fit_index;
 		if (reasons[i][0]) {
 			r->skipped = 1;
 			snprintf(r->reason, sizeof(r->reason), "%s", reasons[i]);
@@ -429,6 +439,10 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 		r->family = family_of(&plans[i], &mr->placement);
 		r->train = is_train[i];
 		int cpus = mr->cpu_threads > 0 ? mr->cpu_threads : o->cpus_per_gpu;
+		struct rk_validate_input *in = &v->inputs[v->n_rows - 1];
+		in->plan = plans[i];
+		in->placement = mr->placement;
+		in->cpus = cpus;
 		int prc = rk_perf_predict(&tgt, &tgt.perf, &o->env, &plans[i], &mr->placement, cpus,
 					  &r->pred_ms);
 		if (prc < 0) {
@@ -442,6 +456,10 @@ int rk_validate_dataset(struct rk_validate *v, const struct rk_zoo *zoo, const c
 	}
 	if (o->train_fraction > 0)
 		rk_validate_class_scales(v, first, f);
+	for (int i = first; i < v->n_rows; i++) {
+		v->rows[i].pred0_ms = v->rows[i].pred_ms;
+		v->rows[i].ape0 = v->rows[i].ape;
+	}
 	rc = 0;
 out:
 	free(plans);

@@ -34,6 +34,7 @@ struct rk_validate_opts {
 	uint64_t seed;
 	int cpus_per_gpu;      /* CPU threads per GPU for rows that do not say (default 4) */
 	int64_t gpu_mem_mb;    /* GPU memory for the artifact plan names' micro-batch choice */
+	int calibrate_loo;     /* --calibrate-internode loo (model_validate_calib.c) */
 };
 
 struct rk_validate_row {
@@ -48,6 +49,17 @@ struct rk_validate_row {
 	int skipped;
 	char reason[256];      /* why skipped */
 	double meas_ms, pred_ms, ape;
+	int n_nodes;           /* nodes of the placement (multi-node: > 1) */
+	int fit;               /* index of its fit in rk_validate.fits */
+	double pred0_ms, ape0; /* before --calibrate-internode (= pred_ms, ape without it) */
+};
+
+/* What a row was predicted from, kept beside rk_validate.rows so a row can be
+ * re-predicted (the inter-node calibration); rows themselves stay text and numbers. */
+struct rk_validate_input {
+	struct rk_plan plan;
+	struct rk_placement placement;
+	int cpus;
 };
 
 struct rk_validate_fit {
@@ -58,13 +70,19 @@ struct rk_validate_fit {
 	double fwd_ms;                   /* forward time used for the target */
 	char notes[24][320];              /* traps met and what was done */
 	int n_notes;
+	struct rk_model model;           /* the fitted target the rows were predicted with */
+	int calibrated;                  /* 1: cal_gbps was fitted (leave this model out) */
+	double cal_gbps;                 /* effective inter-node GB/s from the other models */
+	int cal_rows;                    /* multi-node rows of the other models it used */
 };
 
 struct rk_validate {
 	int n_rows, cap_rows;
 	struct rk_validate_row *rows;
+	struct rk_validate_input *inputs; /* parallel to rows */
 	int n_fits, cap_fits;
 	struct rk_validate_fit *fits;
+	int calibrated;                   /* rk_validate_calibrate_loo ran */
 };
 
 struct rk_validate_stats {
@@ -99,6 +117,20 @@ int rk_validate_fit_only(struct rk_validate *v, const struct rk_zoo *zoo, const 
 /* Statistics over the scored rows with `dataset` (NULL = any) and `family` (-1 = any). */
 void rk_validate_stats(const struct rk_validate *v, const char *dataset, int family,
 		       struct rk_validate_stats *out);
+
+/*
+ * Leave-one-model-out inter-node calibration (issue 22 item 6,
+ * model_validate_calib.c): for each model M, fit the effective inter-node
+ * bandwidth (rk_netcal_fit) on the scored multi-node rows of every other
+ * model, then re-predict M's rows with it. Before-figures stay in pred0/ape0.
+ */
+int rk_validate_calibrate_loo(struct rk_validate *v, const struct rk_validate_opts *o,
+			      struct rk_error *err);
+
+/* MAPE over scored rows like rk_validate_stats, `multi` 1 = multi-node rows
+ * only, `before` 1 = the uncalibrated predictions; -1 when no row matches. */
+double rk_validate_mape(const struct rk_validate *v, const char *dataset, int family, int multi,
+			int before);
 
 void rk_validate_print_text(const struct rk_validate *v, FILE *out);
 void rk_validate_print_json(const struct rk_validate *v, FILE *out);

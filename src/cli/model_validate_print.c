@@ -72,6 +72,52 @@ static void stats_line(FILE *out, const char *label, const struct rk_validate_st
 static const char *stats_head =
 	"  %-16s  rows  pred  skip     MAPE   median      max   <=10%%  <=20%%\n";
 
+static void pct(FILE *out, double m)
+{
+	if (m < 0)
+		fprintf(out, " %8s", "-");
+	else
+		fprintf(out, " %7.1f%%", 100 * m);
+}
+
+/* Before/after table of --calibrate-internode loo. */
+static void print_calibration(const struct rk_validate *v, FILE *out)
+{
+	fprintf(out, "\ninter-node calibration (leave one model out, strict protocol):\n");
+	fprintf(out, "  %-16s %9s %5s %9s %9s %9s %9s\n", "model", "B_eff", "rows", "all", "all",
+		"multi", "multi");
+	fprintf(out, "  %-16s %9s %5s %9s %9s %9s %9s\n", "", "GB/s", "used", "before", "after",
+		"before", "after");
+	for (int i = 0; i < v->n_fits; i++) {
+		const struct rk_validate_fit *f = &v->fits[i];
+		if (f->calibrated)
+			fprintf(out, "  %-16s %9.3f %5d", f->dataset, f->cal_gbps, f->cal_rows);
+		else
+			fprintf(out, "  %-16s %9s %5d", f->dataset, "nominal", 0);
+		pct(out, rk_validate_mape(v, f->dataset, -1, 0, 1));
+		pct(out, rk_validate_mape(v, f->dataset, -1, 0, 0));
+		pct(out, rk_validate_mape(v, f->dataset, -1, 1, 1));
+		pct(out, rk_validate_mape(v, f->dataset, -1, 1, 0));
+		fputc('\n', out);
+	}
+	for (int fam = 0; fam < RK_VF_N; fam++) {
+		fprintf(out, "  %-16s %9s %5s", family_names[fam], "", "");
+		pct(out, rk_validate_mape(v, NULL, fam, 0, 1));
+		pct(out, rk_validate_mape(v, NULL, fam, 0, 0));
+		pct(out, rk_validate_mape(v, NULL, fam, 1, 1));
+		pct(out, rk_validate_mape(v, NULL, fam, 1, 0));
+		fputc('\n', out);
+	}
+	fprintf(out, "  %-16s %9s %5s", "all", "", "");
+	pct(out, rk_validate_mape(v, NULL, -1, 0, 1));
+	pct(out, rk_validate_mape(v, NULL, -1, 0, 0));
+	pct(out, rk_validate_mape(v, NULL, -1, 1, 1));
+	pct(out, rk_validate_mape(v, NULL, -1, 1, 0));
+	fputc('\n', out);
+	fprintf(out, "  (the tables above are after calibration; B_eff 'nominal': no other "
+		     "model's multi-node row to fit from)\n");
+}
+
 void rk_validate_print_text(const struct rk_validate *v, FILE *out)
 {
 	struct rk_validate_stats s;
@@ -106,6 +152,8 @@ void rk_validate_print_text(const struct rk_validate *v, FILE *out)
 	fprintf(out, "\noverall:\n");
 	fprintf(out, stats_head, "");
 	stats_line(out, "all", &s);
+	if (v->calibrated)
+		print_calibration(v, out);
 	int first = 1;
 	for (int i = 0; i < v->n_rows; i++) {
 		const struct rk_validate_row *r = &v->rows[i];
@@ -144,6 +192,53 @@ static void json_str(FILE *out, const char *s)
 			fputc(c, out);
 	}
 	fputc('"', out);
+}
+
+static void json_mape(FILE *out, const char *key, double m)
+{
+	if (m < 0)
+		fprintf(out, "\"%s\":null", key);
+	else
+		fprintf(out, "\"%s\":%.6f", key, m);
+}
+
+/* {"mape_before":..,"mape_after":..,"multi_node_mape_before":..,..} */
+static void json_cal(FILE *out, const struct rk_validate *v, const char *dataset, int family)
+{
+	json_mape(out, "mape_before", rk_validate_mape(v, dataset, family, 0, 1));
+	fputc(',', out);
+	json_mape(out, "mape_after", rk_validate_mape(v, dataset, family, 0, 0));
+	fputc(',', out);
+	json_mape(out, "multi_node_mape_before", rk_validate_mape(v, dataset, family, 1, 1));
+	fputc(',', out);
+	json_mape(out, "multi_node_mape_after", rk_validate_mape(v, dataset, family, 1, 0));
+}
+
+static void json_calibration(FILE *out, const struct rk_validate *v)
+{
+	fprintf(out, ",\"calibration\":{\"mode\":\"loo\",");
+	json_cal(out, v, NULL, -1);
+	fprintf(out, ",\"models\":{");
+	for (int i = 0; i < v->n_fits; i++) {
+		const struct rk_validate_fit *f = &v->fits[i];
+		fprintf(out, "%s", i ? "," : "");
+		json_str(out, f->dataset);
+		fputs(":{\"gbps\":", out);
+		if (f->calibrated)
+			fprintf(out, "%.6g", f->cal_gbps);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"rows_used\":%d,", f->calibrated ? f->cal_rows : 0);
+		json_cal(out, v, f->dataset, -1);
+		fputc('}', out);
+	}
+	fprintf(out, "},\"families\":{");
+	for (int fam = 0; fam < RK_VF_N; fam++) {
+		fprintf(out, "%s\"%s\":{", fam ? "," : "", family_names[fam]);
+		json_cal(out, v, NULL, fam);
+		fputc('}', out);
+	}
+	fprintf(out, "}}");
 }
 
 static void json_stats(FILE *out, const struct rk_validate_stats *s)
@@ -195,7 +290,10 @@ void rk_validate_print_json(const struct rk_validate *v, FILE *out)
 		}
 		fprintf(out, "]}");
 	}
-	fprintf(out, "},\"skipped_rows\":[");
+	fprintf(out, "}");
+	if (v->calibrated)
+		json_calibration(out, v);
+	fprintf(out, ",\"skipped_rows\":[");
 	int first = 1;
 	for (int i = 0; i < v->n_rows; i++) {
 		const struct rk_validate_row *r = &v->rows[i];

@@ -63,6 +63,24 @@ printf 'global_batch = 32\ndp=8 8 1 40 83 25 157\n' >"$tmp/bad.prof"
 check fit-native-bad 1 "$tmp/bad.prof:2" -- model fit --profile "$tmp/bad.prof" --model bert
 check train 0 "" -- model validate --traces "$T" --train-fraction 0.3 --seed 3 --json
 grep -qF '"rows":378' "$out" || { echo "FAIL train: scored rows"; fails=$((fails + 1)); }
+# --calibrate-internode loo (issue 22 item 6): the option is checked, runs,
+# and prints before/after MAPE; a model is never calibrated on its own rows.
+check calib-bad 2 "--calibrate-internode: 'all' must be loo" -- model validate --traces "$T" --calibrate-internode all
+check calib-missing 2 "--calibrate-internode: missing value" -- model validate --traces "$T" --calibrate-internode
+check calib-train 2 "--calibrate-internode: only for validate under the strict protocol" -- model validate --traces "$T" --train-fraction 0.3 --calibrate-internode loo
+check calib-fit 2 "--calibrate-internode: only for validate" -- model fit --profile "$P" --calibrate-internode loo
+check calib-text 0 "" -- model validate --traces "$T" --calibrate-internode loo
+for key in "inter-node calibration (leave one model out" "B_eff" "after" "  vit "; do
+	grep -qF -- "$key" "$out" || fail "calib-text: no '$key'"
+done
+check calib-json 0 "" -- model validate --traces "$T" --calibrate-internode loo --json
+for key in '"calibration":{"mode":"loo"' '"mape_after":' '"multi_node_mape_after":' '"vit":{"gbps":'; do
+	grep -qF -- "$key" "$out" || fail "calib-json: no $key"
+done
+# One table alone: no other model's multi-node row, so nothing is fitted
+# (its own rows are never used) and the predictions stay as they were.
+check calib-alone 0 "" -- model validate --measured "$M" --profile "$P" --calibrate-internode loo --json
+grep -qF '"bert":{"gbps":null,"rows_used":0' "$out" || fail "calib-alone: bert calibrated on its own rows"
 
 echo "cli_model: $fails failed"
 [ "$fails" -eq 0 ]

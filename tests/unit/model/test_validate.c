@@ -118,11 +118,63 @@ static void test_train_protocol_deterministic(void **state)
 	rk_validate_fini(&b);
 }
 
+static int fit_of(const struct rk_validate *v, const char *dataset)
+{
+	for (int i = 0; i < v->n_fits; i++)
+		if (!strcmp(v->fits[i].dataset, dataset))
+			return i;
+	fail_msg("no fit for %s", dataset);
+	return -1;
+}
+
+/* --calibrate-internode loo keeps the strict protocol: a model's bandwidth is
+ * fitted on exactly the other models' multi-node rows, and changing its own
+ * measured times does not move it (issue 22 item 6). */
+static void test_calibrate_loo_strict(void **state)
+{
+	(void)state;
+	struct rk_validate v;
+	run(&v, 0, 1);
+	struct rk_validate_stats before;
+	rk_validate_stats(&v, NULL, -1, &before);
+	struct rk_validate_opts o;
+	rk_validate_opts_default(&o);
+	struct rk_error err = {0};
+	assert_int_equal(rk_validate_calibrate_loo(&v, &o, &err), 0);
+	/* "before" is the uncalibrated strict figure */
+	assert_float_equal(rk_validate_mape(&v, NULL, -1, 0, 1), before.mape, 1e-12);
+	for (int m = 0; m < v.n_fits; m++) {
+		int own = 0, all = 0;
+		for (int i = 0; i < v.n_rows; i++) {
+			const struct rk_validate_row *r = &v.rows[i];
+			if (r->skipped || r->train || r->n_nodes <= 1)
+				continue;
+			all++;
+			own += !strcmp(v.fits[r->fit].target, v.fits[m].target);
+		}
+		assert_true(v.fits[m].calibrated);
+		assert_int_equal(v.fits[m].cal_rows, all - own);
+	}
+	int vit = fit_of(&v, "vit"), bert = fit_of(&v, "bert");
+	double g_vit = v.fits[vit].cal_gbps, g_bert = v.fits[bert].cal_gbps;
+	print_message("loo B_eff: vit %.3f bert %.3f GB/s; vit multi-node %.3f -> %.3f\n", g_vit,
+		      g_bert, rk_validate_mape(&v, "vit", -1, 1, 1),
+		      rk_validate_mape(&v, "vit", -1, 1, 0));
+	for (int i = 0; i < v.n_rows; i++)
+		if (!strcmp(v.rows[i].dataset, "vit"))
+			v.rows[i].meas_ms *= 3;
+	assert_int_equal(rk_validate_calibrate_loo(&v, &o, &err), 0);
+	assert_float_equal(v.fits[vit].cal_gbps, g_vit, 0);
+	assert_true(v.fits[bert].cal_gbps != g_bert); /* ViT's rows do enter bert's fit */
+	rk_validate_fini(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_targets),
 		cmocka_unit_test(test_train_protocol_deterministic),
+		cmocka_unit_test(test_calibrate_loo_strict),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
