@@ -54,7 +54,7 @@ def parse_plan(text, where):
 def check_supported(plan, where, max_pp=1):
     """Refuse, at start, a plan the library (and the script, for pp) cannot run, naming
     the dimension: running it anyway would train something other than what was planned.
-    This slice runs dp, mb, ga, gc and ZeRO-1; pp only up to the script's `max_pp`."""
+    This slice runs dp, mb, ga, gc and ZeRO-1/2/3 (with pp=1); pp only up to the script's `max_pp`."""
     if plan["tp"] != 1 or plan["pp"] > max_pp:
         what = "data and %d-stage pipeline parallelism" % max_pp if max_pp > 1 else "data parallelism"
         raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp=1, pp<=%d)"
@@ -62,8 +62,8 @@ def check_supported(plan, where, max_pp=1):
     if plan["pp"] > 1 and plan["zero"]:
         raise PlanError("%s: zero=%d with pp=%d: ZeRO is for data parallelism only here"
                         % (where, plan["zero"], plan["pp"]))
-    if plan["zero"] > 1:
-        raise PlanError("%s: zero=%d: this job does ZeRO-1 only (zero<=1)" % (where, plan["zero"]))
+    if plan["zero"] > 3:
+        raise PlanError("%s: zero=%d: ZeRO has stages 1 to 3 (zero<=3)" % (where, plan["zero"]))
     if plan["offload"]:
         raise PlanError("%s: offload=%d: this job does not offload optimizer state (offload=0)"
                         % (where, plan["offload"]))

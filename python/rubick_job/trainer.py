@@ -2,7 +2,7 @@
 
     job = rubick_job.Job.from_env(parser)          # plan, global batch, ranks, flags
     def train(job):                                 # runs once per rank
-        model, opt = job.wrap(model, opt)           # dp/ZeRO-1/gc, resumes the checkpoint
+        model, opt = job.wrap(model, opt)           # dp/ZeRO-1/2/3/gc, resumes the checkpoint
         for step, micro in job.steps(data):         # this rank's micro-batches of step
             for x in micro:
                 job.backward(per_sample_loss_sum(model, x))
@@ -23,7 +23,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
-from . import ckpt, order, report
+from . import ckpt, order, report, zero
 from .dist import Groups, Topology
 from .plan import PlanError, check_supported, global_batch, parse_plan, read_plan
 from .signals import EXIT_CHECKPOINTED, launch
@@ -120,7 +120,8 @@ class Job:
         """(model, optimizer) for the plan, resumed from the published checkpoint.
         `opt` must be built over model.parameters() (its state is indexed like them);
         under zero=1 it is rebuilt as ZeroRedundancyOptimizer of the same class and
-        hyper-parameters. `checkpoint`: the modules to recompute under gc=1 (e.g. the
+        hyper-parameters, under zero=2/3 as zero.ShardedOptimizer (one parameter group,
+        no DDP). `checkpoint`: the modules to recompute under gc=1 (e.g. the
         transformer blocks). `stage_of`: under pp, the stage of each parameter in
         model.parameters() order; the script runs the pipeline itself."""
         self.module = model
@@ -133,9 +134,11 @@ class Job:
                 raise ValueError("pp=%d: wrap() needs stage_of, one stage per parameter" % self.pp)
             self.owner = list(stage_of)
             self.mine = [p for p, o in zip(model.parameters(), self.owner) if o == self.stage]
-        elif self.dp > 1:
+        elif self.dp > 1 and not self.sharded:  # ZeRO-2/3 reduce the gradients themselves
             net = nn.parallel.DistributedDataParallel(model)
-        if self.zero:
+        if self.sharded:
+            opt = zero.ShardedOptimizer(list(model.parameters()), opt, self.plan["zero"])
+        elif self.zero:
             from torch.distributed.optim import ZeroRedundancyOptimizer
             groups = opt.param_groups
             params = groups[0]["params"] if len(groups) == 1 else [dict(g) for g in groups]
@@ -149,12 +152,19 @@ class Job:
             except (RuntimeError, KeyError, ValueError) as e:
                 raise SystemExit("checkpoint %s does not fit this model or optimizer: %s" % (path, e))
             self.step_no = ck["step"]
+        if self.sharded:
+            opt.free_params()  # ZeRO-3: only the shard between steps (no-op for ZeRO-2)
         self.net, self.opt = net, opt
         return net, opt
 
     @property
     def zero(self):
         return bool(self.plan["zero"]) and self.dp > 1
+
+    @property
+    def sharded(self):
+        """ZeRO-2/3 (zero.ShardedOptimizer) rather than ZeRO-1 (ZeroRedundancyOptimizer)."""
+        return self.plan["zero"] >= 2 and self.dp > 1 and self.pp == 1
 
     # --- the loop --------------------------------------------------------------------
 
@@ -180,10 +190,14 @@ class Job:
             idx = order.batch_indices(self.step_no, self.global_batch, n)
             ids = order.micro_batches(idx, self.replica, p["mb"], p["ga"])
             self.opt.zero_grad(set_to_none=True)
+            if self.sharded:
+                self.opt.gather_params()  # ZeRO-3: the full parameters for this step
             self._loss, self._stepped = torch.zeros(1), False
             yield self.step_no, self._micro(data, ids)
             if not self._stepped:
                 raise RuntimeError("job.step() was not called for step %d" % self.step_no)
+        if self.sharded:
+            self.opt.gather_params()  # the script gets a whole model back
         if self.rank == 0:
             print("finished %d iterations" % self.step_no, flush=True)
 

@@ -49,9 +49,12 @@ class Plans(unittest.TestCase):
         self.assertIn("tp=1 pp=3: this job does data and 2-stage pipeline parallelism only", self.refused("pp=3", 2))
         self.assertIn("pp=2: this job does data parallelism only", self.refused("pp=2"))
         self.assertIn("zero=1 with pp=2", self.refused("pp=2,zero=1", 2))
-        self.assertIn("zero=2: this job does ZeRO-1 only", self.refused("zero=2"))
+        self.assertIn("zero=4: ZeRO has stages 1 to 3", self.refused("zero=4"))
+        self.assertIn("zero=3 with pp=2", self.refused("pp=2,zero=3", 2))
         self.assertIn("offload=1", self.refused("offload=1"))
         rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=1", "P"), "P")
+        rj.check_supported(rj.parse_plan("dp=2,zero=2", "P"), "P")
+        rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=3", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=2,pp=2", "P"), "P", 2)
 
     def test_precedence(self):
