@@ -12,8 +12,11 @@ ranks agree on and exits 75, fences stale runs (RUBICK_FENCE_FILE), publishes
 RUBICK_CKPT_DIR/run-N/ckpt.pt through an atomic `latest`, appends "step loss run dp ga pp"
 to RUBICK_CKPT_DIR/loss.log and reports throughput to RUBICK_URL.
 
-This file holds the model, the data, and pp=2: a 2-stage GPipe pipeline of this model's
-blocks (the library builds the stage groups and merges the stages' checkpoints).
+This file holds the model and the data. The model is built from the library's Megatron
+tp layers (rubick_job.tp) and its blocks run through the library's GPipe pipeline
+(rubick_job.pipeline), so it also runs tp up to 4 and any pp dividing --layers, up to 8
+(docs/job-library.md, "Tensor and pipeline parallelism in a script"); the library builds
+the dp x tp x pp groups and writes checkpoints that do not depend on the plan.
 --ckpt-every N also publishes a checkpoint every N steps (what a run resumes from after
 its node is lost).
 """
