@@ -12,8 +12,11 @@ ranks agree on and exits 75, fences stale runs (RUBICK_FENCE_FILE), publishes
 RUBICK_CKPT_DIR/run-N/ckpt.pt through an atomic `latest`, appends "step loss run dp ga pp"
 to RUBICK_CKPT_DIR/loss.log and reports throughput to RUBICK_URL.
 
-This file holds the model, the data, and pp=2: a 2-stage GPipe pipeline of this model's
-blocks (the library builds the stage groups and merges the stages' checkpoints).
+This file holds the model and the data. The model is built from the library's Megatron
+tp layers (rubick_job.tp) and its blocks run through the library's GPipe pipeline
+(rubick_job.pipeline), so it also runs tp up to 4 and any pp dividing --layers, up to 8
+(docs/job-library.md, "Tensor and pipeline parallelism in a script"); the library builds
+the dp x tp x pp groups and writes checkpoints that do not depend on the plan.
 --ckpt-every N also publishes a checkpoint every N steps (what a run resumes from after
 its node is lost).
 """
@@ -30,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import rubick_job  # noqa: E402  (found through the line above, without installing)
 
 VOCAB, SEQ, N_SAMPLES = 64, 32, 8192
+MAX_TP, MAX_PP = 4, 8  # what this script runs: tp up to its 4 heads, pp up to 8 blocks
 
 
 def corpus(seed=1234):
@@ -46,30 +50,38 @@ def corpus(seed=1234):
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    """Pre-norm transformer block from the library's Megatron layers: whole heads and an
+    equal MLP slice per tp rank (one all-reduce forward and one backward each)."""
+
+    def __init__(self, d, heads, group, gen):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.attn = rubick_job.tp.ParallelSelfAttention(d, heads, group, gen, causal=True)
+        self.mlp = rubick_job.tp.ParallelMLP(d, 4 * d, group, gen)
 
-    def forward(self, x, mask):
-        h = self.ln1(x)
-        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
         return x + self.mlp(self.ln2(x))
 
 
 class TinyLM(nn.Module):
-    def __init__(self, d=64, heads=4, layers=2):
+    """Every rank builds the whole model from the same seeds (tp layers from `gen`, so
+    their full weights are the same at every tp) and runs its stage's part."""
+
+    def __init__(self, group=None, d=64, heads=4, layers=2):
         super().__init__()
+        gen = torch.Generator().manual_seed(1)
         self.emb, self.pos = nn.Embedding(VOCAB, d), nn.Parameter(torch.zeros(SEQ, d))
-        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, group, gen) for _ in range(layers))
         self.head = nn.Linear(d, VOCAB)
-        self.register_buffer("mask", torch.triu(torch.full((SEQ, SEQ), float("-inf")), 1))
+
+    def embed(self, x):
+        return self.emb(x) + self.pos
 
     def forward(self, x):
-        h = self.emb(x) + self.pos
+        h = self.embed(x)
         for b in self.blocks:
-            h = b(h, self.mask)
+            h = b(h)
         return self.head(h)
 
 
@@ -79,73 +91,36 @@ def loss_sum(logits, sl):
                            reduction="none").view(sl.shape[0], SEQ).mean(1).sum()
 
 
-class Pipeline:
-    """Stage `stage` of `pp` of TinyLM (algorithms: GPipe): contiguous blocks per stage, the
-    embedding on the first, the head on the last. Every rank holds the whole model (same seed,
-    same checkpoint) but computes, updates and checkpoints only its stage's parameters (the
-    library averages them over the stage's dp replicas and merges the stages' checkpoints);
-    activations go forward and their gradients backward by send/recv to the same replica of
-    the next/previous stage."""
+def stage_of(model, pp):
+    """The pipeline stage of each parameter, in model.parameters() order: the embedding
+    on the first stage, the head on the last, block i where rubick_job.pipeline puts it."""
+    cut = rubick_job.pipeline.split_layers(len(model.blocks), pp)
 
-    def __init__(self, model, job):
-        n, pp = len(model.blocks), job.pp
-        cut = [n * s // pp for s in range(pp + 1)]
-        self.model, self.job = model, job
-        self.blocks = list(model.blocks)[cut[job.stage]:cut[job.stage + 1]]
-        self.first, self.last = job.stage == 0, job.stage == pp - 1
+    def owner(name):
+        if name.startswith(("emb.", "pos")):
+            return 0
+        if name.startswith("head."):
+            return pp - 1
+        i = int(name.split(".")[1])
+        return next(s for s, (lo, hi) in enumerate(cut) if lo <= i < hi)
+    return [owner(name) for name, _ in model.named_parameters()]
 
-        def owner(name):
-            if name.startswith(("emb.", "pos")):
-                return 0
-            if name.startswith("head."):
-                return pp - 1
-            i = int(name.split(".")[1])
-            return max(s for s in range(pp) if cut[s] <= i)
-        # the stage of each parameter, in the optimizer's (model.parameters()) order
-        self.owner = [owner(name) for name, _ in model.named_parameters()]
 
-    def forward(self, h):
-        m = self.model
-        if self.first:
-            h = m.emb(h) + m.pos
-        for b in self.blocks:
-            h = b(h, m.mask)
-        return m.head(h) if self.last else h
+def pipeline_step(job, model, pipe, micro):
+    """One GPipe step (rubick_job.pipeline) over this rank's micro-batches: the first
+    stage embeds, the last applies the head and the loss, scaled like job.backward().
+    Returns the summed per-sample losses (last stage; 0 elsewhere)."""
+    total = torch.zeros(1)
 
-    def step(self, batches):
-        """One iteration, GPipe schedule: all micro-batches forward, then all backward.
-        Returns the summed per-sample losses (last stage; 0 elsewhere)."""
-        dp = self.job.dp
-        prev, nxt = self.job.rank - dp, self.job.rank + dp
-        d = self.model.emb.embedding_dim
-        total, pending, saved = torch.zeros(1), [], []
-        for sl in batches:
-            if self.first:
-                inp = sl[:, :-1]
-            else:
-                inp = torch.empty(sl.shape[0], SEQ, d)
-                dist.recv(inp, prev)
-                inp.requires_grad_()
-            out = self.forward(inp)
-            if self.last:
-                per = loss_sum(out, sl)
-                total += per.detach().to(total.dtype)
-                (per * dp / self.job.global_batch).backward()  # the same scaling as the dp plan
-                if not self.first:
-                    pending.append(dist.isend(inp.grad.contiguous(), prev))
-            else:
-                send = out.detach().contiguous()
-                pending.append(dist.isend(send, nxt))
-                saved.append((inp, out, send))
-        for inp, out, _ in saved:  # backward in the same order as the next stage sends
-            g = torch.empty_like(out)
-            dist.recv(g, nxt)
-            out.backward(g)
-            if not self.first:
-                pending.append(dist.isend(inp.grad.contiguous(), prev))
-        for w in pending:
-            w.wait()
-        return total
+    def loss(out, sl):
+        nonlocal total
+        per = loss_sum(model.head(out), sl)
+        total += per.detach().to(total.dtype)
+        return per * job.loss_scale
+
+    inputs = [model.embed(sl[:, :-1]) for sl in micro] if pipe.first else None
+    pipe.step(inputs, micro, loss)
+    return total
 
 
 def train(job):
@@ -153,15 +128,17 @@ def train(job):
     torch.manual_seed(0)
     if job.args.dtype == "float64":
         torch.set_default_dtype(torch.float64)
-    model = TinyLM()
+    model = TinyLM(job.tp_group, layers=job.args.layers)
     # every parameter, also under pp: parameters without a gradient (other stages') are
     # skipped by AdamW, and the state indexes stay the full model's (merged by the library)
     opt = torch.optim.AdamW(model.parameters(), lr=job.args.lr, weight_decay=0.01)
-    pipe = Pipeline(model, job) if job.pp > 1 else None
-    net, opt = job.wrap(model, opt, checkpoint=model.blocks, stage_of=pipe and pipe.owner)
+    pipe = None
+    if job.pp > 1:
+        pipe = rubick_job.pipeline.Pipeline(model.blocks, job.pp, job.stage, job.pipe)
+    net, opt = job.wrap(model, opt, checkpoint=model.blocks, stage_of=pipe and stage_of(model, job.pp))
     for _, micro in job.steps(corpus()):
         if pipe:
-            job.step(pipe.step(list(micro)))
+            job.step(pipeline_step(job, model, pipe, list(micro)))
             continue
         for sl in micro:
             job.backward(loss_sum(net(sl[:, :-1]), sl))
@@ -172,7 +149,12 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    job = rubick_job.Job.from_env(p, max_pp=2)
+    p.add_argument("--layers", type=int, default=2, help="transformer blocks (pp must divide them)")
+    job = rubick_job.Job.from_env(p, max_pp=MAX_PP, max_tp=MAX_TP)
+    try:  # the model's own limits: whole heads per tp rank, whole blocks per stage
+        rubick_job.check_model_fits(job.plan, job.where, layers=job.args.layers, heads=4, hidden=64, ffn=256)
+    except rubick_job.PlanError as e:
+        raise SystemExit(str(e))
     if job.global_batch > N_SAMPLES:
         raise SystemExit("--iters must be >= 1 and --global-batch <= %d" % N_SAMPLES)
     job.run(train)

@@ -6,6 +6,7 @@ agree on and resumes under any plan with the same trajectory. This package is th
 protocol, so that a script need not copy it: Job is the entry point; plan, order, ckpt,
 dist, signals and report are its parts, usable alone. Depends on torch only.
 """
+from . import pipeline, tp
 from .ckpt import fenced, latest, merge_parts, publish
 from .order import batch_indices, micro_batches
 from .plan import Plan, PlanError, check_model_fits, check_supported, global_batch, parse_plan, read_plan

@@ -35,13 +35,13 @@ def _send(t, dst):
     dist.send(t.detach().contiguous(), dst)
 
 
-def _recv(src, dtype=torch.float32):
+def _recv(src, dtype=None):
     hdr = torch.zeros(_HDR, dtype=torch.int64)
     dist.recv(hdr, src)
     n = int(hdr[0])
     if n < 0 or n > _HDR - 1:
         raise RuntimeError("pipeline: bad activation header from rank %d" % src)
-    t = torch.empty([int(v) for v in hdr[1:1 + n]], dtype=dtype)
+    t = torch.empty([int(v) for v in hdr[1:1 + n]], dtype=dtype or torch.get_default_dtype())
     dist.recv(t, src)
     return t
 

@@ -51,17 +51,24 @@ def parse_plan(text, where):
     return plan
 
 
-def check_supported(plan, where, max_pp=1):
-    """Refuse, at start, a plan the library (and the script, for pp) cannot run, naming
-    the dimension: running it anyway would train something other than what was planned.
-    This slice runs dp, mb, ga, gc and ZeRO-1/2/3 (with pp=1); pp only up to the script's `max_pp`."""
-    if plan["tp"] != 1 or plan["pp"] > max_pp:
-        what = "data and %d-stage pipeline parallelism" % max_pp if max_pp > 1 else "data parallelism"
-        raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp=1, pp<=%d)"
-                        % (where, plan["tp"], plan["pp"], what, max_pp))
-    if plan["pp"] > 1 and plan["zero"]:
-        raise PlanError("%s: zero=%d with pp=%d: ZeRO is for data parallelism only here"
-                        % (where, plan["zero"], plan["pp"]))
+def check_supported(plan, where, max_pp=1, max_tp=1):
+    """Refuse, at start, a plan the library (and the script, for tp and pp) cannot run,
+    naming the dimension: running it anyway would train something other than what was
+    planned. The library runs dp, mb, ga, gc and ZeRO-1/2/3 (tp=pp=1); tp only up to the script's
+    `max_tp` (a model built from tp.py's layers) and pp up to its `max_pp`."""
+    if plan["tp"] > max_tp or plan["pp"] > max_pp:
+        what = "data parallelism"
+        if max_tp > 1:
+            what += ", %d-way tensor parallelism" % max_tp
+        if max_pp > 1:
+            what = what.replace("data parallelism", "data") if max_tp == 1 else what
+            what += " and %d-stage pipeline parallelism" % max_pp
+        raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp<=%d, pp<=%d)"
+                        % (where, plan["tp"], plan["pp"], what, max_tp, max_pp))
+    if (plan["pp"] > 1 or plan["tp"] > 1) and plan["zero"]:
+        dims = " ".join("%s=%d" % (k, plan[k]) for k in ("tp", "pp") if plan[k] > 1)
+        raise PlanError("%s: zero=%d with %s: ZeRO is for data parallelism only here"
+                        % (where, plan["zero"], dims))
     if plan["zero"] > 3:
         raise PlanError("%s: zero=%d: ZeRO has stages 1 to 3 (zero<=3)" % (where, plan["zero"]))
     if plan["offload"]:

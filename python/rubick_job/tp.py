@@ -162,10 +162,11 @@ class ParallelSelfAttention(nn.Module):
     """Multi-head self-attention with heads/tp heads on each rank (Megatron fig. 3b):
     Q, K, V column-parallel (whole heads per rank), output projection row-parallel."""
 
-    def __init__(self, hidden, heads, group, gen):
+    def __init__(self, hidden, heads, group, gen, causal=False):
         super().__init__()
         tp, r = _size(group), _rank(group)
         _check_divides("heads", heads, tp)
+        self.causal = causal  # a language model's position t sees positions <= t only
         _check_divides("hidden", hidden, heads)
         self.hd, self.local_heads = hidden // heads, heads // tp
         own = list(range(r * hidden // tp, (r + 1) * hidden // tp))  # this rank's heads
@@ -178,7 +179,10 @@ class ParallelSelfAttention(nn.Module):
         b, s, _ = x.shape
         sh = lambda t: t.view(b, s, self.local_heads, self.hd).transpose(1, 2)
         q, k, v = sh(self.q(x)), sh(self.k(x)), sh(self.v(x))
-        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.hd), dim=-1) @ v
+        att = q @ k.transpose(-1, -2) / math.sqrt(self.hd)
+        if self.causal:
+            att = att.masked_fill(torch.ones(s, s, dtype=torch.bool).triu(1), float("-inf"))
+        a = torch.softmax(att, dim=-1) @ v
         return self.o(a.transpose(1, 2).reshape(b, s, self.local_heads * self.hd))
 
 

@@ -24,7 +24,9 @@ import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
 from . import ckpt, order, report, zero
-from .dist import Groups, Topology
+from . import parallel
+from . import tp as rtp
+from .dist import Groups, Groups3D, Topology
 from .plan import PlanError, check_supported, global_batch, parse_plan, read_plan
 from .signals import EXIT_CHECKPOINTED, launch
 
@@ -59,11 +61,13 @@ def _checkpointed(module):
 
 class Job:
     """One run of a rubick job on this node. Attributes a script may read: plan, args,
-    global_batch, iters, run, rank, dp, pp, stage, replica, stage_group, step_no."""
+    global_batch, iters, run, rank, dp, tp, pp, stage, replica, tp_rank, stage_group
+    (the stage's dp group), tp_group, pipe (global ranks of this rank's pipeline), step_no."""
 
     def __init__(self, args, plan, where, env):
         self.args, self.plan, self.where = args, plan, where
-        self.dp, self.pp = plan["dp"], plan["pp"]
+        self.dp, self.tp, self.pp = plan["dp"], plan["tp"], plan["pp"]
+        self.tp_rank, self.tp_group, self.pipe = 0, None, [0]
         self.global_batch = global_batch(plan, args.global_batch)
         self.iters, self.ckpt_dir = args.iters, args.ckpt_dir
         if self.iters < 1:
@@ -78,10 +82,11 @@ class Job:
         self.module = self.net = self.opt = None
 
     @classmethod
-    def from_env(cls, parser=None, argv=None, max_pp=1, env=None):
+    def from_env(cls, parser=None, argv=None, max_pp=1, env=None, max_tp=1):
         """The job as rubickd starts it: options (added to the script's `parser`), the
         plan by rubickd's precedence, checked against what this job can run (`max_pp`:
-        the pipeline stages the script itself implements). Bad input exits with a message
+        the pipeline stages the script runs, with rubick_job.pipeline; `max_tp`: the
+        tensor parallelism its model, built from rubick_job.tp's layers, allows). Bad input exits with a message
         naming it, before any process starts."""
         env = os.environ if env is None else env
         parser = parser or argparse.ArgumentParser()
@@ -90,7 +95,7 @@ class Job:
         text, where = read_plan(env, args.plan)
         try:
             plan = parse_plan(text, where)
-            check_supported(plan, where, max_pp)
+            check_supported(plan, where, max_pp, max_tp)
             return cls(args, plan, where, env)
         except PlanError as e:
             raise SystemExit(str(e))
@@ -109,10 +114,24 @@ class Job:
         if t.nnodes > 1:
             print("rank %d/%d on node %s" % (rank, t.world, t.node), flush=True)
         self.rank, self.stop_flag = rank, stop_flag
-        g = Groups(rank, self.dp, self.pp)
-        self.stage, self.replica, self.stage_group = g.stage, g.replica, g.stage_group
+        if self.parallel:
+            self._groups_3d(rank)
+        else:
+            g = Groups(rank, self.dp, self.pp)
+            self.stage, self.replica, self.stage_group = g.stage, g.replica, g.stage_group
         train(self)
         dist.destroy_process_group()
+
+    @property
+    def parallel(self):
+        """tp or pp: the model is split, so no DDP; gradients are averaged over the
+        stage's dp group by step(), checkpoints are gathered (_state_3d)."""
+        return self.tp > 1 or self.pp > 1
+
+    def _groups_3d(self, rank):
+        g = Groups3D(rank, self.dp, self.tp, self.pp)  # collective: every rank, same plan
+        self.stage, self.replica, self.tp_rank = g.stage, g.replica, g.tp_rank
+        self.stage_group, self.tp_group, self.pipe = g.dp_group, g.tp_group, g.pipe
 
     # --- model and optimizer ---------------------------------------------------------
 
@@ -129,7 +148,8 @@ class Job:
             for m in checkpoint:
                 _checkpointed(m)
         net = model
-        if self.pp > 1:
+        if self.parallel:
+            stage_of = [0] * len(list(model.parameters())) if self.pp == 1 else stage_of
             if stage_of is None or len(stage_of) != len(list(model.parameters())):
                 raise ValueError("pp=%d: wrap() needs stage_of, one stage per parameter" % self.pp)
             self.owner = list(stage_of)
@@ -143,12 +163,16 @@ class Job:
             groups = opt.param_groups
             params = groups[0]["params"] if len(groups) == 1 else [dict(g) for g in groups]
             opt = ZeroRedundancyOptimizer(params, optimizer_class=type(opt), **opt.defaults)
+        self.opt = opt
         path = ckpt.latest(self.ckpt_dir)
         if path:
             ck = torch.load(path)
             try:
-                model.load_state_dict(ck["model"])
-                opt.load_state_dict(ck["opt"])  # a full state: ZeRO re-partitions it for this dp
+                if self.tp > 1:
+                    self._load_3d(ck)
+                else:
+                    model.load_state_dict(ck["model"])
+                    opt.load_state_dict(ck["opt"])  # a full state: ZeRO re-partitions it for this dp
             except (RuntimeError, KeyError, ValueError) as e:
                 raise SystemExit("checkpoint %s does not fit this model or optimizer: %s" % (path, e))
             self.step_no = ck["step"]
@@ -156,6 +180,11 @@ class Job:
             opt.free_params()  # ZeRO-3: only the shard between steps (no-op for ZeRO-2)
         self.net, self.opt = net, opt
         return net, opt
+
+    def _load_3d(self, ck):
+        """A plan-independent checkpoint into this rank's tp slices (parallel.py)."""
+        rtp.load_full(self.module, ck["model"])
+        self.opt.load_state_dict(parallel.slice_opt_state(self.module, ck["opt"]))
 
     @property
     def zero(self):
@@ -228,7 +257,7 @@ class Job:
         exit 75) when asked to. `loss_sum`: the step's summed per-sample losses when the
         script ran backward itself (pipeline); else what backward() accumulated."""
         self._stepped = True
-        if self.pp > 1 and self.dp > 1:  # what DDP does for dp alone: average over replicas
+        if self.parallel and self.dp > 1:  # what DDP does for dp alone: average over replicas
             for q in self.mine:
                 if q.grad is not None:
                     dist.all_reduce(q.grad, group=self.stage_group)
@@ -237,6 +266,8 @@ class Job:
         self.step_no += 1
         step, G = self.step_no, self.global_batch
         total = self._loss if loss_sum is None else loss_sum
+        if self.tp_rank != 0:  # a tp group's ranks all hold the same loss: count it once
+            total = torch.zeros_like(total)
         if self.topo.world > 1:
             dist.all_reduce(total)  # under pp only the last stage's ranks hold losses
         if self._log and not ckpt.fenced(self.fence, self.run_id):
@@ -253,7 +284,7 @@ class Job:
         stop[0] = 1.0 if (self.stop_flag.value or (a.stop_after and step == a.stop_after)) else 0.0
         if self.topo.world > 1:
             dist.broadcast(stop, 0)
-        if a.ckpt_every and step % a.ckpt_every == 0 and step < self.iters and self.pp == 1 and stop[0] == 0:
+        if a.ckpt_every and step % a.ckpt_every == 0 and step < self.iters and not self.parallel and stop[0] == 0:
             if self.zero:  # collective: every rank decides alike (after the broadcast)
                 self.opt.consolidate_state_dict(to=0)
             if self.rank == 0 and ckpt.publish(self.ckpt_dir, self.run_id, self.fence, self._state()):
@@ -264,25 +295,35 @@ class Job:
     def _state(self):
         return {"model": self.module.state_dict(), "opt": self.opt.state_dict(), "step": self.step_no}
 
+    def _save_part_3d(self, path):
+        """This stage's part of a plan-independent checkpoint: full tp weights and
+        optimizer state (collective over the tp group), written by its replica 0, tp rank 0."""
+        if self.tp > 1:
+            model = rtp.full_state(self.module)
+            opt = parallel.full_opt_state(self.module, self.opt, self.tp_group)
+        else:
+            model, opt = self.module.state_dict(), self.opt.state_dict()
+        if self.replica == 0 and self.tp_rank == 0:
+            torch.save({"model": model, "opt": opt}, path)
+
     def _checkpoint_and_exit(self):
         """All ranks are here after the same step: write the full state, publish, exit 75."""
         step = self.step_no
         if self.zero:
             self.opt.consolidate_state_dict(to=0)
         part = lambda s: os.path.join(self.ckpt_dir, "stage-%d.pt" % s)  # noqa: E731
-        if self.pp > 1:
-            if self.replica == 0:
-                torch.save({"model": self.module.state_dict(), "opt": self.opt.state_dict()}, part(self.stage))
+        if self.parallel:
+            self._save_part_3d(part(self.stage))
             dist.barrier()  # every stage's part is written
         if self.rank == 0:
-            if self.pp > 1:
+            if self.parallel:
                 names = [n for n, _ in self.module.named_parameters()]
                 model, opt = ckpt.merge_parts(names, self.owner, [torch.load(part(s)) for s in range(self.pp)])
                 state = {"model": model, "opt": opt, "step": step}
             else:
                 state = self._state()
             ok = ckpt.publish(self.ckpt_dir, self.run_id, self.fence, state)
-            for s in range(self.pp if self.pp > 1 else 0):
+            for s in range(self.pp if self.parallel else 0):
                 os.unlink(part(s))
             print("checkpointed at %d" % step if ok else "fenced at %d: not published" % step, flush=True)
         dist.barrier()

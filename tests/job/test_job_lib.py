@@ -56,6 +56,15 @@ class Plans(unittest.TestCase):
         rj.check_supported(rj.parse_plan("dp=2,zero=2", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=3", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=2,pp=2", "P"), "P", 2)
+        # tp and pp up to what the script declares (examples/train.py: max_tp=4, max_pp=8)
+        rj.check_supported(rj.parse_plan("dp=2,tp=2,pp=4", "P"), "P", 4, 2)
+        with self.assertRaises(rj.PlanError) as cm:
+            rj.check_supported(rj.parse_plan("tp=4,pp=2", "P"), "P", 4, 2)
+        self.assertIn("P: tp=4 pp=2: this job does data parallelism, 2-way tensor parallelism and "
+                      "4-stage pipeline parallelism only (tp<=2, pp<=4)", str(cm.exception))
+        with self.assertRaises(rj.PlanError) as cm:
+            rj.check_supported(rj.parse_plan("tp=2,zero=1", "P"), "P", 1, 2)
+        self.assertIn("P: zero=1 with tp=2: ZeRO is for data parallelism only here", str(cm.exception))
 
     def test_precedence(self):
         with tempfile.TemporaryDirectory() as d:
