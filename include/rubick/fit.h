@@ -97,4 +97,17 @@ int rk_perf_refit(struct rk_model *m, const struct rk_perf_env *env,
 /* Parameters the fit starts from when nothing is known (documented defaults). */
 void rk_perf_params_default(enum rk_overlap_form form, struct rk_perf_params *k /* OUT */);
 
+/* A scalar objective for rk_fit_min1d. */
+typedef double (*rk_fit_fn1)(double x, void *ctx);
+
+/*
+ * Brent's method (GSL) on the bracket a < x < b, where f(x) = fx lies below
+ * f(a) and f(b) (a grid search finds such a bracket). Stops when the bracket
+ * is narrower than `tol` or after 100 iterations. On return *x_out / *f_out
+ * hold the best point seen: Brent's minimum if it beats fx, else x itself.
+ * Returns 0, RK_EINVAL for a bad bracket (outputs then hold x and fx).
+ */
+int rk_fit_min1d(rk_fit_fn1 f, void *ctx, double a, double x, double fx, double b, double tol,
+		 double *x_out, double *f_out);
+
 #endif

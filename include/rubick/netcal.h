@@ -9,8 +9,8 @@
  * B_eff is fitted once per held-out model from the multi-node rows of the
  * OTHER models (leave-one-model-out), minimising the sum of squared relative
  * errors sum_i ((pred_i(B) - meas_i) / meas_i)^2 over log B: a coarse grid
- * first (the objective need not be unimodal), then Brent's method (GSL) in
- * the best grid bracket.
+ * first (the objective need not be unimodal), then Brent's method in the
+ * best grid bracket (rk_fit_min1d: GSL stays inside src/model/fit.c).
  */
 #ifndef RUBICK_NETCAL_H
 #define RUBICK_NETCAL_H

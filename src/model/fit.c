@@ -5,6 +5,7 @@
 #include "rubick/fit.h"
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_min.h>
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_vector.h>
 #include <math.h>
@@ -541,5 +542,50 @@ int rk_perf_refit(struct rk_model *m, const struct rk_perf_env *env,
 	m->perf_fitted = 1;
 	if (r.fwd_ms > 0)
 		m->fwd_ms = r.fwd_ms;
+	return 0;
+}
+
+struct min1d_ctx {
+	rk_fit_fn1 f;
+	void *ctx;
+};
+
+static double min1d_eval(double x, void *p)
+{
+	const struct min1d_ctx *c = p;
+	return c->f(x, c->ctx);
+}
+
+int rk_fit_min1d(rk_fit_fn1 f, void *ctx, double a, double x, double fx, double b, double tol,
+		 double *x_out, double *f_out)
+{
+	if (x_out)
+		*x_out = x;
+	if (f_out)
+		*f_out = fx;
+	if (!f || !x_out || !f_out || !(a < x && x < b) || !(tol > 0.0))
+		return RK_EINVAL;
+	struct min1d_ctx c = { f, ctx };
+	gsl_function F = { min1d_eval, &c };
+	gsl_error_handler_t *old = gsl_set_error_handler_off();
+	gsl_min_fminimizer *m = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+	/* GSL refuses a bracket whose middle is not below both ends: x stays best. */
+	if (m && gsl_min_fminimizer_set_with_values(m, &F, x, fx, a, f(a, ctx), b, f(b, ctx)) ==
+			 GSL_SUCCESS) {
+		for (int it = 0; it < 100; it++) {
+			if (gsl_min_fminimizer_iterate(m) != GSL_SUCCESS)
+				break;
+			if (gsl_min_test_interval(gsl_min_fminimizer_x_lower(m),
+						  gsl_min_fminimizer_x_upper(m), tol, 0.0) == GSL_SUCCESS)
+				break;
+		}
+		double xm = gsl_min_fminimizer_x_minimum(m), fm = f(xm, ctx);
+		if (fm <= fx) {
+			*x_out = xm;
+			*f_out = fm;
+		}
+	}
+	gsl_min_fminimizer_free(m);
+	gsl_set_error_handler(old);
 	return 0;
 }

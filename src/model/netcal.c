@@ -3,10 +3,8 @@
 
 #include <math.h>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_min.h>
-
 #include "rubick/error.h"
+#include "rubick/fit.h"
 
 #define NETCAL_GRID 64
 
@@ -63,31 +61,9 @@ int rk_netcal_fit(size_t n, const double *meas_ms, const unsigned char *use,
 	double xbest = xlo + step * (double)best;
 
 	/* Brent needs f(mid) below both ends: only an interior grid minimum qualifies. */
-	if (best > 0 && best + 1 < NETCAL_GRID) {
-		double a = xbest - step, b = xbest + step;
-		gsl_function F = { netcal_sse, &c };
-		gsl_error_handler_t *old = gsl_set_error_handler_off();
-		gsl_min_fminimizer *m = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-		if (m && gsl_min_fminimizer_set_with_values(m, &F, xbest, fbest, a,
-							    netcal_sse(a, &c), b,
-							    netcal_sse(b, &c)) == GSL_SUCCESS) {
-			for (int it = 0; it < 100; it++) {
-				if (gsl_min_fminimizer_iterate(m) != GSL_SUCCESS)
-					break;
-				if (gsl_min_test_interval(gsl_min_fminimizer_x_lower(m),
-							  gsl_min_fminimizer_x_upper(m), 1e-10,
-							  0.0) == GSL_SUCCESS)
-					break;
-			}
-			double xm = gsl_min_fminimizer_x_minimum(m), fm = netcal_sse(xm, &c);
-			if (fm <= fbest) {
-				xbest = xm;
-				fbest = fm;
-			}
-		}
-		gsl_min_fminimizer_free(m);
-		gsl_set_error_handler(old);
-	}
+	if (best > 0 && best + 1 < NETCAL_GRID)
+		(void)rk_fit_min1d(netcal_sse, &c, xbest - step, xbest, fbest, xbest + step, 1e-10,
+				   &xbest, &fbest);
 	out->gbps = exp(xbest);
 	out->sse_rel = fbest;
 	out->n_used = used;
