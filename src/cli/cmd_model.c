@@ -3,8 +3,10 @@
  *   rubick model validate --profile DIR --measured FILE [--model NAME] [options]
  *   rubick model validate --traces DIR [options]
  *   rubick model fit --profile DIR [--model NAME] [--zoo DIR]
+ *   rubick model profile --job CMD --model NAME --global-batch N --out DIR (model_profile.c)
  */
 #include "cli/commands.h"
+#include "cli/model_profile.h"
 #include "cli/model_validate.h"
 #include "cli/util.h"
 
@@ -22,6 +24,9 @@ static void usage(FILE *out)
 		"usage: rubick model validate --profile DIR --measured FILE [--model NAME] [OPTIONS]\n"
 		"       rubick model validate --traces DIR [OPTIONS]\n"
 		"       rubick model fit --profile DIR [--model NAME] [--zoo DIR]\n"
+		"       rubick model profile --job CMD (--model NAME | --model-spec TEXT)\n"
+		"                            --global-batch N --out DIR [--validate FILE] (see\n"
+		"                            rubick model profile --help)\n"
 		"\n"
 		"validate: fit the performance model from a profile (artifact config.csv +\n"
 		"data.csv folder, or a rubick profile file, docs/profile-format.md), predict\n"
@@ -81,7 +86,7 @@ static int parse_long(const char *flag, const char *s, long lo, long hi, long *o
 
 /* --env key=value,...: override cluster constants (perf.h), e.g. measured
  * by a deployment's own micro-benchmarks. */
-static int parse_env(const char *text, struct rk_perf_env *env)
+int rk_cli_model_parse_env(const char *text, struct rk_perf_env *env)
 {
 	static const struct {
 		const char *key;
@@ -217,7 +222,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return -1;
 			a->o.cpus_per_gpu = (int)l;
 		} else if (!strcmp(f, "--env")) {
-			if (parse_env(val, &a->o.env) < 0)
+			if (rk_cli_model_parse_env(val, &a->o.env) < 0)
 				return -1;
 		} else if (!strcmp(f, "--calibrate-internode")) {
 			if (strcmp(val, "loo")) {
@@ -352,6 +357,9 @@ int rk_cmd_model(int argc, char **argv)
 		return run_validate(argc, argv, 0);
 	if (!strcmp(argv[1], "fit"))
 		return run_validate(argc, argv, 1);
-	fprintf(stderr, "rubick model: unknown subcommand '%s' (validate, fit)\n", argv[1]);
+	if (!strcmp(argv[1], "profile"))
+		return rk_cmd_model_profile(argc, argv);
+	fprintf(stderr, "rubick model: unknown subcommand '%s' (validate, fit, profile)\n",
+		argv[1]);
 	return RK_EXIT_USAGE;
 }
