@@ -19,6 +19,7 @@
  * scored on the iterations after those.
  */
 #include "cli/commands.h"
+#include "cli/model_env.h"
 #include "cli/model_profile.h"
 #include "cli/util.h"
 #include "rubick/fit.h"

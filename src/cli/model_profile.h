@@ -45,10 +45,6 @@ int rk_prof_run_exec(const struct rk_prof_job *job, struct rk_prof_run *r, char 
 /* `rubick model profile` (model_profile.c): the command's exit status. */
 int rk_cmd_model_profile(int argc, char **argv);
 
-/* --env KEY=V,... onto `env` (cmd_model.c); 0, or -1 after printing why. */
-struct rk_perf_env;
-int rk_cli_model_parse_env(const char *text, struct rk_perf_env *env);
-
 /* Median of v[from..n-1] (NaN when empty or any value < 0). */
 double rk_prof_median(const double *v, int from, int n);
 
