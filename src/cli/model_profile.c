@@ -18,6 +18,7 @@
  * iterations (the online refit rubickd runs on a job's reports, refit.h),
  * scored on the iterations after those.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "cli/commands.h"
 #include "cli/model_env.h"
 #include "cli/model_profile.h"
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N_PROFILE 7
 #define MAX_VALIDATE 64
@@ -404,12 +406,14 @@ static void print_params(const struct rk_model *m, const struct rk_perf_fit_resu
 
 struct score {
 	const char *fam;
+	int shared; /* 1 = the run's threads outnumber this machine's cores: they time-share */
 	double strict_ape, refit_ape; /* refit_ape NaN when it could not be computed */
 };
 
 /* Predict, refit on the observed iterations, predict again; one row per configuration. */
 static void score_run(const struct popts *a, const struct rk_model *fitted,
-		      const struct rk_perf_env *env, const struct rk_prof_run *r, struct score *s)
+		      const struct rk_perf_env *env, const struct rk_prof_run *r, long cores,
+		      struct score *s)
 {
 	const int G = a->job.global_batch, w = a->warmup, obs = a->observe;
 	struct rk_placement pl = {.n_nodes = 1, .gpus = {r->procs}};
@@ -429,6 +433,7 @@ static void score_run(const struct popts *a, const struct rk_model *fitted,
 		pred2 = NAN;
 	rk_refit_fini(&f);
 	s->fam = family(&r->plan);
+	s->shared = cores > 0 && (long)r->procs * cpus_per_gpu(r) > cores;
 	s->strict_ape = fabs(pred - meas) / meas;
 	s->refit_ape = fabs(pred2 - held) / held;
 	char c[4][32];
@@ -440,16 +445,26 @@ static void score_run(const struct popts *a, const struct rk_model *fitted,
 	       r->procs, r->cpus, c[0], c[1], 100 * s->strict_ape, c[2], c[3], 100 * s->refit_ape);
 }
 
-static void print_mape(const struct score *s, int n)
+/*
+ * MAPE per family, overall, and split by whether a run's threads fit this
+ * machine's cores: the model gives every GPU its own compute, which a process
+ * sharing a core with others does not have (docs/perf-model.md).
+ */
+static void print_mape(const struct score *s, int n, long cores)
 {
-	static const char *const fams[] = {"dp", "gc", "zero", "tp", "pp", "3d", "all"};
-	printf("MAPE (strict: profile fit only; refit: after the first observed iterations)\n");
-	printf("  %-6s %3s %8s %8s\n", "family", "n", "strict", "refit");
+	static const char *const fams[] = {"dp", "gc", "zero", "tp", "pp", "3d", "all",
+					   "own-core", "shared"};
+	printf("MAPE (strict: profile fit only; refit: after the first observed iterations; "
+	       "own-core: threads <= the %ld cores, shared: more)\n", cores);
+	printf("  %-8s %3s %8s %8s\n", "family", "n", "strict", "refit");
 	for (size_t j = 0; j < sizeof(fams) / sizeof(fams[0]); j++) {
 		double a = 0, b = 0;
 		int k = 0, kb = 0;
 		for (int i = 0; i < n; i++) {
-			if (strcmp(fams[j], "all") && strcmp(fams[j], s[i].fam))
+			int keep = !strcmp(fams[j], "all") || !strcmp(fams[j], s[i].fam) ||
+				   (!strcmp(fams[j], "own-core") && !s[i].shared) ||
+				   (!strcmp(fams[j], "shared") && s[i].shared);
+			if (!keep)
 				continue;
 			k++;
 			a += s[i].strict_ape;
@@ -459,7 +474,7 @@ static void print_mape(const struct score *s, int n)
 			}
 		}
 		if (k)
-			printf("  %-6s %3d %7.1f%% %7.1f%%\n", fams[j], k, 100 * a / k,
+			printf("  %-8s %3d %7.1f%% %7.1f%%\n", fams[j], k, 100 * a / k,
 			       kb ? 100 * b / kb : NAN);
 	}
 }
@@ -527,9 +542,10 @@ int rk_cmd_model_profile(int argc, char **argv)
 		       a.warmup + 1, a.warmup + a.observe);
 		printf("  %-5s %-48s %5s %4s %9s %9s %7s %9s %9s %7s\n", "fam", "plan", "procs",
 		       "cpus", "meas_ms", "pred_ms", "ape", "held_ms", "refit_ms", "ape");
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 		for (int i = 0; i < n_val; i++)
-			score_run(&a, &m, &env, &runs[N_PROFILE + i], &sc[i]);
-		print_mape(sc, n_val);
+			score_run(&a, &m, &env, &runs[N_PROFILE + i], cores, &sc[i]);
+		print_mape(sc, n_val, cores);
 	}
 	rc = RK_EXIT_OK;
 out:

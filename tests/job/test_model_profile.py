@@ -78,7 +78,12 @@ with tempfile.TemporaryDirectory() as tmp:
     for v in val:
         meas, pred, ape = float(v[4]), float(v[5]), float(v[6])
         check(abs(100 * abs(pred - meas) / meas - ape) < 0.1 + 0.01 * ape, "APE is |pred-meas|/meas: %s" % (v,))
-    check(re.search(r"^  all +3 +[\d.]+% +[\d.]+%$", text, re.M) is not None, "MAPE row 'all'")
+    for fam in ("all", "dp", "gc", "zero"):
+        check(re.search(r"^  %s +\d+ +[\d.]+%% +[\d.]+%%$" % fam, text, re.M) is not None,
+              "MAPE row '%s': %s" % (fam, text[-800:]))
+    check(re.search(r"^  all +3 ", text, re.M) is not None, "MAPE 'all' counts the 3 rows")
+    split = re.findall(r"^  (own-core|shared) +(\d+) ", text, re.M)
+    check(sum(int(c) for _, c in split) == 3, "own-core + shared rows count the 3 rows: %s" % split)
     # each run's folder has what the local engine gives a run, and its log
     run1 = os.path.join(out, "profile-01")
     check(all(os.path.exists(os.path.join(run1, f)) for f in ("plan", "log", "times", "ckpt")),
