@@ -151,6 +151,13 @@ int rk_prof_run_exec(const struct rk_prof_job *job, struct rk_prof_run *r, char 
 		return -1;
 	}
 	unlink(times); /* a run appends: an older run's steps must not count */
+	/* a checkpoint an earlier profile left in this folder must not be resumed from:
+	 * every run starts at step 0 (ckpt.py's `latest` and its older plain ckpt.pt) */
+	char stale[640];
+	snprintf(stale, sizeof(stale), "%s/latest", ckpt);
+	unlink(stale);
+	snprintf(stale, sizeof(stale), "%s/ckpt.pt", ckpt);
+	unlink(stale);
 	snprintf(body, sizeof(body), "%s\n", r->plan_text);
 	if (write_text(planp, body)) {
 		snprintf(why, cap, "%s: %s", planp, strerror(errno));
