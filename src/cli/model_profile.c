@@ -278,11 +278,13 @@ static int write_profile(const struct popts *a, const struct rk_model *m,
 		fprintf(stderr, "rubick model profile: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "# rubick model profile: %s, one process per GPU on this machine\n"
-		   "# job: %s\n# medians of iterations %d..%d of each run\n"
+	fprintf(f, "# rubick model profile: %s, one process per GPU on this machine\n# job: ",
+		m->name);
+	for (const char *c = a->job.cmd; *c; c++) /* one comment line, whatever the command */
+		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+	fprintf(f, "\n# medians of iterations %d..%d of each run\n"
 		   "model = %s\nglobal_batch = %d\nparam_mi = %.6g\n\n",
-		m->name, a->job.cmd, a->warmup + 1, a->job.iters, m->name, a->job.global_batch,
-		m->params / 1048576.0);
+		a->warmup + 1, a->job.iters, m->name, a->job.global_batch, m->params / 1048576.0);
 	fprintf(f, "# plan placement cpus_per_gpu fwd_ms sync_ms opt_ms iter_ms\n");
 	for (int i = 0; i < N_PROFILE; i++) {
 		const struct rk_prof_run *r = &runs[i];
