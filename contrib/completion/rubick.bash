@@ -85,7 +85,7 @@ _rubick()
 		return
 	fi
 	case $cmd in
-	model) [ "$cword" -eq 2 ] && { COMPREPLY=($(compgen -W "fit validate" -- "$cur")); return; } ;;
+	model) [ "$cword" -eq 2 ] && { COMPREPLY=($(compgen -W "fit profile validate" -- "$cur")); return; } ;;
 	zoo) [ "$cword" -eq 2 ] && { COMPREPLY=($(compgen -W "list show check" -- "$cur")); return; } ;;
 	esac
 	COMPREPLY=($(compgen -f -- "$cur"))

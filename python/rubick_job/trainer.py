@@ -17,6 +17,7 @@ these wrong would train a different model after each reconfiguration.
 import argparse
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -76,6 +77,7 @@ class Job:
         self.token = env.get("RUBICK_JOB_TOKEN", "")
         self.run_id = env.get("RUBICK_RUN", "1")
         self.fence = env.get("RUBICK_FENCE_FILE")
+        self.times_path = env.get("RUBICK_TIMES_FILE")  # per-step phase times (profiling)
         os.makedirs(self.ckpt_dir, exist_ok=True)
         self.topo = Topology.from_env(env, plan, where, self.ckpt_dir, self.run_id)
         self.rank, self.step_no = None, 0
@@ -211,6 +213,8 @@ class Job:
                 self.run_id, self.step_no, self.dp, self.pp, p["mb"], p["ga"], p["gc"], p["zero"]), flush=True)
         self._log = open(os.path.join(self.ckpt_dir, "loss.log"), "a") if self.rank == 0 else None
         self._meter = report.Meter()
+        self._times = open(self.times_path, "a") if self.rank == 0 and self.times_path else None
+        self._t_prev = time.perf_counter()
         while self.step_no < self.iters:
             if ckpt.fenced(self.fence, self.run_id):  # a newer run exists: this copy is stale
                 print("run %s rank %d fenced at step %d: a newer run exists"
@@ -222,6 +226,7 @@ class Job:
             if self.sharded:
                 self.opt.gather_params()  # ZeRO-3: the full parameters for this step
             self._loss, self._stepped = torch.zeros(1), False
+            self._fwd_s = self._bwd_s = 0.0
             yield self.step_no, self._micro(data, ids)
             if not self._stepped:
                 raise RuntimeError("job.step() was not called for step %d" % self.step_no)
@@ -234,6 +239,7 @@ class Job:
         sync_each = isinstance(self.net, nn.parallel.DistributedDataParallel)
         for m, i in enumerate(ids):
             x = tuple(t[i] for t in data) if isinstance(data, tuple) else data[i]
+            self._t_fwd = time.perf_counter()  # forward runs in the script until backward()
             if sync_each and m < len(ids) - 1:
                 with self.net.no_sync():
                     yield x
@@ -244,8 +250,11 @@ class Job:
         """Backward of a micro-batch's loss given as the SUM of its per-sample losses,
         scaled so that the update is the mean over the global batch under every plan
         (DDP averages over dp ranks, hence * dp)."""
+        t0 = time.perf_counter()
+        self._fwd_s += t0 - self._t_fwd
         self._loss += loss_sum.detach().to(self._loss.dtype)
         (loss_sum * self.dp / self.global_batch).backward()
+        self._bwd_s += time.perf_counter() - t0
 
     @property
     def loss_scale(self):
@@ -262,7 +271,9 @@ class Job:
                 if q.grad is not None:
                     dist.all_reduce(q.grad, group=self.stage_group)
                     q.grad /= self.dp
+        t_opt = time.perf_counter()
         self.opt.step()
+        opt_s = time.perf_counter() - t_opt
         self.step_no += 1
         step, G = self.step_no, self.global_batch
         total = self._loss if loss_sum is None else loss_sum
@@ -284,6 +295,7 @@ class Job:
         stop[0] = 1.0 if (self.stop_flag.value or (a.stop_after and step == a.stop_after)) else 0.0
         if self.topo.world > 1:
             dist.broadcast(stop, 0)
+        self._log_times(step, opt_s)
         if a.ckpt_every and step % a.ckpt_every == 0 and step < self.iters and not self.parallel and stop[0] == 0:
             if self.zero:  # collective: every rank decides alike (after the broadcast)
                 self.opt.consolidate_state_dict(to=0)
@@ -291,6 +303,24 @@ class Job:
                 print("published checkpoint at %d" % step, flush=True)
         if stop[0] > 0 and step < self.iters:
             self._checkpoint_and_exit()
+
+    def _log_times(self, step, opt_s):
+        """Rank 0 appends "step fwd_ms sync_ms opt_ms iter_ms" to RUBICK_TIMES_FILE, the
+        phases of docs/profile-format.md that `rubick model profile` fits: forward (the
+        script's code from a micro-batch to backward()), backward with DDP's gradient
+        all-reduce, optimizer step, and the wall time since the previous step ended.
+        A phase is "-" where this split is not the model's: under tp/pp (the script's
+        pipeline interleaves them) and ZeRO-2/3 (the reduce-scatter runs inside step())."""
+        now = time.perf_counter()
+        iter_s, self._t_prev = now - self._t_prev, now
+        if not self._times:
+            return
+        if self.parallel or self.sharded or self._fwd_s <= 0:
+            ph = "- - -"
+        else:
+            ph = "%.3f %.3f %.3f" % (1e3 * self._fwd_s, 1e3 * self._bwd_s, 1e3 * opt_s)
+        self._times.write("%d %s %.3f\n" % (step, ph, 1e3 * iter_s))
+        self._times.flush()
 
     def _state(self):
         return {"model": self.module.state_dict(), "opt": self.opt.state_dict(), "step": self.step_no}

@@ -3,8 +3,11 @@
  *   rubick model validate --profile DIR --measured FILE [--model NAME] [options]
  *   rubick model validate --traces DIR [options]
  *   rubick model fit --profile DIR [--model NAME] [--zoo DIR]
+ *   rubick model profile --job CMD --model NAME --global-batch N --out DIR (model_profile.c)
  */
 #include "cli/commands.h"
+#include "cli/model_env.h"
+#include "cli/model_profile.h"
 #include "cli/model_validate.h"
 #include "cli/util.h"
 
@@ -22,6 +25,9 @@ static void usage(FILE *out)
 		"usage: rubick model validate --profile DIR --measured FILE [--model NAME] [OPTIONS]\n"
 		"       rubick model validate --traces DIR [OPTIONS]\n"
 		"       rubick model fit --profile DIR [--model NAME] [--zoo DIR]\n"
+		"       rubick model profile --job CMD (--model NAME | --model-spec TEXT)\n"
+		"                            --global-batch N --out DIR [--validate FILE] (see\n"
+		"                            rubick model profile --help)\n"
 		"\n"
 		"validate: fit the performance model from a profile (artifact config.csv +\n"
 		"data.csv folder, or a rubick profile file, docs/profile-format.md), predict\n"
@@ -76,67 +82,6 @@ static int parse_long(const char *flag, const char *s, long lo, long hi, long *o
 		return -1;
 	}
 	*out = v;
-	return 0;
-}
-
-/* --env key=value,...: override cluster constants (perf.h), e.g. measured
- * by a deployment's own micro-benchmarks. */
-static int parse_env(const char *text, struct rk_perf_env *env)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-		int is_int;
-	} keys[] = {
-		{"nvlink_gbps", offsetof(struct rk_perf_env, nvlink_gbps), 0},
-		{"pcie_gbps", offsetof(struct rk_perf_env, pcie_gbps), 0},
-		{"host_mem_gbps", offsetof(struct rk_perf_env, host_mem_gbps), 0},
-		{"net_gbps", offsetof(struct rk_perf_env, net_gbps), 0},
-		{"nics_per_node", offsetof(struct rk_perf_env, nics_per_node), 1},
-		{"gpus_per_node", offsetof(struct rk_perf_env, gpus_per_node), 1},
-		{"gpu_tflops", offsetof(struct rk_perf_env, gpu_tflops), 0},
-		{"recompute_factor", offsetof(struct rk_perf_env, recompute_factor), 0},
-		{"tp_eff", offsetof(struct rk_perf_env, tp_eff), 0},
-		{"grad_bytes", offsetof(struct rk_perf_env, grad_bytes), 0},
-		{"act_bytes", offsetof(struct rk_perf_env, act_bytes), 0},
-	};
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (char *tok = buf, *next; tok; tok = next) {
-		next = strchr(tok, ',');
-		if (next)
-			*next++ = '\0';
-		char *eq = strchr(tok, '=');
-		if (!eq) {
-			fprintf(stderr, "rubick model: --env: '%s' is not key=value\n", tok);
-			return -1;
-		}
-		*eq = '\0';
-		size_t i = 0;
-		while (i < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[i].key, tok))
-			i++;
-		if (i == sizeof(keys) / sizeof(keys[0])) {
-			fprintf(stderr, "rubick model: --env: unknown key '%s'\n", tok);
-			return -1;
-		}
-		char *p = (char *)env + keys[i].off;
-		if (keys[i].is_int) {
-			long v;
-			if (parse_long("--env", eq + 1, 1, 1024, &v) < 0)
-				return -1;
-			*(int *)(void *)p = (int)v;
-		} else {
-			double v;
-			if (parse_double("--env", eq + 1, 0, 1e9, &v) < 0)
-				return -1;
-			*(double *)(void *)p = v;
-		}
-	}
-	struct rk_error err;
-	if (rk_perf_env_check(env, &err) < 0) {
-		fprintf(stderr, "rubick model: --env: %s\n", err.msg);
-		return -1;
-	}
 	return 0;
 }
 
@@ -217,7 +162,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 				return -1;
 			a->o.cpus_per_gpu = (int)l;
 		} else if (!strcmp(f, "--env")) {
-			if (parse_env(val, &a->o.env) < 0)
+			if (rk_cli_model_parse_env(val, &a->o.env) < 0)
 				return -1;
 		} else if (!strcmp(f, "--calibrate-internode")) {
 			if (strcmp(val, "loo")) {
@@ -352,6 +297,9 @@ int rk_cmd_model(int argc, char **argv)
 		return run_validate(argc, argv, 0);
 	if (!strcmp(argv[1], "fit"))
 		return run_validate(argc, argv, 1);
-	fprintf(stderr, "rubick model: unknown subcommand '%s' (validate, fit)\n", argv[1]);
+	if (!strcmp(argv[1], "profile"))
+		return rk_cmd_model_profile(argc, argv);
+	fprintf(stderr, "rubick model: unknown subcommand '%s' (validate, fit, profile)\n",
+		argv[1]);
 	return RK_EXIT_USAGE;
 }
