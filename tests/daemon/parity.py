@@ -78,6 +78,9 @@ def losses(d, jid, iters):
     for r in rows:
         by_step[int(r[0])] = (float(r[1]), int(r[2]), int(r[3]), int(r[5]))
     check(sorted(by_step) == list(range(1, iters + 1)), "steps lost: %s" % sorted(by_step))
+    if len(rows) > iters:
+        print("%d steps run twice (a run lost after them resumed from an earlier checkpoint)"
+              % (len(rows) - iters))
     return [by_step[s] for s in range(1, iters + 1)]
 
 
