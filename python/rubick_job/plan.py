@@ -54,7 +54,8 @@ def parse_plan(text, where):
 def check_supported(plan, where, max_pp=1, max_tp=1):
     """Refuse, at start, a plan the library (and the script, for tp and pp) cannot run,
     naming the dimension: running it anyway would train something other than what was
-    planned. The library runs dp, mb, ga, gc and ZeRO-1/2/3 (tp=pp=1); tp only up to the script's
+    planned. The library runs dp, mb, ga, gc, ZeRO-1/2/3 (ZeRO-3 with tp=pp=1 only) and
+    offload (with zero=0); tp only up to the script's
     `max_tp` (a model built from tp.py's layers) and pp up to its `max_pp`."""
     if plan["tp"] > max_tp or plan["pp"] > max_pp:
         what = "data parallelism"
@@ -65,15 +66,17 @@ def check_supported(plan, where, max_pp=1, max_tp=1):
             what += " and %d-stage pipeline parallelism" % max_pp
         raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp<=%d, pp<=%d)"
                         % (where, plan["tp"], plan["pp"], what, max_tp, max_pp))
-    if (plan["pp"] > 1 or plan["tp"] > 1) and plan["zero"]:
-        dims = " ".join("%s=%d" % (k, plan[k]) for k in ("tp", "pp") if plan[k] > 1)
-        raise PlanError("%s: zero=%d with %s: ZeRO is for data parallelism only here"
-                        % (where, plan["zero"], dims))
     if plan["zero"] > 3:
         raise PlanError("%s: zero=%d: ZeRO has stages 1 to 3 (zero<=3)" % (where, plan["zero"]))
-    if plan["offload"]:
-        raise PlanError("%s: offload=%d: this job does not offload optimizer state (offload=0)"
-                        % (where, plan["offload"]))
+    if (plan["pp"] > 1 or plan["tp"] > 1) and plan["zero"] > 2:
+        dims = " ".join("%s=%d" % (k, plan[k]) for k in ("tp", "pp") if plan[k] > 1)
+        raise PlanError("%s: zero=%d with %s: ZeRO-3 is for data parallelism only here; "
+                        "with tp or pp this job runs zero<=2" % (where, plan["zero"], dims))
+    if plan["offload"] > 1:
+        raise PlanError("%s: offload=%d: offload is 0 or 1" % (where, plan["offload"]))
+    if plan["offload"] and plan["zero"]:
+        raise PlanError("%s: offload=1 with zero=%d: this job offloads the optimizer "
+                        "without ZeRO only (zero=0)" % (where, plan["zero"]))
 
 
 def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None):

@@ -24,7 +24,7 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
-from . import ckpt, order, report, zero
+from . import ckpt, order, report, zero, zero3d
 from . import parallel
 from . import tp as rtp
 from .dist import Groups, Groups3D, Topology
@@ -158,8 +158,14 @@ class Job:
             self.mine = [p for p, o in zip(model.parameters(), self.owner) if o == self.stage]
         elif self.dp > 1 and not self.sharded:  # ZeRO-2/3 reduce the gradients themselves
             net = nn.parallel.DistributedDataParallel(model)
+        if self.plan["offload"]:  # plan.py refuses it with ZeRO
+            opt = zero3d.Offloaded(list(model.parameters()), opt)
         if self.sharded:
             opt = zero.ShardedOptimizer(list(model.parameters()), opt, self.plan["zero"])
+        elif self.zero and self.parallel:  # ZeRO-1/2 over the dp group of (stage, tp_rank)
+            ranks = [(self.stage * self.dp + r) * self.tp + self.tp_rank for r in range(self.dp)]
+            opt = zero3d.DpShardedOptimizer(model.parameters(), self.mine, opt, self.plan["zero"],
+                                            self.stage_group, ranks)
         elif self.zero:
             from torch.distributed.optim import ZeroRedundancyOptimizer
             groups = opt.param_groups
@@ -195,7 +201,7 @@ class Job:
     @property
     def sharded(self):
         """ZeRO-2/3 (zero.ShardedOptimizer) rather than ZeRO-1 (ZeroRedundancyOptimizer)."""
-        return self.plan["zero"] >= 2 and self.dp > 1 and self.pp == 1
+        return self.plan["zero"] >= 2 and self.dp > 1 and not self.parallel
 
     # --- the loop --------------------------------------------------------------------
 
@@ -266,7 +272,7 @@ class Job:
         exit 75) when asked to. `loss_sum`: the step's summed per-sample losses when the
         script ran backward itself (pipeline); else what backward() accumulated."""
         self._stepped = True
-        if self.parallel and self.dp > 1:  # what DDP does for dp alone: average over replicas
+        if self.parallel and self.dp > 1 and not self.zero:  # as DDP does: average over replicas
             for q in self.mine:
                 if q.grad is not None:
                     dist.all_reduce(q.grad, group=self.stage_group)

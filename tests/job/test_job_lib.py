@@ -48,10 +48,14 @@ class Plans(unittest.TestCase):
         self.assertIn("P: tp=2 pp=1:", self.refused("tp=2"))
         self.assertIn("tp=1 pp=3: this job does data and 2-stage pipeline parallelism only", self.refused("pp=3", 2))
         self.assertIn("pp=2: this job does data parallelism only", self.refused("pp=2"))
-        self.assertIn("zero=1 with pp=2", self.refused("pp=2,zero=1", 2))
+        rj.check_supported(rj.parse_plan("pp=2,zero=1", "P"), "P", 2)  # ZeRO-1/2 run with pp
+        rj.check_supported(rj.parse_plan("dp=2,pp=2,zero=2", "P"), "P", 2)
         self.assertIn("zero=4: ZeRO has stages 1 to 3", self.refused("zero=4"))
         self.assertIn("zero=3 with pp=2", self.refused("pp=2,zero=3", 2))
-        self.assertIn("offload=1", self.refused("offload=1"))
+        rj.check_supported(rj.parse_plan("dp=2,offload=1", "P"), "P")
+        self.assertIn("offload=1 with zero=1: this job offloads the optimizer without ZeRO only",
+                      self.refused("dp=2,zero=1,offload=1"))
+        self.assertIn("offload=2: offload is 0 or 1", self.refused("offload=2"))
         rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=1", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=2,zero=2", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=3", "P"), "P")
@@ -62,9 +66,10 @@ class Plans(unittest.TestCase):
             rj.check_supported(rj.parse_plan("tp=4,pp=2", "P"), "P", 4, 2)
         self.assertIn("P: tp=4 pp=2: this job does data parallelism, 2-way tensor parallelism and "
                       "4-stage pipeline parallelism only (tp<=2, pp<=4)", str(cm.exception))
+        rj.check_supported(rj.parse_plan("dp=2,tp=2,pp=2,zero=1", "P"), "P", 2, 2)
         with self.assertRaises(rj.PlanError) as cm:
-            rj.check_supported(rj.parse_plan("tp=2,zero=1", "P"), "P", 1, 2)
-        self.assertIn("P: zero=1 with tp=2: ZeRO is for data parallelism only here", str(cm.exception))
+            rj.check_supported(rj.parse_plan("tp=2,zero=3", "P"), "P", 1, 2)
+        self.assertIn("P: zero=3 with tp=2: ZeRO-3 is for data parallelism only here", str(cm.exception))
 
     def test_precedence(self):
         with tempfile.TemporaryDirectory() as d:

@@ -11,6 +11,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_util as pu  # noqa: E402
 
 try:
     import torch
@@ -128,7 +130,7 @@ def main():
             torch.save(full, ck)
             second = launch(d, "b", b, range(STOP, STEPS), ck, None)
         got = first + second
-        worst = max(abs(x - y) / abs(y) for x, y in zip(got, want))
+        worst = pu.worst_rel(got, want)
         print("%-12s -> %-12s largest relative loss difference %.3g over %d steps"
               % (name(a), name(b), worst, STEPS))
         if len(got) != STEPS or not worst <= 1e-4:
@@ -140,8 +142,5 @@ def main():
 
 
 if __name__ == "__main__":
-    # meson's python3 may be another interpreter than Debian's, which has python3-torch
-    if torch is None and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
-            and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    pu.reexec_with_debian_python(torch is not None)
     sys.exit(main())

@@ -10,39 +10,28 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.abspath(os.path.dirname(__file__))
-TRAIN = os.path.join(HERE, "..", "..", "examples", "train_cnn.py")
-PY = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_util as pu  # noqa: E402
+
 STEPS, GLOBAL, RTOL = 24, 8, 1e-4
 
 
 def cmd(ckpt, plan, *extra):
-    return [PY, TRAIN, "--plan", plan, "--global-batch", str(GLOBAL), "--iters", str(STEPS),
-            "--ckpt-dir", ckpt, "--threads", "1"] + list(extra)
-
-
-def env():
-    return {k: v for k, v in os.environ.items() if not k.startswith("RUBICK_")}
+    return pu.script_cmd("train_cnn.py", ckpt, plan, STEPS, GLOBAL, "--threads", "1", *extra)
 
 
 def run(ckpt, plan, want_rc, *extra):
-    r = subprocess.run(cmd(ckpt, plan, *extra), env=env(), capture_output=True, text=True, timeout=120)
-    if r.returncode != want_rc:
-        raise AssertionError("%s: exit %d, wanted %d:\n%s%s" % (plan, r.returncode, want_rc, r.stdout, r.stderr))
-    return r.stdout
+    return pu.run_script("train_cnn.py", ckpt, plan, want_rc, STEPS, GLOBAL, "--threads", "1", *extra,
+                         timeout=120)
 
 
 def lines(path):
-    try:
-        with open(path) as f:
-            return [l.split() for l in f if l.strip()]
-    except OSError:
-        return []
+    return pu.log_rows(os.path.dirname(path))
 
 
 def signalled(ckpt, plan):
     """Run `plan` and send it SIGUSR1 once it has logged 3 steps; returns (rc, stdout)."""
-    p = subprocess.Popen(cmd(ckpt, plan, "--step-ms", "100"), env=env(), stdout=subprocess.PIPE,
+    p = subprocess.Popen(cmd(ckpt, plan, "--step-ms", "100"), env=pu.clean_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while len(lines(os.path.join(ckpt, "loss.log"))) < 3 and time.time() < deadline and p.poll() is None:
@@ -53,7 +42,7 @@ def signalled(ckpt, plan):
 
 
 def main():
-    if subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode:
+    if not pu.have_torch():
         print("SKIP: python3-torch not installed (scripts/install-deps.sh)")
         return 77
     tmp = tempfile.mkdtemp(prefix="rk-cnn-")

@@ -6,13 +6,12 @@ zero=2 gc=1. The checkpoint between them is the full model and optimizer state (
 moments gathered from the shards), so a wrong re-sharding shows at the first resumed step.
 Prints the largest difference per pair."""
 import os
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.abspath(os.path.dirname(__file__))
-TRAIN = os.path.join(HERE, "..", "..", "examples", "train_cnn.py")
-PY = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parity_util as pu  # noqa: E402
+
 STEPS, STOP, GLOBAL, RTOL = 12, 5, 8, 1e-4
 PAIRS = [("dp=2,mb=4,zero=0", "dp=2,mb=4,zero=3"),
          ("dp=2,mb=4,zero=3", "dp=1,mb=8,zero=0"),
@@ -21,24 +20,16 @@ PAIRS = [("dp=2,mb=4,zero=0", "dp=2,mb=4,zero=3"),
 
 
 def run(ckpt, plan, want_rc, *extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RUBICK_")}
-    c = [PY, TRAIN, "--plan", plan, "--global-batch", str(GLOBAL), "--iters", str(STEPS),
-         "--ckpt-dir", ckpt, "--threads", "1"] + list(extra)
-    r = subprocess.run(c, env=env, capture_output=True, text=True, timeout=120)
-    if r.returncode != want_rc:
-        raise AssertionError("%s: exit %d, wanted %d:\n%s%s" % (plan, r.returncode, want_rc, r.stdout, r.stderr))
-    return r.stdout
+    return pu.run_script("train_cnn.py", ckpt, plan, want_rc, STEPS, GLOBAL, "--threads", "1", *extra,
+                         timeout=120)
 
 
 def losses(ckpt):
-    with open(os.path.join(ckpt, "loss.log")) as f:
-        rows = [l.split() for l in f if l.strip()]
-    assert [int(r[0]) for r in rows] == list(range(1, STEPS + 1)), "steps lost or repeated: %s" % rows
-    return [float(r[1]) for r in rows]
+    return pu.losses(ckpt, STEPS)
 
 
 def main():
-    if subprocess.run([PY, "-c", "import torch"], capture_output=True).returncode:
+    if not pu.have_torch():
         print("SKIP: python3-torch not installed (scripts/install-deps.sh)")
         return 77
     tmp = tempfile.mkdtemp(prefix="rk-zero-")
@@ -52,7 +43,7 @@ def main():
         out = run(d, b, 0)
         assert "resumes at %d" % STOP in out, out
         got = losses(d)
-        worst = max(abs(x - y) / abs(x) for x, y in zip(ref, got))
+        worst = pu.worst_rel(got, ref)
         print("%-24s -> %-28s max relative loss difference %.2e" % (a, b, worst))
         if worst > RTOL:
             bad.append((a, b, worst))
