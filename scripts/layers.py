@@ -33,7 +33,7 @@ LAYERS = {"util": 0, "model": 1, "policy": 2, "sim": 3, "daemon": 3, "cli": 4}
 PUBLIC = {
     "util": "error.h idtab.h runsort.h",
     "model": "model.h plan.h zoo.h launch.h memory.h perf.h fit.h measured.h profile.h "
-             "refit.h curve.h csvline.h netcal.h",
+             "refit.h curve.h csvline.h netcal.h goodput.h",
     "policy": "cluster.h job.h gpu.h placement.h policy.h lp.h mckp.h sharing.h aryl.h",
     "sim": "sim.h trace.h oracle.h metrics.h report.h interference.h loadseries.h figure.h",
 }
