@@ -33,6 +33,7 @@ struct rk_curve_opts {
 						  matters only on placements spanning nodes */
 	int64_t gpu_mem_mb;  /* memory of one GPU (MiB) */
 	int64_t host_mem_mb; /* host memory the job may use per node (MiB), or RK_MEM_UNLIMITED */
+	struct rk_plan_space space; /* plans the job supports; zeroed (the default) = every plan */
 };
 
 /*
@@ -73,7 +74,7 @@ struct rk_curve {
  * Build the curve of `model` (structure, forward time) with performance
  * parameters `k` under cluster constants `env`, for `global_batch`. Every
  * point considers every plan of rk_plan_enumerate on the consolidated placement
- * of its GPUs that fits memory. On success fills *out (free with
+ * of its GPUs that fits memory and lies in opts->space. On success fills *out (free with
  * rk_curve_fini) and returns 0; RK_EINVAL names the bad option or input;
  * RK_ERANGE when the performance model rejects its parameters; RK_ENOMEM.
  * *out is untouched on failure.

@@ -40,6 +40,8 @@ struct rk_job {
 	int64_t req_mem_mb;
 	double req_net_gbps;
 	struct rk_plan req_plan;
+	struct rk_plan_space space;   /* plans the job's script can run (plan.h); zeroed = every
+				       * plan. Every policy keeps to it (rk_decisions_check). */
 	int guaranteed;               /* 1 = keeps its performance baseline */
 	int min_gpus, max_gpus;       /* elastic range, a bound every policy keeps (rk_job_gpu_range);
 				       * both == req_gpus when inelastic */

@@ -76,6 +76,70 @@ int rk_plan_equal(const struct rk_plan *a, const struct rk_plan *b);
 /* Largest dp/tp/pp/mb/ga a plan may carry (bounds parsing, not hardware). */
 #define RK_PLAN_DEGREE_MAX 65536
 
+/* ---- plan spaces ----------------------------------------------------------------- */
+
+/*
+ * The plans a job's script can run: an upper bound per dimension. The zeroed
+ * struct (limited == 0) is every plan, so a job that declares nothing keeps
+ * every plan the planner emits. dp, mb and ga are never limited: every plan
+ * of a job keeps its global batch (mb * ga * dp == B), and data parallelism
+ * with accumulation is what every training script can do.
+ */
+struct rk_plan_space {
+	int limited;  /* 0 = every plan (the other fields are then ignored) */
+	int tp_max;   /* largest tensor-parallel degree, 1..RK_PLAN_DEGREE_MAX */
+	int pp_max;   /* largest pipeline stage count, 1..RK_PLAN_DEGREE_MAX */
+	int zero_max; /* largest ZeRO stage, 0..3 */
+	int offload;  /* 1 = optimizer offload allowed */
+	int gc;       /* 1 = activation checkpointing allowed */
+};
+
+#define RK_PLAN_SPACE_TEXT_MAX 80
+
+/*
+ * Parse a plan space: "all", or comma-separated items in any order, each at
+ * most once:
+ *   tp<=N, pp<=N       N in 1..RK_PLAN_DEGREE_MAX; "tp=1"/"pp=1" forbid the dimension
+ *   zero<=Z           Z in 0..3; "zero=0" forbids ZeRO
+ *   offload=yes|no, gc=yes|no
+ *   dp                data parallel only: tp=1,pp=1,zero=0,offload=no (other
+ *                     items may refine it, not contradict it)
+ * e.g. "tp<=4,pp<=4,zero<=2,offload=no". Dimensions not named are unlimited.
+ * Errors read "NAME:1:COL: what is wrong" naming the item. A space limiting
+ * nothing reads as "all" (limited = 0). `out` is written only on success.
+ * Returns 0, RK_EINVAL or RK_ERANGE.
+ */
+int rk_plan_space_parse(const char *text, const char *name, struct rk_plan_space *out,
+			struct rk_error *err);
+
+/*
+ * Print the canonical form: "all", or only the limiting items in the order
+ * tp, pp, zero, offload, gc ("tp=1" for a bound of 1, "zero=0" for none,
+ * else "tp<=4"); parsing it gives back the same space. Returns the length or
+ * RK_ERANGE when cap is too small (RK_PLAN_SPACE_TEXT_MAX always suffices).
+ */
+int rk_plan_space_format(const struct rk_plan_space *space, char *buf, size_t cap);
+
+/* 1 when `plan` lies in `space` (a NULL space is every plan), else 0. */
+int rk_plan_in_space(const struct rk_plan *plan, const struct rk_plan_space *space);
+
+/*
+ * The first dimension of `plan` outside `space` ("tp", "pp", "zero",
+ * "offload", "gc"), checked in that order, or NULL when the plan lies in it.
+ */
+const char *rk_plan_space_violation(const struct rk_plan *plan,
+				    const struct rk_plan_space *space);
+
+/*
+ * 0 when `plan` lies in `space`; else RK_EINFEASIBLE with a message naming
+ * the dimension, e.g. "plan has tp=2 but the job's plan space allows tp=1".
+ */
+int rk_plan_space_check(const struct rk_plan *plan, const struct rk_plan_space *space,
+			struct rk_error *err);
+
+/* 1 when a and b admit the same plans. */
+int rk_plan_space_equal(const struct rk_plan_space *a, const struct rk_plan_space *b);
+
 /* ---- placements ------------------------------------------------------------ */
 
 /*

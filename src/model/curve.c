@@ -92,7 +92,13 @@ static int plans_for(struct build *b, const struct rk_placement *pl, int batch,
 		if (rc)
 			return rc;
 		if (n <= b->cap) {
-			b->n = n;
+			/* Keep only the plans the job's script can run, in enumeration
+			 * order, so the best plan is the best of the declared space. */
+			size_t kept = 0;
+			for (size_t i = 0; i < n; i++)
+				if (rk_plan_in_space(&b->plans[i], &b->o->space))
+					b->plans[kept++] = b->plans[i];
+			b->n = kept;
 			return RK_OK;
 		}
 		struct rk_plan *np = realloc(b->plans, n * sizeof(*np));

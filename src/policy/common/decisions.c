@@ -135,6 +135,10 @@ static int check_plan(const struct rk_job *job, const struct rk_decision *d, str
 	int rc = rk_plan_validate(&d->plan, job->global_batch, gpus, err);
 	if (rc)
 		return rc;
+	/* The job's script cannot run a plan outside its declared space: a policy
+	 * that picks one has a bug, whatever the plan's predicted speed. */
+	if ((rc = rk_plan_space_check(&d->plan, &job->space, err)))
+		return rc;
 	struct rk_placement pl;
 	if (rk_alloc_to_placement(&d->alloc, &pl))
 		return rk_error_set(err, RK_EINFEASIBLE, "allocation spans more than %d nodes",

@@ -35,6 +35,7 @@ struct view_key {
 	 * length, 0 when the view is the model's alone (native_view). */
 	uint64_t native_sig;
 	int native_max;
+	struct rk_plan_space space; /* the job's plan space, zeroed when it allows every plan */
 };
 
 /* Mode of the key of a request's baseline throughput (rubick_view_baseline): no view. */
@@ -78,6 +79,7 @@ struct job_sig {
 	int64_t gpu_mem_mb, host_mem_mb;
 	const double *native_sps; /* rk_job.native_sps (the driver keeps a table unchanged) */
 	int native_max;
+	struct rk_plan_space space;
 };
 
 /* A job's last rubick_view_job answer. */
@@ -268,6 +270,15 @@ static int native_view(enum rubick_mode mode, const struct rk_job *job)
 
 static uint64_t key_hash(const void *p, size_t n);
 
+/* The job's plan space as a key: every space allowing all plans is the zeroed
+ * one, so jobs that declare nothing share views as before. */
+static void space_key(struct rk_plan_space *out, const struct rk_job *job)
+{
+	memset(out, 0, sizeof(*out));
+	if (job->space.limited)
+		*out = job->space;
+}
+
 /* The key fields of the native table (zero when the view is the model's). */
 static void native_key(struct view_key *k, const struct rk_job *job)
 {
@@ -360,6 +371,7 @@ static int from_curve(struct rubick_view *v, const struct view_key *k, const str
 {
 	struct rk_curve_opts o;
 	rk_curve_opts_default(env, &o);
+	o.space = k->space;
 	o.max_gpus = k->max_gpus;
 	o.node_gpus = k->node_gpus;
 	o.gpu_mem_mb = k->gpu_mem_mb;
@@ -518,6 +530,7 @@ int rubick_view_get(struct rubick_cache *c, enum rubick_mode mode, const struct 
 	k.max_gpus = max_gpus;
 	k.gpu_mem_mb = gpu_mem_mb;
 	k.host_mem_mb = host_mem_mb;
+	space_key(&k.space, job);
 	if (native_view(mode, job))
 		native_key(&k, job);
 	uint64_t h = key_hash(&k, sizeof(k));
@@ -588,6 +601,7 @@ static int sig_matches(const struct job_memo *m, const struct rubick_cache *c,
 	       s->host_mem_mb == host_mem_mb && s->native_sps == job->native_sps &&
 	       s->native_max == job->native_max &&
 	       !memcmp(&s->req_plan, &job->req_plan, sizeof(s->req_plan)) &&
+	       rk_plan_space_equal(&s->space, &job->space) &&
 	       !memcmp(&s->perf, &job->model->perf, sizeof(s->perf)) &&
 	       !memcmp(s->model, job->model->name, sizeof(s->model));
 }
@@ -626,6 +640,7 @@ double rubick_view_job(struct rubick_cache *c, enum rubick_mode mode, const stru
 		memcpy(s->model, job->model->name, sizeof(s->model));
 		s->perf = job->model->perf;
 		s->req_plan = job->req_plan;
+		s->space = job->space;
 		s->global_batch = job->global_batch;
 		s->req_gpus = job->req_gpus;
 		s->min_gpus = job->min_gpus;
