@@ -110,4 +110,19 @@ typedef double (*rk_fit_fn1)(double x, void *ctx);
 int rk_fit_min1d(rk_fit_fn1 f, void *ctx, double a, double x, double fx, double b, double tol,
 		 double *x_out, double *f_out);
 
+/* An objective over n unconstrained parameters, for rk_fit_simplex. */
+typedef double (*rk_fit_fnv)(const double *x, void *ctx);
+
+/*
+ * Nelder-Mead (GSL's nmsimplex2) from x[0..n-1] with unit initial steps, run
+ * `rounds` times, each restarted from the previous minimum (a restart guards
+ * the simplex against collapsing early in a narrow valley); a round stops when
+ * the simplex is smaller than `tol` or after max_iter iterations. On success
+ * x holds the minimiser and *f_out its value. Returns 0, RK_EINVAL (n < 1,
+ * rounds < 1, tol <= 0), RK_ENOMEM, RK_ENOCONV (no finite minimum; x then
+ * holds the last point reached).
+ */
+int rk_fit_simplex(rk_fit_fnv f, void *ctx, int n, double *x, int rounds, int max_iter,
+		   double tol, double *f_out);
+
 #endif

@@ -1,6 +1,7 @@
 /*
- * Fitting the performance model (docs/references.md §1.5). The only file that
- * includes GSL. See fit.h for the method.
+ * Fitting the performance model (docs/references.md §1.5), and the minimisers
+ * other fits call (rk_fit_min1d, rk_fit_simplex). The only file that includes
+ * GSL. See fit.h for the method.
  */
 #include "rubick/fit.h"
 
@@ -588,4 +589,60 @@ int rk_fit_min1d(rk_fit_fn1 f, void *ctx, double a, double x, double fx, double 
 	gsl_min_fminimizer_free(m);
 	gsl_set_error_handler(old);
 	return 0;
+}
+
+struct simplex_ctx {
+	rk_fit_fnv f;
+	void *ctx;
+};
+
+static double simplex_eval(const gsl_vector *v, void *p)
+{
+	const struct simplex_ctx *c = p;
+	return c->f(gsl_vector_const_ptr(v, 0), c->ctx);
+}
+
+int rk_fit_simplex(rk_fit_fnv f, void *ctx, int n, double *x, int rounds, int max_iter,
+		   double tol, double *f_out)
+{
+	if (!f || !x || !f_out || n < 1 || rounds < 1 || !(tol > 0.0))
+		return RK_EINVAL;
+	struct simplex_ctx c = { f, ctx };
+	gsl_error_handler_t *old = gsl_set_error_handler_off();
+	gsl_vector *u = gsl_vector_alloc((size_t)n), *step = gsl_vector_alloc((size_t)n);
+	gsl_multimin_fminimizer *mz =
+		gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)n);
+	int rc = RK_ENOMEM;
+	if (!u || !step || !mz)
+		goto out;
+	for (int i = 0; i < n; i++)
+		gsl_vector_set(u, (size_t)i, x[i]);
+	gsl_multimin_function fn = { .f = simplex_eval, .n = (size_t)n, .params = &c };
+	rc = RK_ENOCONV;
+	for (int round = 0; round < rounds; round++) {
+		gsl_vector_set_all(step, 1.0);
+		if (gsl_multimin_fminimizer_set(mz, &fn, u, step) != GSL_SUCCESS)
+			goto out;
+		int status = GSL_CONTINUE;
+		for (int it = 0; it < max_iter && status == GSL_CONTINUE; it++) {
+			if (gsl_multimin_fminimizer_iterate(mz) != GSL_SUCCESS)
+				break;
+			status = gsl_multimin_test_size(gsl_multimin_fminimizer_size(mz), tol);
+		}
+		gsl_vector_memcpy(u, gsl_multimin_fminimizer_x(mz));
+	}
+	for (int i = 0; i < n; i++)
+		x[i] = gsl_vector_get(u, (size_t)i);
+	*f_out = gsl_multimin_fminimizer_minimum(mz);
+	if (isfinite(*f_out))
+		rc = 0;
+out:
+	if (mz)
+		gsl_multimin_fminimizer_free(mz);
+	if (u)
+		gsl_vector_free(u);
+	if (step)
+		gsl_vector_free(step);
+	gsl_set_error_handler(old);
+	return rc;
 }

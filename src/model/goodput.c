@@ -4,11 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_multimin.h>
-#include <gsl/gsl_vector.h>
-
 #include "rubick/error.h"
+#include "rubick/fit.h"
 
 /* Pollux samples this many total batches in geometric space (optimize()). */
 #define GOODPUT_NCAND 50
@@ -176,17 +173,17 @@ struct fit_ctx {
 	int free_at[NPARAM]; /* index into x, or -1 when pinned */
 };
 
-static double param_of(const struct fit_ctx *c, const gsl_vector *x, int k)
+static double param_of(const struct fit_ctx *c, const double *x, int k)
 {
 	if (c->free_at[k] < 0)
 		return c->pinned[k];
-	double v = gsl_vector_get(x, (size_t)c->free_at[k]);
+	double v = x[c->free_at[k]];
 	if (k == NPARAM - 1)
 		return 1.0 + 9.0 / (1.0 + exp(-v));
 	return GOODPUT_FLOOR + exp(v);
 }
 
-static struct rk_goodput_perf perf_of(const struct fit_ctx *c, const gsl_vector *x)
+static struct rk_goodput_perf perf_of(const struct fit_ctx *c, const double *x)
 {
 	return (struct rk_goodput_perf){
 		.alpha_c = param_of(c, x, 0), .beta_c = param_of(c, x, 1),
@@ -196,7 +193,7 @@ static struct rk_goodput_perf perf_of(const struct fit_ctx *c, const gsl_vector 
 	};
 }
 
-static double fit_objective(const gsl_vector *x, void *arg)
+static double fit_objective(const double *x, void *arg)
 {
 	const struct fit_ctx *c = arg;
 	struct rk_goodput_perf p = perf_of(c, x);
@@ -267,48 +264,17 @@ int rk_goodput_fit(const struct rk_goodput_obs *obs, size_t n, struct rk_goodput
 	int nfree = fit_pin(&c);
 	/* Pollux's starting point: 0.1 and 0.01 for each (alpha, beta), gamma 1.001. */
 	static const double start[NPARAM] = { 1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.001 };
-	/* GSL's default handler aborts; the library must return an error instead. */
-	gsl_error_handler_t *old = gsl_set_error_handler_off();
-	gsl_vector *x = gsl_vector_alloc((size_t)nfree), *step = gsl_vector_alloc((size_t)nfree);
-	gsl_multimin_fminimizer *mm =
-		gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)nfree);
-	int rc = RK_ENOMEM;
-	if (!x || !step || !mm)
-		goto out;
+	double x[NPARAM];
 	for (int k = 0; k < NPARAM; k++) {
 		if (c.free_at[k] < 0)
 			continue;
-		double v = k == NPARAM - 1 ? -log(9.0 / (start[k] - 1.0) - 1.0)
-					   : log(start[k] - GOODPUT_FLOOR);
-		gsl_vector_set(x, (size_t)c.free_at[k], v);
+		x[c.free_at[k]] = k == NPARAM - 1 ? -log(9.0 / (start[k] - 1.0) - 1.0)
+						  : log(start[k] - GOODPUT_FLOOR);
 	}
-	gsl_multimin_function fn = { .f = fit_objective, .n = (size_t)nfree, .params = &c };
-	/* Restarting the simplex from its own minimum guards Nelder-Mead against
-	 * collapsing early in a narrow valley. */
-	rc = RK_ENOCONV;
-	for (int round = 0; round < 4; round++) {
-		gsl_vector_set_all(step, 1.0);
-		if (gsl_multimin_fminimizer_set(mm, &fn, x, step) != GSL_SUCCESS)
-			goto out;
-		int status = GSL_CONTINUE;
-		for (int it = 0; it < 20000 && status == GSL_CONTINUE; it++) {
-			if (gsl_multimin_fminimizer_iterate(mm) != GSL_SUCCESS)
-				break;
-			status = gsl_multimin_test_size(gsl_multimin_fminimizer_size(mm), 1e-9);
-		}
-		gsl_vector_memcpy(x, gsl_multimin_fminimizer_x(mm));
-	}
-	if (!isfinite(gsl_multimin_fminimizer_minimum(mm)))
-		goto out;
-	*out = perf_of(&c, x);
-	rc = 0;
-out:
-	if (mm)
-		gsl_multimin_fminimizer_free(mm);
-	if (x)
-		gsl_vector_free(x);
-	if (step)
-		gsl_vector_free(step);
-	gsl_set_error_handler(old);
+	/* Nelder-Mead restarted from its own minimum, 4 rounds (rk_fit_simplex). */
+	double f;
+	int rc = nfree > 0 ? rk_fit_simplex(fit_objective, &c, nfree, x, 4, 20000, 1e-9, &f) : 0;
+	if (rc == 0)
+		*out = perf_of(&c, x);
 	return rc;
 }
