@@ -57,34 +57,6 @@ static void usage(FILE *out)
 		"the model (--model, or the profile folder's name) is not in the zoo\n" RK_EXIT_HELP);
 }
 
-static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !isfinite(v) || v <= lo || v >= hi) {
-		fprintf(stderr, "rubick model: %s: '%s' must be a number in (%g, %g)\n", flag, s, lo,
-			hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || errno || v < lo || v > hi) {
-		fprintf(stderr, "rubick model: %s: '%s' must be an integer in %ld..%ld\n", flag, s,
-			lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 struct args {
 	const char *profile, *measured, *model, *traces, *zoo;
 	int json, rows;
@@ -151,14 +123,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 		else if (!strcmp(f, "--zoo"))
 			a->zoo = val;
 		else if (!strcmp(f, "--train-fraction")) {
-			if (parse_double(f, val, 0, 1, &a->o.train_fraction) < 0)
+			if (rk_cli_model_parse_double(f, val, 0, 1, &a->o.train_fraction) < 0)
 				return -1;
 		} else if (!strcmp(f, "--seed")) {
-			if (parse_long(f, val, 0, 2147483647L, &l) < 0)
+			if (rk_cli_model_parse_long(f, val, 0, 2147483647L, &l) < 0)
 				return -1;
 			a->o.seed = (uint64_t)l;
 		} else if (!strcmp(f, "--cpus-per-gpu")) {
-			if (parse_long(f, val, 1, 1024, &l) < 0)
+			if (rk_cli_model_parse_long(f, val, 1, 1024, &l) < 0)
 				return -1;
 			a->o.cpus_per_gpu = (int)l;
 		} else if (!strcmp(f, "--env")) {

@@ -1,6 +1,7 @@
 /*
  * --env KEY=V,... of `rubick model validate`, `fit` and `profile`: cluster
- * constants (perf.h) a deployment measured with its own micro-benchmarks.
+ * constants (perf.h) a deployment measured with its own micro-benchmarks; and
+ * the number parsers every `rubick model` subcommand's flags use.
  */
 #include "cli/model_env.h"
 
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_double(const char *flag, const char *s, double lo, double hi, double *out)
+int rk_cli_model_parse_double(const char *flag, const char *s, double lo, double hi, double *out)
 {
 	char *end;
 	errno = 0;
@@ -25,7 +26,7 @@ static int parse_double(const char *flag, const char *s, double lo, double hi, d
 	return 0;
 }
 
-static int parse_long(const char *flag, const char *s, long lo, long hi, long *out)
+int rk_cli_model_parse_long(const char *flag, const char *s, long lo, long hi, long *out)
 {
 	char *end;
 	errno = 0;
@@ -82,12 +83,12 @@ int rk_cli_model_parse_env(const char *text, struct rk_perf_env *env)
 		char *p = (char *)env + keys[i].off;
 		if (keys[i].is_int) {
 			long v;
-			if (parse_long("--env", eq + 1, 1, 1024, &v) < 0)
+			if (rk_cli_model_parse_long("--env", eq + 1, 1, 1024, &v) < 0)
 				return -1;
 			*(int *)(void *)p = (int)v;
 		} else {
 			double v;
-			if (parse_double("--env", eq + 1, 0, 1e9, &v) < 0)
+			if (rk_cli_model_parse_double("--env", eq + 1, 0, 1e9, &v) < 0)
 				return -1;
 			*(double *)(void *)p = v;
 		}

@@ -75,14 +75,9 @@ static void usage(FILE *out)
 
 static int num_arg(const char *flag, const char *s, long lo, long hi, int *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || errno || v < lo || v > hi) {
-		fprintf(stderr, "rubick model profile: %s: '%s' must be an integer in %ld..%ld\n",
-			flag, s, lo, hi);
+	long v;
+	if (rk_cli_model_parse_long(flag, s, lo, hi, &v) < 0)
 		return -1;
-	}
 	*out = (int)v;
 	return 0;
 }
