@@ -6,6 +6,8 @@ these still fails on divergence."""
 import os
 import subprocess
 import sys
+import tempfile
+import time
 
 PY = "/usr/bin/python3"  # Debian's interpreter, the one with python3-torch
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
@@ -71,3 +73,42 @@ def worst_rel(got, want):
     got, want = list(got), list(want)
     assert len(got) == len(want), "%d losses, the reference has %d" % (len(got), len(want))
     return max(abs(x - y) / abs(y) for x, y in zip(got, want))
+
+
+def train_pairs(pairs, ref="dp=1,mb=8", iters=5, stop=2):
+    """examples/train.py (4 blocks, global batch 8) stopped after step `stop` under plan A
+    and resumed under plan B, for each (A, B) of `pairs`; every step's loss must follow a
+    never-reconfigured run of `ref` within 1e-4 relative. Prints each pair's largest
+    difference and returns the exit code: 0, 1 on any failure, 77 without torch."""
+    def run(d, plan, run_id, stop_after=0):
+        extra = ["--layers", "4", "--threads", "2"] + (["--stop-after", stop_after] if stop_after else [])
+        run_script("train.py", d, plan, 75 if stop_after else 0, iters, 8, *extra, run_id=run_id)
+
+    if not have_torch():
+        print("SKIP: python3-torch not installed (scripts/install-deps.sh)")
+        return 77
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as d:
+        run(os.path.join(d, "ref"), ref, 1)
+        want = losses(os.path.join(d, "ref"), iters)
+        if abs(want[-1] - want[0]) < 1e-3:
+            print("FAIL: reference losses not moving: %s" % want)
+            return 1
+        bad = 0
+        for n, (a, b) in enumerate(pairs):
+            c = os.path.join(d, "pair%d" % n)
+            run(c, a, 1, stop)
+            run(c, b, 2)
+            try:
+                got = losses(c, iters)
+            except AssertionError as e:
+                print("FAIL: %s -> %s: %s" % (a, b, e))
+                bad = 1
+                continue
+            worst = worst_rel(got, want)
+            print("%-16s -> %-26s largest relative loss difference %.3g over %d steps" % (a, b, worst, iters))
+            if not worst <= 1e-4:
+                print("FAIL: %s -> %s does not follow the never-reconfigured run: %s vs %s" % (a, b, got, want))
+                bad = 1
+    print("%d pairs in %.1f s" % (len(pairs), time.time() - t0))
+    return bad
