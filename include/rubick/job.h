@@ -6,6 +6,7 @@
 #define RUBICK_JOB_H
 
 #include "rubick/cluster.h"
+#include "rubick/goodput.h"
 #include "rubick/model.h"
 #include "rubick/plan.h"
 
@@ -14,6 +15,7 @@
 #define RK_JOB_NAME_MAX 64
 #define RK_TENANT_MAX 32
 #define RK_JOB_TYPE_MAX 64
+#define RK_JOB_GOODPUT_TYPES 8
 
 enum rk_job_state {
 	RK_JOB_PENDING = 0,  /* waiting for resources (also after preemption) */
@@ -22,6 +24,25 @@ enum rk_job_state {
 	RK_JOB_DONE,
 	RK_JOB_FAILED,
 	RK_JOB_CANCELLED,
+};
+
+/*
+ * A job's goodput model (goodput.h; Pollux, Qiao et al., OSDI'21, §3), kept by
+ * a driver that runs one (the simulator's goodput oracle, docs/oracle.md).
+ * The driver updates `grad` and `progress` as the job trains; a policy reads
+ * them to choose each allocation's per-GPU batch and accumulation steps
+ * (rk_goodput_optimize) and sets them on its decision (policy.h).
+ */
+struct rk_job_goodput {
+	struct rk_goodput_limits limits; /* the application's batch limits */
+	struct rk_goodput_grad grad;     /* gradient statistics at the current progress */
+	int trace_batch;                 /* the trace's total batch: what a policy that does not
+					  * adapt batch sizes runs (local batch = trace_batch / replicas) */
+	double progress;                 /* statistical progress so far (samples at init_batch) */
+	double target;                   /* progress at which the job reaches its validation target */
+	int n_types;                     /* GPU types with a throughput model, <= RK_JOB_GOODPUT_TYPES */
+	char gpu_type[RK_JOB_GOODPUT_TYPES][RK_GPU_TYPE_MAX];
+	struct rk_goodput_perf perf[RK_JOB_GOODPUT_TYPES]; /* perf[i] on nodes of gpu_type[i] */
 };
 
 struct rk_job {
@@ -84,6 +105,10 @@ struct rk_job {
 	 * from the driver, which keeps it for the job's life; NULL / 0 = none. */
 	const double *native_sps;
 	int native_max;
+	/* The goodput model of the job where the driver runs one (the goodput
+	 * oracle), borrowed from the driver for the job's life; NULL = none, and
+	 * the job runs its trace's batch whatever a decision asks. */
+	const struct rk_job_goodput *goodput;
 };
 
 #endif

@@ -94,6 +94,13 @@ struct rk_decision {
 	int64_t job_id;
 	struct rk_alloc alloc; /* owned by the decision list */
 	struct rk_plan plan;
+	/* Batch-size adaptation (Pollux, Sia), read only for a job with a goodput
+	 * model (job.h rk_job_goodput): the per-GPU batch and the gradient
+	 * accumulation steps to run on `alloc` (total batch = GPUs x local_bsz x
+	 * (accum_steps + 1)). local_bsz 0 = the trace's batch (trace_batch / GPUs,
+	 * no accumulation), which is what every policy that does not adapt runs. */
+	int local_bsz;
+	int accum_steps;
 };
 
 struct rk_decisions {
