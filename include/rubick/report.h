@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct rk_sim_plan_change; /* sim.h */
+
 /*
  * Capacity loaning over one run (issue 5, docs/aryl.md): what `rubick sim
  * --inference` prints on its "loan" line. Usage is over the arrival window
@@ -45,6 +47,8 @@ struct rk_report_run {
 	int n_outcomes;
 	const struct rk_sim_sample *samples;   /* sorted by t_ms */
 	int n_samples;
+	const struct rk_sim_plan_change *plans; /* sim.h: the plans applied, in order; NULL = none */
+	int n_plans;
 	int has_oracle_stats;                  /* 1 = oracle_stats is filled */
 	struct rk_oracle_stats oracle_stats;
 	const struct rk_report_loan *loan;     /* NULL: the run had no capacity loaning */
@@ -160,6 +164,14 @@ int rk_report_write_jobs_csv(FILE *f, const struct rk_report *r, struct rk_error
 
 /* Time series CSV: policy,t_s,gpus_alloc,gpus_total,queue_len,running. */
 int rk_report_write_samples_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
+
+/*
+ * Plan log CSV, one row per start, resume or reconfiguration a run applied
+ * (rk_sim_result.plans): policy,t_s,id,name,gpus,plan with the plan in
+ * canonical form (quoted: it holds commas) and the name from the run's
+ * outcomes. Shows which plans each policy really ran.
+ */
+int rk_report_write_plans_csv(FILE *f, const struct rk_report *r, struct rk_error *err);
 
 /*
  * The summary object: {"trace":..., "jobs":N, "cluster":..., "oracle":...,

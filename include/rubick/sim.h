@@ -110,11 +110,27 @@ struct rk_sim_config {
 /* Defaults: 60 s rounds, 260 s restarts, seed 0, check off, no horizon. */
 void rk_sim_config_default(struct rk_sim_config *cfg);
 
+/*
+ * One plan a job was given: a start, a resume or a reconfiguration (new GPUs
+ * or a new plan), as applied. The log is what shows which plans a policy
+ * actually ran (rubick sim --out: plans.csv), e.g. that a job declaring
+ * tp=1 never ran tensor parallelism.
+ */
+struct rk_sim_plan_change {
+	int64_t t_ms;        /* when it was applied */
+	int64_t job_id;
+	int gpus;            /* GPUs of the new allocation */
+	struct rk_plan plan; /* the plan it runs from then on */
+};
+
 struct rk_sim_result {
 	struct rk_job_outcome *outcomes; /* owned; one per job, in input order */
 	int n_outcomes;
 	struct rk_sim_sample *samples;   /* owned; one per change, sorted by t_ms */
 	int n_samples;
+	struct rk_sim_plan_change *plans; /* owned; one per start, resume or reconfiguration,
+					   * in the order applied */
+	int n_plans;
 	int64_t start_ms, end_ms;        /* simulated window */
 	int64_t rounds;                  /* scheduling rounds run */
 	int64_t reconfigs;               /* restarts paid (changes after the first start) */

@@ -41,6 +41,8 @@ struct rk_trace_job {
 	int64_t mem_mb;                 /* host memory requested (MB); 0 = not given */
 	double net_gbps;                /* network bandwidth requested (GB/s); 0 = none */
 	char plan[RK_PLAN_TEXT_MAX];    /* plan text as given (canonical or artifact form); "" = none */
+	struct rk_plan_space space;     /* plans the job's script can run (plan.h); zeroed = every
+					 * plan; `plan` lies inside it */
 	int64_t iters;                  /* iterations of `model` to finish; 0 = unknown */
 	int64_t source_iters;           /* the trace's own iteration count (of its model); 0 = none */
 	int source_batch;               /* the trace's own global batch of its application (Sia's

@@ -19,20 +19,23 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: rubick curve --model NAME [--global-batch B] [--gpus LO-HI]\n"
-		"                    [--node-gpus N] [--cpus-per-gpu C] [--zoo DIR] [--json]\n\n"
+		"                    [--node-gpus N] [--cpus-per-gpu C] [--space SPACE]\n"
+		"                    [--zoo DIR] [--json]\n\n"
 		"The sensitivity curve of NAME at global batch B (default: the model's):\n"
 		"for G = LO..HI GPUs (default 1-64) placed on nodes of N GPUs (default 8,\n"
 		"full nodes first), the best feasible plan on an 80 GB GPU and its\n"
 		"predicted throughput, the fewest GPUs and CPU threads reaching it within\n"
 		"1%%, and the slope (samples/s one more GPU brings). The text table shows\n"
 		"the CPU level C (1, 2, 4 or 8 threads per GPU; default 8); --json gives\n"
-		"every level.\n\n" RK_EXIT_HELP);
+		"every level. --space keeps to the plans a job's script can run\n"
+		"(docs/plans.md, e.g. tp=1,zero<=2; default all).\n\n" RK_EXIT_HELP);
 }
 
 struct args {
 	const char *model, *zoo;
 	long batch, lo, hi, node, cpus;
 	int json;
+	struct rk_plan_space space; /* zeroed = every plan */
 };
 
 static int parse_range(const char *v, long *lo, long *hi)
@@ -58,7 +61,7 @@ static int parse_range(const char *v, long *lo, long *hi)
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const char *const valued[] = {"--model", "--zoo", "--global-batch", "--gpus",
-					     "--node-gpus", "--cpus-per-gpu", NULL};
+					     "--node-gpus", "--cpus-per-gpu", "--space", NULL};
 	*a = (struct args){.lo = 1, .hi = 64, .node = 8, .cpus = 8};
 	for (int i = 1; i < argc; i++) {
 		const char *f = argv[i], *v;
@@ -71,6 +74,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->model = v;
 		else if (!strcmp(f, "--zoo"))
 			a->zoo = v;
+		else if (!strcmp(f, "--space"))
+			rc = rk_wb_space("curve", v, &a->space);
 		else if (!strcmp(f, "--global-batch"))
 			rc = rk_wb_int("curve", f, v, 1, RK_PLAN_DEGREE_MAX, &a->batch);
 		else if (!strcmp(f, "--node-gpus"))
@@ -132,6 +137,10 @@ static void print_json(const struct rk_curve *c, int fitted, long lo, long hi)
 		c->opts.net_gbps[0], "max", "gpus", mx->feasible ? mx->min_gpus : 0,
 		"cpus_per_gpu", mx->feasible ? mx->min_cpus_per_gpu : 0, "plan",
 		mx->feasible ? mt : NULL, "tput_sps", mx->min_tput_sps, "points", pts);
+	/* Only when given: the output of a query without --space is unchanged. */
+	char sp[RK_PLAN_SPACE_TEXT_MAX];
+	if (c->opts.space.limited && rk_plan_space_format(&c->opts.space, sp, sizeof(sp)) >= 0)
+		json_object_set_new(o, "space", json_string(sp));
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	printf("\n");
 	json_decref(o);
@@ -143,10 +152,14 @@ static void print_text(const struct rk_curve *c, int fitted, long lo, long hi, l
 	for (int i = 1; i < c->opts.n_cpus; i++)
 		if (c->opts.cpus_per_gpu[i] <= cpus)
 			ci = i;
+	char sp[RK_PLAN_SPACE_TEXT_MAX] = "";
+	if (c->opts.space.limited && rk_plan_space_format(&c->opts.space, sp, sizeof(sp)) < 0)
+		sp[0] = '\0';
 	printf("%s, global batch %d, %d GPUs per node, %d CPU threads per GPU, performance "
-	       "parameters %s\n",
+	       "parameters %s%s%s\n",
 	       c->model, c->global_batch, c->opts.node_gpus, c->opts.cpus_per_gpu[ci],
-	       fitted ? "fitted" : "default (model not fitted)");
+	       fitted ? "fitted" : "default (model not fitted)",
+	       c->opts.space.limited ? ", plan space " : "", sp);
 	printf("%5s %-48s %10s  %-4s %-4s %10s %9s\n", "gpus", "best plan at these GPUs",
 	       "samples/s", "minG", "minC", "min s/s", "slope");
 	for (long g = lo; g <= hi; g++) {
@@ -195,6 +208,7 @@ int rk_cmd_curve(int argc, char **argv)
 	rk_curve_opts_default(&env, &o);
 	o.max_gpus = (int)a.hi;
 	o.node_gpus = (int)a.node;
+	o.space = a.space;
 	struct rk_curve c;
 	struct rk_error err;
 	int batch = a.batch ? (int)a.batch : m->global_batch;

@@ -20,13 +20,14 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: rubick plan --model NAME --placement GPUS [--global-batch B]\n"
 		"                   [--cpus-per-gpu C] [--gpu-mem-mb M] [--host-mem-mb M]\n"
-		"                   [--zoo DIR] [--json]\n\n"
+		"                   [--space SPACE] [--zoo DIR] [--json]\n\n"
 		"Every plan NAME can run with global batch B (default: the model's) on the\n"
 		"placement (GPUs per node: 8888, or 16,16 for nodes of more than 9 GPUs)\n"
 		"that fits M MiB per GPU (default 81920, an 80 GB A800) and M MiB of host\n"
 		"memory per node (default 1638400), with its predicted iteration time,\n"
 		"throughput and memory, best first. C CPU threads per GPU (default 8) feed\n"
-		"ZeRO-Offload's host optimizer.\n\n" RK_EXIT_HELP);
+		"ZeRO-Offload's host optimizer. --space keeps the plans a job's script can\n"
+		"run (docs/plans.md, e.g. tp<=2,zero<=1,offload=no; default all).\n\n" RK_EXIT_HELP);
 }
 
 struct row {
@@ -48,13 +49,14 @@ struct args {
 	const char *model, *placement, *zoo;
 	long batch, cpus, gpu_mem, host_mem;
 	int json;
+	struct rk_plan_space space; /* zeroed = every plan */
 };
 
 static int parse(int argc, char **argv, struct args *a)
 {
 	static const char *const valued[] = {"--model", "--placement", "--zoo", "--global-batch",
 					     "--cpus-per-gpu", "--gpu-mem-mb", "--host-mem-mb",
-					     NULL};
+					     "--space", NULL};
 	*a = (struct args){.batch = 0, .cpus = 8, .gpu_mem = 81920, .host_mem = 1600L * 1024};
 	for (int i = 1; i < argc; i++) {
 		const char *f = argv[i], *v;
@@ -69,6 +71,8 @@ static int parse(int argc, char **argv, struct args *a)
 			a->placement = v;
 		else if (!strcmp(f, "--zoo"))
 			a->zoo = v;
+		else if (!strcmp(f, "--space"))
+			rc = rk_wb_space("plan", v, &a->space);
 		else if (!strcmp(f, "--global-batch"))
 			rc = rk_wb_int("plan", f, v, 1, RK_PLAN_DEGREE_MAX, &a->batch);
 		else if (!strcmp(f, "--cpus-per-gpu"))
@@ -89,12 +93,16 @@ static int parse(int argc, char **argv, struct args *a)
 }
 
 static void print_text(const struct rk_model *m, int batch, const char *pl_text, int gpus,
-		       int fitted, const struct row *rows, size_t n)
+		       int fitted, const struct rk_plan_space *space, const struct row *rows, size_t n)
 {
-	printf("%s, global batch %d, placement %s (%d GPUs), performance parameters %s\n",
-	       m->name, batch, pl_text, gpus, fitted ? "fitted" : "default (model not fitted)");
+	char sp[RK_PLAN_SPACE_TEXT_MAX] = "";
+	if (space->limited && rk_plan_space_format(space, sp, sizeof(sp)) < 0)
+		sp[0] = '\0';
+	printf("%s, global batch %d, placement %s (%d GPUs), performance parameters %s%s%s\n",
+	       m->name, batch, pl_text, gpus, fitted ? "fitted" : "default (model not fitted)",
+	       space->limited ? ", plan space " : "", sp);
 	if (n == 0) {
-		printf("no feasible plan\n");
+		printf("no feasible plan%s%s\n", space->limited ? " in plan space " : "", sp);
 		return;
 	}
 	printf("%4s  %-48s %10s %10s %11s %11s\n", "rank", "plan", "iter_ms", "samples/s",
@@ -108,7 +116,7 @@ static void print_text(const struct rk_model *m, int batch, const char *pl_text,
 }
 
 static void print_json(const struct rk_model *m, int batch, const char *pl_text, int gpus,
-		       int fitted, const struct row *rows, size_t n)
+		       int fitted, const struct rk_plan_space *space, const struct row *rows, size_t n)
 {
 	json_t *plans = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -123,6 +131,10 @@ static void print_json(const struct rk_model *m, int batch, const char *pl_text,
 	json_t *o = json_pack("{s:s, s:i, s:s, s:i, s:s, s:o}", "model", m->name, "global_batch",
 			      batch, "placement", pl_text, "gpus", gpus, "params",
 			      fitted ? "fitted" : "default", "plans", plans);
+	/* Only when given: the output of a query without --space is unchanged. */
+	char sp[RK_PLAN_SPACE_TEXT_MAX];
+	if (space->limited && rk_plan_space_format(space, sp, sizeof(sp)) >= 0)
+		json_object_set_new(o, "space", json_string(sp));
 	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
 	printf("\n");
 	json_decref(o);
@@ -163,6 +175,12 @@ int rk_cmd_plan(int argc, char **argv)
 		rc = RK_EXIT_FAILURE;
 		goto out;
 	}
+	/* The declared space filters what the enumeration found, as the curves do. */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rk_plan_in_space(&plans[i], &a.space))
+			plans[kept++] = plans[i];
+	n = kept;
 	for (size_t i = 0; i < n; i++) {
 		rows[i].plan = plans[i];
 		rows[i].order = i;
@@ -180,9 +198,9 @@ int rk_cmd_plan(int argc, char **argv)
 	char pl_text[RK_PLACEMENT_TEXT_MAX];
 	rk_placement_format(&pl, pl_text, sizeof(pl_text));
 	if (a.json)
-		print_json(m, batch, pl_text, rk_placement_total(&pl), fitted, rows, n);
+		print_json(m, batch, pl_text, rk_placement_total(&pl), fitted, &a.space, rows, n);
 	else
-		print_text(m, batch, pl_text, rk_placement_total(&pl), fitted, rows, n);
+		print_text(m, batch, pl_text, rk_placement_total(&pl), fitted, &a.space, rows, n);
 	rc = n ? RK_EXIT_OK : RK_EXIT_FAILURE;
 out:
 	free(plans);

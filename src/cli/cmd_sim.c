@@ -140,6 +140,8 @@ static int write_out(const char *dir, const struct rk_report *rep)
 	if (!rc)
 		rc = write_file(dir, "samples.csv", rep, rk_report_write_samples_csv);
 	if (!rc)
+		rc = write_file(dir, "plans.csv", rep, rk_report_write_plans_csv);
+	if (!rc)
 		rc = write_file(dir, "summary.json", rep, write_json_pretty);
 	if (!rc)
 		rc = write_file(dir, "report.html", rep, rk_report_write_html);
@@ -156,8 +158,8 @@ static int write_out(const char *dir, const struct rk_report *rep)
 				n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
 				                      i ? ", " : "", figs.f[i].name);
 		rk_report_figures_fini(&figs);
-		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, summary.json, report.html "
-		        "and fig-NAME.svg, fig-NAME.pdf for NAME in %s to %s\n", names, dir);
+		fprintf(stderr, "rubick sim: wrote jobs.csv, samples.csv, plans.csv, summary.json, "
+		        "report.html and fig-NAME.svg, fig-NAME.pdf for NAME in %s to %s\n", names, dir);
 	}
 	return rc;
 }
@@ -375,6 +377,8 @@ static int run_policies(const struct run_ctx *c, struct run_state *s)
 		run->n_outcomes = r->n_outcomes;
 		run->samples = r->samples;
 		run->n_samples = r->n_samples;
+		run->plans = r->plans;
+		run->n_plans = r->n_plans;
 		rk_oracle_stats_get(s->oracle, &run->oracle_stats);
 		if (o->loan.inference) {
 			rk_cli_loan_stats(&o->loan, &s->cl, r, &s->loans[i]);

@@ -24,6 +24,16 @@ int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long 
 	return 0;
 }
 
+int rk_wb_space(const char *cmd, const char *val, struct rk_plan_space *out)
+{
+	struct rk_error err;
+	if (rk_plan_space_parse(val ? val : "", "--space", out, &err)) {
+		fprintf(stderr, "rubick %s: %s\n", cmd, err.msg);
+		return RK_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int rk_wb_flag(const char *cmd, void (*usage)(FILE *), const char *const *valued, int argc,
 	       char **argv, int *i, int *json, const char **val)
 {

@@ -9,6 +9,7 @@
 
 #include "rubick/model.h"
 #include "rubick/perf.h"
+#include "rubick/plan.h"
 #include "rubick/zoo.h"
 
 #include <stdio.h>
@@ -19,6 +20,12 @@
  * RK_EXIT_USAGE; 0 on success.
  */
 int rk_wb_int(const char *cmd, const char *flag, const char *val, long lo, long hi, long *out);
+
+/*
+ * Parse --space's value (a plan space, plan.h) into *out. On error prints
+ * "rubick CMD: --space:1:COL: what is wrong" and returns RK_EXIT_USAGE.
+ */
+int rk_wb_space(const char *cmd, const char *val, struct rk_plan_space *out);
 
 /*
  * The flag handling every white-box command shares, for argv[*i]: --help or -h

@@ -21,6 +21,26 @@ check plan-missing-value 2 "--placement: missing value" -- plan --model bert --p
 check plan-bad-zoo 1 "/nonexistent" -- plan --model bert --placement 8 --zoo /nonexistent
 check plan-infeasible 1 "" -- plan --model bert --placement 8 --gpu-mem-mb 1000
 grep -q "no feasible plan" "$out" || { echo "FAIL plan-infeasible output"; fails=$((fails + 1)); }
+check plan-bad-space 2 "--space:1:1: unknown item 'tq'" -- plan --model t5_3b --placement 2 --space tq=1
+check plan-space-range 2 "--space:1:7: 'zero' bound 9 out of range" -- plan --model t5_3b --placement 2 --space 'zero<=9'
+check plan-space-infeasible 1 "" -- plan --model llama30 --placement 2 --space dp
+grep -q "no feasible plan in plan space tp=1,pp=1,zero=0,offload=no" "$out" ||
+	{ echo "FAIL plan-space-infeasible output: $(cat "$out")"; fails=$((fails + 1)); }
+check curve-bad-space 2 "--space:1:1: 'gc' must be 'gc=yes' or 'gc=no'" -- curve --model bert --space 'gc=maybe'
+# --space keeps to the declared plans: T5-3B's best plan on two GPUs is tp=2, and
+# inside tp=1 no tensor-parallel plan is listed (by plan or by curve).
+check plan-space 0 "" -- plan --model t5_3b --placement 2
+sed -n 3p "$out" | grep -q "tp=2" || { echo "FAIL plan-space: tp=2 is not first: $(sed -n 3p "$out")"; fails=$((fails + 1)); }
+check plan-space-tp1 0 "" -- plan --model t5_3b --placement 2 --space tp=1 --json
+python3 - "$out" <<'PY' || { echo "FAIL plan-space-tp1 json"; fails=$((fails + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["space"] == "tp=1", d.get("space")
+assert d["plans"] and all(",tp=1," in p["plan"] for p in d["plans"]), d["plans"][:3]
+PY
+check curve-space-tp1 0 "" -- curve --model t5_3b --gpus 1-8 --space 'tp=1,zero<=1'
+grep -q "plan space tp=1,zero<=1" "$out" && ! grep -qE "tp=[2-9]|zero=[23]" "$out" ||
+	{ echo "FAIL curve-space-tp1: $(cat "$out")"; fails=$((fails + 1)); }
 check curve-no-model 2 "--model is required" -- curve
 check curve-bad-range 2 "--gpus: '4-2' must be N or LO-HI" -- curve --model bert --gpus 4-2
 check curve-zero-range 2 "--gpus: '0'" -- curve --model bert --gpus 0

@@ -40,7 +40,7 @@ check good-lists 0 "" -- "${sim[@]}" --policy 'fifo,sjf[placement=spread]' \
 	--policy-options placement=consolidated --restart-cost 260,bert=10
 
 # --- --out: parents made, the place said -----------------------------------------
-check out-parents 0 "wrote jobs.csv, samples.csv, summary.json, report.html and fig-NAME.svg, fig-NAME.pdf for NAME in bars, jct-cdf, gpu-util, queue, gpu-hours, reconfigs to $d/res/run1/a" -- \
+check out-parents 0 "wrote jobs.csv, samples.csv, plans.csv, summary.json, report.html and fig-NAME.svg, fig-NAME.pdf for NAME in bars, jct-cdf, gpu-util, queue, gpu-hours, reconfigs to $d/res/run1/a" -- \
 	"${sim[@]}" --policy fifo --out "$d/res/run1/a"
 for f in jobs.csv samples.csv summary.json report.html; do
 	[ -s "$d/res/run1/a/$f" ] || fail "out-parents: no $f"

@@ -24,7 +24,9 @@
  * broke 6 of 504 guarantees on Muri trace3). The curve holds one plan per
  * GPU count, the best of every family; where that one changes the family
  * (tensor or pipeline degree, more ZeRO), sla_ok refuses it and a faster
- * plan of the job's own family would never be seen. OUT: *best and its
+ * plan of the job's own family would never be seen. Only plans inside the
+ * job's declared space (plan.h): the request lies in it, so its family does,
+ * but checkpointing may not. OUT: *best and its
  * refitted throughput *best_sps (0 when none).
  */
 static void family_best(const struct round *R, const struct rj *r, const struct rk_placement *pl,
@@ -46,7 +48,9 @@ static void family_best(const struct round *R, const struct rj *r, const struct 
 					p.mb = mb, p.ga = per / mb, p.gc = gc;
 					p.zero = zero, p.offload = off;
 					double sps = 0;
-					if (rk_plan_validate(&p, job->global_batch, g, NULL) ||
+					/* Checkpointing the script cannot do is no candidate. */
+					if (!rk_plan_in_space(&p, &job->space) ||
+					    rk_plan_validate(&p, job->global_batch, g, NULL) ||
 					    rk_plan_check_placement(&p, pl, NULL) ||
 					    rk_memory_check(job->model, &p, pl, R->gpu_mem_mb,
 					                    R->host_mem_mb, NULL, NULL) ||

@@ -51,6 +51,7 @@ void rk_sim_result_fini(struct rk_sim_result *r)
 		return;
 	free(r->outcomes);
 	free(r->samples);
+	free(r->plans);
 	memset(r, 0, sizeof(*r));
 }
 

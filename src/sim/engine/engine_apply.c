@@ -14,6 +14,23 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* Log the plan job `j` was just given (rk_sim_result.plans). */
+static int log_plan(struct sim *s, const struct rk_job *j)
+{
+	if (s->res.n_plans == s->cap_plans) {
+		int ncap = s->cap_plans ? s->cap_plans * 2 : 64;
+		struct rk_sim_plan_change *v = realloc(s->res.plans, (size_t)ncap * sizeof(*v));
+		if (!v)
+			return RK_ENOMEM;
+		s->res.plans = v;
+		s->cap_plans = ncap;
+	}
+	s->res.plans[s->res.n_plans++] = (struct rk_sim_plan_change){
+	    .t_ms = s->now_ms, .job_id = j->id, .gpus = rk_alloc_total_gpus(&j->alloc),
+	    .plan = j->plan};
+	return 0;
+}
+
 /* Which change a decision makes to its job. */
 enum change { CH_NONE, CH_PREEMPT, CH_START, CH_RESUME, CH_RECONF, CH_RESOURCES };
 
@@ -112,6 +129,8 @@ int sim_apply(struct sim *s, const struct rk_decisions *ds, const char *pname, s
 			j->first_start_ms = now;
 		j->plan = d->plan;
 		j->last_change_ms = now;
+		if (ch[i] != CH_RESOURCES && (rc = log_plan(s, j)))
+			break;
 		sj->iter_ms = iter_ms[i];
 		sj->base_iter_ms = iter_ms[i];
 		int free_start = ch[i] == CH_START && !s->cfg.first_start_paid;

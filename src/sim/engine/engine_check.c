@@ -7,7 +7,8 @@
  *  - every job is in exactly one state, consistent with what it holds and
  *    with the active list;
  *  - every job's global batch is the one it arrived with, and the plan of
- *    every job holding resources is valid for it on its GPUs.
+ *    every job holding resources is valid for it on its GPUs and inside the
+ *    job's declared plan space.
  * O(jobs + nodes) per instant; meant for tests and --check.
  */
 #include "sim/engine/engine_internal.h"
@@ -120,6 +121,10 @@ static int check_jobs(struct sim *s, struct rk_error *err)
 				rc = rk_error_set(err, RK_EINTERNAL, "check mode: t=%lld ms: job %lld "
 						  "runs an invalid plan: %s", (long long)s->now_ms,
 						  id, perr.msg);
+			else if (rk_plan_space_check(&j->plan, &j->space, &perr))
+				rc = rk_error_set(err, RK_EINTERNAL, "check mode: t=%lld ms: job %lld "
+						  "runs a plan outside its space: %s",
+						  (long long)s->now_ms, id, perr.msg);
 		}
 	}
 	if (!rc) {

@@ -101,6 +101,7 @@ struct sim {
 	struct rk_decisions ds;
 	struct rk_sim_result res;
 	int cap_samples;
+	int cap_plans;             /* entries allocated in res.plans */
 	/* co-location (engine_coloc.c); unused unless cfg.sharing or cfg.contention */
 	struct rk_cluster slots;   /* the cluster with two slots per GPU (sharing) */
 	struct rk_gpu_occ occ;     /* holders of each GPU (sharing) */

@@ -116,6 +116,12 @@ static int build_one(const struct rk_trace_job *tj, const struct rk_zoo *zoo,
 	}
 	if (rc)
 		return rk_error_set(why, rc, "plan '%s': %s", text, perr.msg);
+	/* The reader refused a canonical plan outside the job's space; an artifact
+	 * plan ("tp+ga", "344") is only known here, once resolved. */
+	j->space = tj->space;
+	if (rk_plan_space_check(&j->req_plan, &j->space, &perr))
+		return rk_error_set(why, RK_EINVAL, "plan '%s' is outside the job's own space: %s",
+				    text, perr.msg);
 	/* A tensor-parallel plan must also be placeable with tp GPUs per node. */
 	if (j->req_plan.tp > 1) {
 		rc = request_placement(cl, j, &pl, &gpu_mem_mb);

@@ -5,6 +5,7 @@
  * for identical runs.
  */
 #include "rubick/report.h"
+#include "rubick/sim.h"
 
 #include "sim/report/report_internal.h"
 
@@ -175,4 +176,40 @@ int rk_report_write_table(FILE *f, const struct rk_report *r, struct rk_error *e
 	if (report_seeds_table(f, r))
 		return rk_error_set(err, RK_EINVAL, "table: a run's seed values are missing");
 	return finish(f, "table", err);
+}
+
+/* The name of job `id` among the run's outcomes ("" when absent). */
+static const char *job_name(const struct rk_report_run *u, int64_t id)
+{
+	for (int k = 0; k < u->n_outcomes; k++)
+		if (u->outcomes[k].id == id)
+			return u->outcomes[k].name;
+	return "";
+}
+
+int rk_report_write_plans_csv(FILE *f, const struct rk_report *r, struct rk_error *err)
+{
+	int rc = check_report(f, r, err);
+	if (rc)
+		return rc;
+	fputs("policy,t_s,id,name,gpus,plan\n", f);
+	for (int i = 0; i < r->n_runs; i++) {
+		const struct rk_report_run *u = &r->runs[i];
+		for (int j = 0; u->plans && j < u->n_plans; j++) {
+			const struct rk_sim_plan_change *p = &u->plans[j];
+			char plan[RK_PLAN_TEXT_MAX];
+			if (rk_plan_format(&p->plan, plan, sizeof(plan)) < 0)
+				return rk_error_set(err, RK_EINTERNAL, "plans CSV: job %lld: plan does "
+						    "not print", (long long)p->job_id);
+			rk_report_put_csv_field(f, u->policy);
+			fputc(',', f);
+			put_ms(f, p->t_ms);
+			fprintf(f, ",%lld,", (long long)p->job_id);
+			rk_report_put_csv_field(f, job_name(u, p->job_id));
+			fprintf(f, ",%d,", p->gpus);
+			rk_report_put_csv_field(f, plan);
+			fputc('\n', f);
+		}
+	}
+	return finish(f, "plans CSV", err);
 }

@@ -177,6 +177,17 @@ int trace_model_known(const struct trace_ctx *ctx, const char *name);
 int trace_plan_check(const char *plan, int gpus, int batch, char *why, size_t cap);
 
 /*
+ * Read optional field `idx` (column `col`) as a plan space (rk_plan_space_parse)
+ * into job->space; absent or empty leaves every plan. A bad item fails at its
+ * own column ("FILE:LINE:COL: column 'space': ..."). A canonical job->plan
+ * (already read, from field `plan_idx`) outside the space fails naming the
+ * job and the dimension; artifact plans are checked once resolved
+ * (rk_sim_jobs_from_trace).
+ */
+int trace_get_space(struct trace_ctx *ctx, const struct trace_row *r, int idx, const char *col,
+		    int plan_idx, struct rk_trace_job *job);
+
+/*
  * Take field `idx` as a zoo key (lower-cased) into job->model and
  * job->source_type; a name outside ctx->models fails with RK_ENOTFOUND.
  */

@@ -274,3 +274,47 @@ int trace_get_model(struct trace_ctx *ctx, const struct trace_row *r, int idx, c
 	return trace_fail(ctx, r, idx, RK_ENOTFOUND, "column '%s': unknown model '%s' (zoo: %s)",
 			  col, job->source_type, list);
 }
+
+int trace_get_space(struct trace_ctx *ctx, const struct trace_row *r, int idx, const char *col,
+		    int plan_idx, struct rk_trace_job *job)
+{
+	if (!trace_has(r, idx))
+		return 0;
+	char text[RK_PLAN_SPACE_TEXT_MAX * 2];
+	int rc = trace_get_str(ctx, r, idx, col, text, sizeof(text), 0);
+	if (rc < 0)
+		return rc;
+	struct rk_plan_space sp;
+	struct rk_error e;
+	rk_error_clear(&e);
+	/* The parser's message reads "space:1:COL: what" with COL inside the field:
+	 * moved onto the file's own column, so it points at the item at fault. */
+	rc = rk_plan_space_parse(text, "space", &sp, &e);
+	if (rc < 0) {
+		unsigned long at = 0;
+		int used = 0;
+		const char *what = e.msg;
+		if (sscanf(e.msg, "space:1:%lu: %n", &at, &used) == 1 && used > 0)
+			what = e.msg + used;
+		int fcol = r->f[idx].col + (at > 0 ? (int)at - 1 : 0);
+		return rk_error_set(ctx->err, rc, "%s:%d:%d: column '%s': %s", ctx->filename,
+				    r->line, fcol, col, what);
+	}
+	/* A job whose own requested plan its script cannot run is a contradiction in
+	 * the trace, not something a policy could work around. */
+	struct rk_plan p;
+	if (job->plan[0] && strchr(job->plan, '=') && rk_plan_parse(job->plan, "plan", &p, NULL) == 0) {
+		const char *dim = rk_plan_space_violation(&p, &sp);
+		if (dim) {
+			char shown[RK_PLAN_SPACE_TEXT_MAX];
+			if (rk_plan_space_format(&sp, shown, sizeof(shown)) < 0)
+				shown[0] = '\0';
+			return trace_fail(ctx, r, plan_idx, RK_EINVAL,
+					  "job %s: its plan '%s' is outside its own space '%s' (%s)",
+					  job->name[0] ? job->name : "(unnamed)", job->plan, shown,
+					  dim);
+		}
+	}
+	job->space = sp;
+	return 0;
+}

@@ -3,14 +3,14 @@
  * columns, in any order, units in the names. Required: submit_s, gpus.
  * Optional: name, duration_s, model (a zoo key; empty -> the seeded mapping
  * from job_type), job_type, global_batch, cpus, mem_mb, net_gbps, gpu_milli,
- * plan (canonical or artifact form), iters, guaranteed, tenant, min_gpus,
- * max_gpus. A model that is not in the zoo is an error, never remapped.
+ * plan (canonical or artifact form), space (the declared plan space, plan.h),
+ * iters, guaranteed, tenant, min_gpus, max_gpus. A model that is not in the zoo is an error, never remapped.
  */
 #include "sim/trace/trace_internal.h"
 
 enum {
 	SUBMIT, GPUS, NAME, DURATION, MODEL, JOB_TYPE, BATCH, CPUS, MEM, NET, GPU_MILLI, PLAN,
-	ITERS, GUARANTEED, TENANT, MIN_GPUS, MAX_GPUS,
+	ITERS, GUARANTEED, TENANT, MIN_GPUS, MAX_GPUS, SPACE,
 };
 
 static const struct trace_col cols[] = {
@@ -18,7 +18,7 @@ static const struct trace_col cols[] = {
 	{"model", 0},	   {"job_type", 0},	{"global_batch", 0}, {"cpus", 0},
 	{"mem_mb", 0},	   {"net_gbps", 0},	{"gpu_milli", 0},  {"plan", 0},
 	{"iters", 0},	   {"guaranteed", 0},	{"tenant", 0},	   {"min_gpus", 0},
-	{"max_gpus", 0},   {NULL, 0},
+	{"max_gpus", 0},   {"space", 0},	{NULL, 0},
 };
 
 static int detect(const struct trace_row *first)
@@ -97,7 +97,7 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 		if (trace_plan_check(job->plan, job->gpus, job->global_batch, why, sizeof(why)) < 0)
 			return trace_fail(ctx, r, pi, RK_EINVAL, "column 'plan': %s", why);
 	}
-	return 0;
+	return trace_get_space(ctx, r, trace_idx(ctx, SPACE), "space", pi, job);
 }
 
 const struct trace_reader rk_trace_reader_native = {

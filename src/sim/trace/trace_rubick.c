@@ -3,18 +3,19 @@
  * name,submission_time,duration,application,num_gpus,num_cpus,bandwidth,
  * exec_plan,steps,is_sla. Times in seconds; `application` is a zoo key;
  * `exec_plan` the user's plan in artifact form (ga, gc, zero-dp, zero-offload,
- * or a PP-TP-DP digit code); `is_sla` 1 = guaranteed.
+ * or a PP-TP-DP digit code); `is_sla` 1 = guaranteed. rubick's own optional
+ * `space` column (the plans the job's script can run, plan.h) may follow.
  */
 #include "sim/trace/trace_internal.h"
 
 #include <stdio.h>
 
-enum { NAME, SUBMIT, DURATION, APP, GPUS, CPUS, BW, PLAN, STEPS, SLA };
+enum { NAME, SUBMIT, DURATION, APP, GPUS, CPUS, BW, PLAN, STEPS, SLA, SPACE };
 
 static const struct trace_col cols[] = {
 	{"name", 1},	 {"submission_time", 1}, {"duration", 1}, {"application", 1},
 	{"num_gpus", 1}, {"num_cpus", 0},	 {"bandwidth", 0}, {"exec_plan", 1},
-	{"steps", 1},	 {"is_sla", 0},		 {NULL, 0},
+	{"steps", 1},	 {"is_sla", 0},		 {"space", 0},	   {NULL, 0},
 };
 
 static int detect(const struct trace_row *first)
@@ -58,7 +59,7 @@ static int row(struct trace_ctx *ctx, const struct trace_row *r, struct rk_trace
 	}
 	job->submit_ms = trace_s_to_ms(submit_s);
 	job->net_gbps = bw;
-	return 0;
+	return trace_get_space(ctx, r, trace_idx(ctx, SPACE), "space", pi, job);
 }
 
 const struct trace_reader rk_trace_reader_rubick = {

@@ -76,8 +76,14 @@ int rk_trace_write_native(const struct rk_trace *t, char **text, size_t *len,
 	b.p[0] = '\0';
 	put(&b, "# rubick native trace, from a %s trace (docs/trace-format.md)\n",
 	    t->format[0] ? t->format : "native");
+	/* The space column only when some job declares one: a trace of jobs that
+	 * run every plan is written as it was before spaces existed. */
+	int spaces = 0;
+	for (size_t i = 0; i < t->n && !spaces; i++)
+		spaces = t->jobs[i].space.limited;
 	put(&b, "name,submit_s,duration_s,model,job_type,gpus,gpu_milli,cpus,mem_mb,net_gbps,"
-		"global_batch,plan,iters,guaranteed,tenant,min_gpus,max_gpus\n");
+		"global_batch,plan,iters,guaranteed,tenant,min_gpus,max_gpus%s\n",
+	    spaces ? ",space" : "");
 	for (size_t i = 0; i < t->n && !b.oom; i++) {
 		const struct rk_trace_job *j = &t->jobs[i];
 		put_text(&b, j->name);
@@ -95,9 +101,17 @@ int rk_trace_write_native(const struct rk_trace *t, char **text, size_t *len,
 		put_text(&b, j->tenant);
 		/* No range in the source: empty, so the reader's --gpu-range decides again. */
 		if (j->has_range)
-			put(&b, ",%d,%d\n", j->min_gpus, j->max_gpus);
+			put(&b, ",%d,%d", j->min_gpus, j->max_gpus);
 		else
-			put(&b, ",,\n");
+			put(&b, ",,");
+		if (spaces) {
+			char sp[RK_PLAN_SPACE_TEXT_MAX];
+			if (rk_plan_space_format(&j->space, sp, sizeof(sp)) < 0)
+				sp[0] = '\0';
+			put(&b, ",");
+			put_text(&b, sp);
+		}
+		put(&b, "\n");
 	}
 	if (b.oom) {
 		free(b.p);

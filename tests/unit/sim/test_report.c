@@ -19,6 +19,7 @@
 #include "metrics_fixture.h"
 #include "rubick/figure.h"
 #include "rubick/report.h"
+#include "rubick/sim.h"
 #include "sim/report/figure_internal.h"
 
 struct fx {
@@ -311,6 +312,23 @@ static void csv_files(void **state)
 	assert_non_null(strstr(c, "\nsrtf,320.000,0,8,0,0\n"));
 	assert_int_equal(count(c, "\n"), 1 + 2 * FIXTURE_NS);
 	free(c);
+
+	/* The plan log: one row per applied plan, the name from the outcomes, the plan quoted. */
+	struct rk_sim_plan_change pc[2] = {
+	    {.t_ms = 20000, .job_id = 2, .gpus = 2,
+	     .plan = {.dp = 2, .tp = 1, .pp = 1, .mb = 1, .ga = 1, .zero = 1}},
+	    {.t_ms = 40500, .job_id = 1, .gpus = 4,
+	     .plan = {.dp = 1, .tp = 4, .pp = 1, .mb = 2, .ga = 1}},
+	};
+	f.runs[1].plans = pc;
+	f.runs[1].n_plans = 2;
+	c = capture(rk_report_write_plans_csv, &f.r);
+	assert_string_equal(c, "policy,t_s,id,name,gpus,plan\n"
+			       "srtf,20.000,2,\"a,\"\"b\"\"\",2,\"dp=2,tp=1,pp=1,mb=1,ga=1,gc=0,zero=1,offload=0\"\n"
+			       "srtf,40.500,1,j1,4,\"dp=1,tp=4,pp=1,mb=2,ga=1,gc=0,zero=0,offload=0\"\n");
+	free(c);
+	f.runs[1].plans = NULL;
+	f.runs[1].n_plans = 0;
 
 	/* the table's last columns: sla_viol = violating/guaranteed, then rejected,
 	 * then sla_preempt = preempted/guaranteed (job 2, made guaranteed here) */

@@ -129,6 +129,24 @@ static void bad_plan_text(void **state)
 		    "auto", RK_EINVAL, "column 'plan'", NULL);
 }
 
+static void bad_plan_space(void **state)
+{
+	(void)state;
+	/* The item at fault, at its column in the file: "pq" begins at byte 12. */
+	expect_fail("submit_s,gpus,space\n0,1,\"tp<=2,pq<=3\"\n", "auto", RK_EINVAL,
+		    "bad.csv:2:12: column 'space': ", "pq");
+	expect_fail("submit_s,gpus,space\n0,1,zero<=7\n", "auto", RK_ERANGE,
+		    "bad.csv:2:11: column 'space': ", "zero");
+	/* A requested plan outside the job's own space names the job and the dimension. */
+	expect_fail("name,submit_s,gpus,plan,space\n"
+		    "j1,0,4,\"dp=2,tp=2,pp=1,mb=1,ga=1,gc=0,zero=0,offload=0\",tp=1\n",
+		    "auto", RK_EINVAL, "bad.csv:2:9: job j1: its plan", "outside its own space 'tp=1' (tp)");
+	/* The Rubick artifact format takes the same column. */
+	expect_fail("name,submission_time,duration,application,num_gpus,exec_plan,steps,space\n"
+		    "a,0,1,vit,1,ga,10,offload=maybe\n",
+		    "rubick", RK_EINVAL, "bad.csv:2:", "column 'space'");
+}
+
 static void unknown_model(void **state)
 {
 	(void)state;
@@ -240,6 +258,7 @@ int main(void)
 		cmocka_unit_test(not_a_number),
 		cmocka_unit_test(negative_or_out_of_range),
 		cmocka_unit_test(bad_plan_text),
+		cmocka_unit_test(bad_plan_space),
 		cmocka_unit_test(unknown_model),
 		cmocka_unit_test(duplicate_name_and_misc),
 		cmocka_unit_test(skip_bad_counts_and_keeps_reasons),

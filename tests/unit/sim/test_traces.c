@@ -424,6 +424,42 @@ static void native_writer_round_trip(void **state)
 	rk_trace_fini(&back);
 }
 
+static void native_space_round_trip(void **state)
+{
+	(void)state;
+	/* The space column is read, kept per job and written back only when some job
+	 * limits its plans; a job without one reads as every plan. */
+	const char *text = "name,submit_s,model,gpus,plan,space\n"
+			   "a,0,gpt2,2,ga,\"tp=1,zero<=2,offload=no\"\n"
+			   "b,1,vit,1,,\n";
+	struct rk_trace t, back;
+	assert_int_equal(parse(text, "auto", NULL, &t), 0);
+	assert_int_equal(t.jobs[0].space.limited, 1);
+	assert_int_equal(t.jobs[0].space.tp_max, 1);
+	assert_int_equal(t.jobs[0].space.zero_max, 2);
+	assert_int_equal(t.jobs[0].space.offload, 0);
+	assert_int_equal(t.jobs[1].space.limited, 0);
+	char *out;
+	size_t len;
+	struct rk_error err;
+	assert_int_equal(rk_trace_write_native(&t, &out, &len, &err), 0);
+	assert_non_null(strstr(out, ",space\n"));
+	assert_non_null(strstr(out, ",\"tp=1,zero<=2,offload=no\"\n"));
+	assert_non_null(strstr(out, ",all\n"));
+	assert_int_equal(parse(out, "auto", NULL, &back), 0);
+	free(out);
+	assert_true(rk_plan_space_equal(&back.jobs[0].space, &t.jobs[0].space));
+	assert_true(rk_plan_space_equal(&back.jobs[1].space, &t.jobs[1].space));
+	rk_trace_fini(&back);
+	rk_trace_fini(&t);
+	/* No job declares a space: the header is the one written before spaces existed. */
+	assert_int_equal(parse("submit_s,gpus\n0,1\n", "auto", NULL, &t), 0);
+	assert_int_equal(rk_trace_write_native(&t, &out, &len, &err), 0);
+	assert_null(strstr(out, "space"));
+	free(out);
+	rk_trace_fini(&t);
+}
+
 static void detect_every_format(void **state)
 {
 	(void)state;
@@ -608,6 +644,7 @@ int main(void)
 		cmocka_unit_test(native_quoted_canonical_plan),
 		cmocka_unit_test(native_fields),
 		cmocka_unit_test(native_writer_round_trip),
+		cmocka_unit_test(native_space_round_trip),
 		cmocka_unit_test(detect_every_format),
 		cmocka_unit_test(window_and_max_jobs),
 		cmocka_unit_test(ties_keep_file_order),
