@@ -9,7 +9,8 @@ Also: a plan outside the declared space and a space that does not parse are 400 
 `plan` and `plan_space`; a PUT of a tp=2 plan is 400; the defaults read off the command
 (an opaque command is dp only; examples/train.py and train_cnn.py get the limits their
 source passes to Job.from_env); the spaces survive a restart; and a stored run whose plan
-lies outside its space is not launched (event launch-refused) but re-planned.
+lies outside its space is not launched (event launch-refused) but re-planned; a job
+stored before spaces existed (no plan_space in its stored spec) reads back as `all`.
 job.sh jobs of 0.02 s iterations only: ~10 s wall."""
 import json
 import os
@@ -134,6 +135,12 @@ def main():
         spec["plan_space"] = "tp=1"
         db.execute("UPDATE jobs SET spec=?, state='running', hold='', alloc='0:2:0:0', plan=?, run=1,"
                    " live_run=0 WHERE id=?", (json.dumps(spec), TP2, sid))
+        # a job stored before plan spaces (its spec has none) keeps every plan
+        old = min(defaults)
+        spec = json.loads(db.execute("SELECT spec FROM jobs WHERE id=?", (old,)).fetchone()[0])
+        del spec["plan_space"]
+        db.execute("UPDATE jobs SET spec=? WHERE id=?", (json.dumps(spec), old))
+        defaults[old] = "all"
         db.commit()
         db.close()
         d.start()
