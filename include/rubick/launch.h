@@ -81,6 +81,38 @@ struct rk_launch {
 int rk_launch_parse(const char *cmd, const struct rk_launch_opts *opts, struct rk_launch *out,
 		    struct rk_error *err);
 
+/* ---- the default plan space (launch_space.c) ---- */
+
+/* What decided a default plan space. */
+enum rk_space_from {
+	RK_SPACE_FROM_OPAQUE = 0,      /* nothing the reader knows: data parallel only */
+	RK_SPACE_FROM_MEGATRON = 1,    /* Megatron tp/pp or structure flags: tp and pp any */
+	RK_SPACE_FROM_DEEPSPEED = 2,   /* DeepSpeed launcher, config or ZeRO flag: ZeRO 0-3, offload */
+	RK_SPACE_FROM_JOB_LIBRARY = 3, /* one of the repository's rubick_job scripts */
+};
+
+struct rk_launch_space {
+	struct rk_plan_space space;
+	enum rk_space_from from;
+	char why[200]; /* one line naming what in the command decided it */
+};
+
+/*
+ * The plan space a job run by `cmd` supports, for a job that declares none
+ * (docs/launch.md, "Default plan space"): a repository job-library script
+ * (examples/train.py, examples/train_cnn.py) its declared limits; Megatron
+ * flags (--tensor-model-parallel-size, --pipeline-model-parallel-size,
+ * --num-layers) any tp and pp; DeepSpeed (the `deepspeed` launcher,
+ * --deepspeed[_config], --zero-stage) any ZeRO stage and offload, else no
+ * ZeRO (ZeRO-1 with Megatron's --use-distributed-optimizer) and no offload;
+ * neither, tp = pp = 1; anything else (an opaque command) "dp". Only the words
+ * are read (opts->src names the command; other opts are not used). Returns 0
+ * and fills OUT: *out, or RK_EINVAL when the command does not split into
+ * words (an unterminated quote), naming where.
+ */
+int rk_launch_default_space(const char *cmd, const struct rk_launch_opts *opts,
+			    struct rk_launch_space *out, struct rk_error *err);
+
 /* ---- DeepSpeed JSON config (launch_ds.c) ---- */
 
 /* The fields of a DeepSpeed config that decide the plan; 0 / -1 = absent or "auto". */

@@ -17,11 +17,15 @@ static void usage(FILE *out)
 	        "usage: rubick submit FILE|-            (a JSON job spec, see docs/api.md)\n"
 	        "       rubick submit (--model NAME | --model-spec FILE | --launch CMD)\n"
 	        "                     --gpus N --iterations N [--command CMD] [--name NAME]\n"
-	        "                     [--batch N] [--plan PLAN] [--cpus N] [--mem-mb N]\n"
+	        "                     [--batch N] [--plan PLAN] [--space SPACE] [--cpus N]\n"
+	        "                     [--mem-mb N]\n"
 	        "                     [--min-gpus N] [--max-gpus N] [--guaranteed] [--tenant T]\n"
 	        "                     [--key IDEMPOTENCY_KEY] [--hold]\n"
 	        "  --gpus N alone is rigid: every policy runs the job on exactly N GPUs;\n"
 	        "  --min-gpus/--max-gpus let the policy resize it within them\n"
+	        "  --space SPACE: the plans the job's script runs, e.g. tp=1 or\n"
+	        "    tp<=4,pp<=4,zero<=2,offload=no (docs/plans.md); default: what rubickd\n"
+	        "    reads off the command (docs/launch.md, \"Default plan space\")\n"
 	        "  --hold: submitted held, like sbatch --hold (`rubick release JOB` lets it run)\n"
 	        "common: [--url URL] [--token-file FILE] [--json]\n");
 	fprintf(
@@ -49,6 +53,7 @@ static const struct {
     {"--command", "command"},
     {"--name", "name"},
     {"--plan", "plan"},
+    {"--space", "plan_space"},
     {"--tenant", "tenant"},
     {"--key", "idempotency_key"},
     {"--partition", "slurm_partition"},

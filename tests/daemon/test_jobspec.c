@@ -182,6 +182,75 @@ static void updates_reports_policy(void **state)
 	assert_string_equal(v.field, "name");
 }
 
+/* Issue 22: plan_space, its errors, the submitted plan against it, the default and the encoding. */
+static void plan_spaces(void **state)
+{
+	(void)state;
+	struct rkd_spec s;
+	struct rkd_verr v;
+	const char *b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"x\","
+			"\"plan_space\":\"zero<=2,tp<=2\",\"tenant\":\"t\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	assert_true(s.has_space && s.space.limited && s.space.tp_max == 2 && s.space.zero_max == 2);
+	char *enc = rkd_spec_encode(&s);
+	assert_non_null(strstr(enc, "\"plan_space\":\"tp<=2,zero<=2\""));
+	struct rkd_spec s2;
+	if (rkd_spec_parse(enc, strlen(enc), &s2, &v))
+		fail_msg("%s: %s", enc, v.e.msg);
+	assert_true(s2.has_space && rk_plan_space_equal(&s.space, &s2.space));
+	free(enc);
+	rkd_spec_fini(&s2);
+	/* declared: the default leaves it */
+	rkd_spec_default_space(&s);
+	assert_int_equal(s.space.tp_max, 2);
+	rkd_spec_fini(&s);
+	/* a bad text names the field and the item's column */
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"x\",\"plan_space\":\"tp<=2,xx<=1\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), RK_EINVAL);
+	assert_string_equal(v.field, "plan_space");
+	assert_non_null(strstr(v.e.msg, "plan_space:1:7:"));
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"x\",\"plan_space\":3}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), RK_EINVAL);
+	assert_string_equal(v.field, "plan_space");
+	/* a plan outside the declared space: field plan, the dimension named */
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"x\",\"plan_space\":\"tp=1\","
+	    "\"plan\":\"dp=1,tp=2,pp=1,mb=8,ga=1,gc=0,zero=0,offload=0\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), RK_EINVAL);
+	assert_string_equal(v.field, "plan");
+	assert_non_null(strstr(v.e.msg, "dimension tp"));
+	/* none declared: an opaque command gets "dp", stored in the encoding */
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"sh run.sh\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	assert_false(s.has_space);
+	enc = rkd_spec_encode(&s);
+	assert_null(strstr(enc, "plan_space")); /* a stored spec without it: accepted before spaces */
+	free(enc);
+	rkd_spec_default_space(&s);
+	enc = rkd_spec_encode(&s);
+	assert_non_null(strstr(enc, "\"plan_space\":\"tp=1,pp=1,zero=0,offload=no\""));
+	free(enc);
+	rkd_spec_fini(&s);
+	/* ... widened by the submitter's own plan */
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,\"command\":\"sh run.sh\","
+	    "\"plan\":\"dp=1,tp=2,pp=1,mb=8,ga=1,gc=0,zero=0,offload=0\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	rkd_spec_default_space(&s);
+	assert_true(s.has_space && s.space.tp_max == 2 && s.space.pp_max == 1 && !s.space.offload);
+	assert_int_equal(rkd_spec_plan_check(&s, &s.plan, &v), 0);
+	struct rk_plan p = s.plan;
+	p.tp = 4;
+	assert_int_equal(rkd_spec_plan_check(&s, &p, &v), RK_EINVAL);
+	assert_string_equal(v.field, "plan");
+	rkd_spec_fini(&s);
+	/* a Megatron launch: tp and pp free, no ZeRO without DeepSpeed */
+	b = "{\"model\":\"b\",\"iterations\":1,\"gpus\":2,"
+	    "\"command\":\"torchrun pretrain_gpt.py --tensor-model-parallel-size 2\"}";
+	assert_int_equal(rkd_spec_parse(b, strlen(b), &s, &v), 0);
+	rkd_spec_default_space(&s);
+	assert_true(s.space.limited && s.space.tp_max == RK_PLAN_DEGREE_MAX && s.space.zero_max == 0);
+	rkd_spec_fini(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +258,7 @@ int main(void)
 		cmocka_unit_test(every_spec_error),
 		cmocka_unit_test(slurm_options),
 		cmocka_unit_test(updates_reports_policy),
+		cmocka_unit_test(plan_spaces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

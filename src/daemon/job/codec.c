@@ -137,6 +137,10 @@ char *rkd_job_json(const struct rkd_job_row *r, int with_hist, const struct rkd_
 	json_object_set_new(o, "exit_status",
 			    r->exit_status != -1 ? json_integer(r->exit_status) : json_null());
 	json_t *spec = json_loads(r->spec_json, 0, NULL);
+	/* the plans the job's script runs; a spec stored before plan spaces keeps every plan */
+	json_t *space = spec ? json_object_get(spec, "plan_space") : NULL;
+	json_object_set_new(o, "plan_space",
+			    json_is_string(space) ? json_copy(space) : json_string("all"));
 	json_object_set_new(o, "spec", spec ? spec : json_null());
 	if (with_hist) {
 		json_t *h = json_array();

@@ -194,6 +194,38 @@ static int get_plan(json_t *obj, struct rk_plan *plan, int *present, int *cleare
 	return 0;
 }
 
+/* `plan_space`: the plan-space text (plan.h); errors name the field and the item's column. */
+static int get_space(json_t *obj, struct rk_plan_space *space, int *present, struct rkd_verr *v)
+{
+	json_t *j = json_object_get(obj, "plan_space");
+	*present = j != NULL;
+	if (!j)
+		return 0;
+	if (!json_is_string(j))
+		return rkd_verr_set(v, RK_EINVAL, "plan_space",
+				    "plan_space: expected a string such as \"tp<=4,zero<=2\", got %s",
+				    type_name(j));
+	struct rk_error e;
+	rk_error_clear(&e);
+	int ret = rk_plan_space_parse(json_string_value(j), "plan_space", space, &e);
+	if (ret)
+		return rkd_verr_set(v, ret, "plan_space", "%s", e.msg);
+	return 0;
+}
+
+/* A submitted or updated plan outside the job's space: 400 naming the dimension. */
+int rkd_spec_plan_check(const struct rkd_spec *s, const struct rk_plan *plan, struct rkd_verr *v)
+{
+	if (!s->has_space)
+		return 0;
+	struct rk_error e;
+	rk_error_clear(&e);
+	if (!rk_plan_space_check(plan, &s->space, &e))
+		return 0;
+	return rkd_verr_set(v, RK_EINVAL, "plan", "plan: %s; the job's script cannot run it",
+			    e.msg);
+}
+
 void rkd_spec_fini(struct rkd_spec *s)
 {
 	if (!s)
@@ -210,7 +242,7 @@ void rkd_spec_fini(struct rkd_spec *s)
 static const char *const spec_fields[] = {
 	"name",    "tenant",     "model", "model_spec", "launch",     "command",
 	"slurm_partition", "slurm_account", "slurm_qos", "slurm_time_limit",
-	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan",
+	"global_batch", "iterations", "gpus", "cpus", "mem_mb", "net_gbps", "plan", "plan_space",
 	"guaranteed", "min_gpus", "max_gpus", "est_duration_s", "idempotency_key", "env", "hold",
 	NULL,
 };
@@ -348,7 +380,8 @@ int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rk
 	     (ret = get_int(root, "min_gpus", 1, MAX_GPUS, &mn, &has_mn, v)) ||
 	     (ret = get_int(root, "max_gpus", 1, MAX_GPUS, &mx, &has_mx, v)) ||
 	     (ret = get_num(root, "est_duration_s", 0, 1e10, &s.est_duration_s, NULL, v)) ||
-	     (ret = get_plan(root, &s.plan, &has_plan, NULL, v))))
+	     (ret = get_plan(root, &s.plan, &has_plan, NULL, v)) ||
+	     (ret = get_space(root, &s.space, &s.has_space, v))))
 		goto out;
 	if (ret)
 		goto out;
@@ -400,6 +433,8 @@ int rkd_spec_parse(const char *body, size_t len, struct rkd_spec *out, struct rk
 					   s.plan.mb * s.plan.ga * s.plan.dp, s.global_batch);
 			goto out;
 		}
+		if ((ret = rkd_spec_plan_check(&s, &s.plan, v)))
+			goto out;
 	}
 out:
 	json_decref(root);
@@ -437,6 +472,11 @@ char *rkd_spec_encode(const struct rkd_spec *s)
 		char buf[RK_PLAN_TEXT_MAX];
 		if (rk_plan_format(&s->plan, buf, sizeof(buf)) >= 0)
 			json_object_set_new(o, "plan", json_string(buf));
+	}
+	if (s->has_space) {
+		char buf[RK_PLAN_SPACE_TEXT_MAX];
+		if (rk_plan_space_format(&s->space, buf, sizeof(buf)) >= 0)
+			json_object_set_new(o, "plan_space", json_string(buf));
 	}
 	json_object_set_new(o, "guaranteed", json_boolean(s->guaranteed));
 	json_object_set_new(o, "min_gpus", json_integer(s->min_gpus));
@@ -596,4 +636,33 @@ int rkd_policy_req_parse(const char *body, size_t len, struct rkd_policy_req *ou
 out:
 	json_decref(root);
 	return ret;
+}
+
+void rkd_spec_default_space(struct rkd_spec *s)
+{
+	if (s->has_space)
+		return;
+	struct rk_launch_opts opts = {.src = s->launch ? "launch" : "command"};
+	struct rk_launch_space ls;
+	struct rk_error e;
+	rk_error_clear(&e);
+	if (rk_launch_default_space(s->launch ? s->launch : s->command, &opts, &ls, &e)) {
+		/* words the reader cannot split: an opaque command */
+		memset(&ls, 0, sizeof(ls));
+		rk_plan_space_parse("dp", "default space", &ls.space, &e);
+	}
+	s->space = ls.space;
+	if (s->has_plan && s->space.limited) {
+		/* the submitter's own plan is what the job says it runs: admit it */
+		struct rk_plan_space *sp = &s->space;
+		sp->tp_max = s->plan.tp > sp->tp_max ? s->plan.tp : sp->tp_max;
+		sp->pp_max = s->plan.pp > sp->pp_max ? s->plan.pp : sp->pp_max;
+		sp->zero_max = s->plan.zero > sp->zero_max ? s->plan.zero : sp->zero_max;
+		sp->offload |= s->plan.offload;
+		sp->gc |= s->plan.gc;
+		char text[RK_PLAN_SPACE_TEXT_MAX]; /* back through the text: canonical, "all" if so */
+		if (rk_plan_space_format(sp, text, sizeof(text)) >= 0)
+			rk_plan_space_parse(text, "default space", sp, &e);
+	}
+	s->has_space = 1;
 }

@@ -51,6 +51,14 @@ struct rkd_spec {
 	double net_gbps;
 	int has_plan;
 	struct rk_plan plan;
+	/*
+	 * `plan_space`: the plans the job's script can run (plan.h). has_space 0 =
+	 * not given: the daemon derives one at submission (rkd_spec_default_space)
+	 * and stores it, so a stored spec without it is a job accepted before
+	 * spaces existed, which keeps every plan.
+	 */
+	int has_space;
+	struct rk_plan_space space;
 	int guaranteed;
 	int min_gpus, max_gpus;
 	double est_duration_s;
@@ -90,6 +98,20 @@ char *rkd_spec_encode(const struct rkd_spec *s);
  */
 int rkd_spec_model(const struct rkd_spec *s, const struct rk_zoo *zoo, struct rk_model *model,
 		   struct rkd_verr *v);
+
+/*
+ * When the submission declares no `plan_space`, the one its command shows
+ * (rk_launch_default_space over `launch`, else `command`), widened to admit a
+ * submitted `plan`: the submitter's own plan is what the job says it runs.
+ * Sets has_space. Never fails: a command the reader cannot read is opaque.
+ */
+void rkd_spec_default_space(struct rkd_spec *s);
+/*
+ * 0 when `plan` lies in the spec's plan space (or the spec has none: a job
+ * accepted before spaces existed); else RK_EINVAL naming field "plan" and the
+ * dimension (rk_plan_space_check).
+ */
+int rkd_spec_plan_check(const struct rkd_spec *s, const struct rk_plan *plan, struct rkd_verr *v);
 
 /* A change to a job's request (PUT /v1/jobs/{id}); has_* say which fields came. */
 struct rkd_update {

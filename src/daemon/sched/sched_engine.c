@@ -112,6 +112,25 @@ static void job_finish(struct rkd_sched *s, struct sjob *j, enum rk_job_state st
 static void launch_one(struct rkd_sched *s, struct sjob *j, int64_t now)
 {
 	char ids[1024], alloc[4096], plan[RK_PLAN_TEXT_MAX];
+	struct rk_error se;
+	rk_error_clear(&se);
+	if (rk_plan_space_check(&j->core.plan, &j->core.space, &se)) {
+		/*
+		 * Never run a plan the job's script cannot run. Rounds drop such a
+		 * decision (rk_decisions_validate), so only a stored run from before
+		 * gets here: back to the queue, where the policy picks another plan.
+		 */
+		char msg[sizeof(se.msg) + 160];
+		rk_plan_format(&j->core.plan, plan, sizeof(plan));
+		snprintf(msg, sizeof(msg), "run %d plan %s not launched: %s", j->row.run, plan,
+			 se.msg);
+		j->launch_pending = 0;
+		sched_event(s, j->core.id, "launch-refused", msg);
+		sched_preempt(s, j, now, "plan outside space");
+		sched_dirty(s, j);
+		s->round_wanted = 1;
+		return;
+	}
 	if (ids_pick(s, &j->core.alloc, ids, sizeof(ids))) {
 		s->launch_check = 1; /* a draining run still holds some: look again */
 		return;

@@ -55,6 +55,9 @@ static int job_from_row(struct rkd_sched *s, struct rkd_job_row *row, struct sjo
 		rk_error_prefix(err, "job %lld: default plan", (long long)c->id);
 		goto fail;
 	}
+	/* a spec stored before plan spaces has none: every plan, as when it was accepted */
+	if (j->spec.has_space)
+		c->space = j->spec.space;
 	c->guaranteed = j->spec.guaranteed;
 	c->min_gpus = j->spec.min_gpus;
 	c->max_gpus = j->spec.max_gpus;

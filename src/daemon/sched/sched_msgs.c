@@ -233,6 +233,11 @@ static void on_update(struct rkd_sched *s, struct rkd_msg *m, int64_t now)
 		sched_set_err(m, RK_EINVAL, "plan", e.msg);
 		return;
 	}
+	struct rkd_verr sv;
+	if (has_plan && u->has_plan && rkd_spec_plan_check(&j->spec, &plan, &sv)) {
+		sched_set_err(m, sv.e.code, sv.field, sv.e.msg);
+		return;
+	}
 	struct rk_plan req_plan = plan;
 	if (!has_plan &&
 	    sched_default_plan(s, &j->model, j->core.global_batch, gpus, &req_plan, &e)) {

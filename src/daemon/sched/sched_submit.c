@@ -91,6 +91,7 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	}
 	struct rk_error e;
 	rk_error_clear(&e);
+	rkd_spec_default_space(sp); /* stored with the spec: a restart reads the same space */
 	struct rk_plan req_plan = sp->plan;
 	if (sp->has_plan && rk_plan_validate(&sp->plan, batch, sp->gpus, &e)) {
 		sched_set_err(m, RK_EINVAL, "plan", e.msg);
@@ -133,6 +134,7 @@ int sched_submit_build(struct rkd_sched *s, struct rkd_msg *m, const char *tenan
 	c->req_mem_mb = j->spec.mem_mb;
 	c->req_net_gbps = j->spec.net_gbps;
 	c->req_plan = req_plan;
+	c->space = j->spec.space;
 	c->guaranteed = j->spec.guaranteed;
 	c->min_gpus = j->spec.min_gpus;
 	c->max_gpus = j->spec.max_gpus;
