@@ -67,6 +67,24 @@ def alive(mark):
     return found
 
 
+def supervisors(run):
+    """Pids of the supervisors of the run in folder run.  A process may exit
+    between listing /proc and reading its cmdline (CI once lost a sibling
+    there): such a pid is skipped, it cannot be the live supervisor."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"--supervise" in cmd and run.encode() in cmd:
+            found.append(int(pid))
+    return found
+
+
 def wait_alive(mark, n, timeout=60):
     end = time.time() + timeout
     while time.time() < end and len(alive(mark)) < n:
@@ -190,9 +208,7 @@ def main():
                 inside = {int(x) for x in f.read().split()}
             check(set(alive(mark)) <= inside, "%d: escapees %s not in cgroup %s (%s)" %
                   (mark, alive(mark), cg, sorted(inside)))
-            sup = [int(p) for p in os.listdir("/proc") if p.isdigit() and
-                   b"--supervise" in open("/proc/%s/cmdline" % p, "rb").read() and
-                   run_dir(d, jid, 1).encode() in open("/proc/%s/cmdline" % p, "rb").read()]
+            sup = supervisors(run_dir(d, jid, 1))
             check(len(sup) == 1, "%d: the run's supervisor: %s" % (mark, sup))
             first = set(alive(mark))
             os.kill(sup[0], signal.SIGKILL)
