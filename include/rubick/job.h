@@ -38,6 +38,8 @@ struct rk_job_goodput {
 	struct rk_goodput_grad grad;     /* gradient statistics at the current progress */
 	int trace_batch;                 /* the trace's total batch: what a policy that does not
 					  * adapt batch sizes runs (local batch = trace_batch / replicas) */
+	int local_bsz;                   /* the per-GPU batch the job runs now (0 = trace_batch / GPUs) */
+	int accum_steps;                 /* the accumulation steps it runs now (0 = none) */
 	double progress;                 /* statistical progress so far (samples at init_batch) */
 	double target;                   /* progress at which the job reaches its validation target */
 	int n_types;                     /* GPU types with a throughput model, <= RK_JOB_GOODPUT_TYPES */

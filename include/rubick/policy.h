@@ -167,6 +167,13 @@ struct rk_policy_ops {
 #define RK_POLICY_NEEDS_SHARING 1u
 /* Treats guaranteed jobs (rk_job.guaranteed) apart; with none it is `without`. */
 #define RK_POLICY_NEEDS_GUARANTEED 2u
+/*
+ * Adapts batch sizes on the jobs' goodput models (rk_job.goodput): without
+ * one (no goodput oracle) it runs every job at its trace's batch, and a
+ * driver fits the per-type throughput models (rk_job_goodput.perf) only for
+ * a policy that declares it.
+ */
+#define RK_POLICY_NEEDS_GOODPUT 4u
 
 /* ---- registry (src/policy/registry.c) ------------------------------------- */
 
