@@ -1,0 +1,136 @@
+/*
+ * Sia baseline, goodput mode (see sia.c): a configuration's goodput for a
+ * job with a goodput model (rk_job.goodput), as Sia estimates it (Jayaram
+ * Subramanya et al., SOSP 2023, §3.3 and §4; artifact sia-simulator/sia.py
+ * _compute_goodputs_v2, job.py, cluster.py, run with --project_throughputs
+ * --share_max_replicas as run_experiment.sh does).
+ *
+ * GOODPUT(type k, nodes, replicas) = max over per-GPU batch m and
+ * accumulation s of THROUGHPUT_k x EFFICIENCY (Pollux, OSDI'21, eq. 1;
+ * rk_goodput_optimize over the type's throughput model perf[k], the job's
+ * gradient statistics at its current progress and its batch limits). The
+ * best (m, s) goes with the configuration to the decision.
+ *
+ * Bootstrapping. Sia does not know a new job's scaling. It profiles one GPU
+ * of every type when the job arrives, and learns a type's multi-GPU model
+ * from the job's own iterations there. So:
+ *   - one replica, on any type: that type's model (the arrival profile);
+ *   - more replicas on a type the job has run on: that type's model;
+ *   - more replicas on a type it has not run on: the goodput of the same
+ *     replicas on the first type (in the job's type order) it has run on,
+ *     with that type's node size, times the ratio of the two types' one-GPU
+ *     throughputs at the largest local batch (the artifact's
+ *     cluster_throughput_ratios), batch choice included;
+ *   - never more than max(2 x the most replicas it has run with on any type,
+ *     1) replicas (Pollux's exploration bound, shared across types), so a job
+ *     that has not run yet is offered one GPU of each type, priced by its
+ *     profiles.
+ * Once the job has run on a type the projection there gives way to the
+ * type's own model. What the job has run is sia_seen.c's. The driver's fit
+ * of a type's profile stands for Sia's online fit of the job's iterations
+ * there (the policy sees no step times), so a type's model is exact once
+ * seen, where Sia's is as good as the points it has measured.
+ */
+#include "policy/sia/sia_internal.h"
+
+#include "rubick/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t fnv_double(uint64_t h, double x)
+{
+	return fnv(h, &x, sizeof(x));
+}
+
+void sia_gp_key_init(struct sia_gp_key *k, const struct sia_seen *seen, const struct rk_job *j)
+{
+	memset(k, 0, sizeof(*k));
+	if (!sia_gp_on(j))
+		return;
+	const struct rk_job_goodput *gp = j->goodput;
+	int n = gp->n_types < RK_JOB_GOODPUT_TYPES ? gp->n_types : RK_JOB_GOODPUT_TYPES;
+	k->sqr = gp->grad.sqr;
+	k->var = gp->grad.var;
+	/* Field by field: the driver's padding bytes are not ours to hash. */
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv_double(h, gp->limits.init_batch);
+	h = fnv_double(h, gp->limits.max_batch);
+	h = fnv_double(h, gp->limits.min_local);
+	h = fnv_double(h, gp->limits.max_local);
+	h = fnv(h, &(int){gp->limits.accumulation}, sizeof(int));
+	for (int i = 0; i < n; i++) {
+		const struct rk_goodput_perf *p = &gp->perf[i];
+		h = fnv(h, gp->gpu_type[i], strnlen(gp->gpu_type[i], RK_GPU_TYPE_MAX) + 1);
+		const double f[7] = {p->alpha_c, p->beta_c, p->alpha_n, p->beta_n,
+				     p->alpha_r, p->beta_r, p->gamma};
+		for (int t = 0; t < 7; t++)
+			h = fnv_double(h, f[t]);
+	}
+	k->perf_sig = h | 1; /* never 0: 0 is "no goodput model" */
+	int max_rep = 0;
+	sia_seen_get(seen, j->id, &k->seen, &max_rep);
+	k->seen &= n < 32 ? (1u << n) - 1 : ~0u;
+	k->max_replicas = 2 * max_rep > 1 ? 2 * max_rep : 1;
+}
+
+static int type_index(const struct rk_job_goodput *gp, const char *name)
+{
+	for (int i = 0; i < gp->n_types && i < RK_JOB_GOODPUT_TYPES; i++)
+		if (!strncmp(gp->gpu_type[i], name, RK_GPU_TYPE_MAX))
+			return i;
+	return -1;
+}
+
+/* One-GPU throughput of perf at the largest local batch (samples/s), 0 if none. */
+static double one_gpu_sps(const struct rk_goodput_perf *p, const struct rk_goodput_limits *lim)
+{
+	double t = 0;
+	if (rk_goodput_throughput(p, 1, 1, lim->max_local, 0, &t) || !(t > 0))
+		return 0;
+	return t;
+}
+
+int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
+		 const struct sia_type *types, int n_types, const struct sia_cfg *cf, int replicas,
+		 struct rk_goodput_choice *out)
+{
+	const struct rk_job_goodput *gp = j->goodput;
+	int k = type_index(gp, types[cf->type].name);
+	if (k < 0 || replicas < 1 || replicas > gk->max_replicas)
+		return RK_EINFEASIBLE; /* no profile of the type, or not explored yet */
+	if (replicas == 1 || (gk->seen & (1u << k)))
+		return rk_goodput_optimize(&gp->perf[k], &gp->grad, &gp->limits, cf->nodes, replicas,
+					   out);
+	/* Project from the first type the job has run on. */
+	int s = 0;
+	while (s < gp->n_types && !(gk->seen & (1u << s)))
+		s++;
+	if (s >= gp->n_types)
+		return RK_EINFEASIBLE;
+	int nodes = cf->nodes;
+	for (int t = 0; t < n_types; t++)
+		if (!strncmp(types[t].name, gp->gpu_type[s], RK_GPU_TYPE_MAX) && types[t].node_gpus > 0)
+			nodes = (cf->gpus + types[t].node_gpus - 1) / types[t].node_gpus;
+	if (nodes > replicas)
+		nodes = replicas;
+	double to = one_gpu_sps(&gp->perf[k], &gp->limits);
+	double from = one_gpu_sps(&gp->perf[s], &gp->limits);
+	if (!(to > 0) || !(from > 0))
+		return RK_EINFEASIBLE;
+	struct rk_goodput_choice c;
+	int rc = rk_goodput_optimize(&gp->perf[s], &gp->grad, &gp->limits, nodes, replicas, &c);
+	if (rc)
+		return rc;
+	c.goodput *= to / from;
+	*out = c;
+	return RK_OK;
+}
