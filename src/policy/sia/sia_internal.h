@@ -98,7 +98,7 @@ int sia_current_config(const struct rk_job *j, const int *node_type, const struc
  */
 struct sia_gp_key {
 	double sqr, var;     /* rk_job_goodput.grad, exact: a new value is a new row */
-	uint64_t perf_sig;   /* FNV-1a over limits, types' names and perf[]; 0 = no goodput */
+	uint64_t perf_sig;   /* hash of limits, types' names and perf[]; 0 = no goodput */
 	uint32_t seen;       /* bit i: the job has run on gpu_type[i] (Sia has its model there) */
 	int max_replicas;    /* the most replicas a configuration may have (exploration) */
 };
