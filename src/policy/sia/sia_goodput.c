@@ -15,7 +15,10 @@
  * of every type when the job arrives, and learns a type's multi-GPU model
  * from the job's own iterations there. So:
  *   - one replica, on any type: that type's model (the arrival profile);
- *   - more replicas on a type the job has run on: that type's model;
+ *   - more replicas on a type the job has run on: that type's model as Sia
+ *     has fitted it from what the job ran there (known(): sync terms it has
+ *     not measured at the fit's floor, so perfect scaling until a
+ *     multi-GPU configuration has been observed);
  *   - more replicas on a type it has not run on: the goodput of the same
  *     replicas on the first type (in the job's type order) it has run on,
  *     with that type's node size, times the ratio of the two types' one-GPU
@@ -27,9 +30,11 @@
  *     profiles.
  * Once the job has run on a type the projection there gives way to the
  * type's own model. What the job has run is sia_seen.c's. The driver's fit
- * of a type's profile stands for Sia's online fit of the job's iterations
- * there (the policy sees no step times), so a type's model is exact once
- * seen, where Sia's is as good as the points it has measured.
+ * of a type's profile, with the unmeasured terms pinned, stands for Sia's
+ * online fit of the job's iterations there (the policy sees no step times):
+ * the terms a run has measured are the profile's, where Sia's are as good as
+ * the points it has measured, and the compute terms are known from the
+ * first run (Pollux pins alpha_c while one local batch has been seen).
  */
 #include "policy/sia/sia_internal.h"
 
@@ -90,10 +95,14 @@ void sia_gp_key_init(struct sia_gp_key *k, const struct sia_seen *seen, const st
 			h = mix_double(h, f[t]);
 	}
 	k->perf_sig = h | 1; /* never 0: 0 is "no goodput model" */
-	int max_rep = 0;
-	sia_seen_get(seen, j->id, &k->seen, &max_rep);
-	k->seen &= n < 32 ? (1u << n) - 1 : ~0u;
-	k->max_replicas = 2 * max_rep > 1 ? 2 * max_rep : 1;
+	sia_seen_get(seen, j->id, &k->seen);
+	uint32_t types = n < 32 ? (1u << n) - 1 : ~0u;
+	k->seen.ran &= types;
+	k->seen.multi_node &= types;
+	k->seen.one_node &= types;
+	k->seen.over2 &= types;
+	int m = k->seen.max_replicas;
+	k->max_replicas = 2 * m > 1 ? 2 * m : 1;
 }
 
 static int type_index(const struct rk_job_goodput *gp, const char *name)
@@ -113,6 +122,28 @@ static double one_gpu_sps(const struct rk_goodput_perf *p, const struct rk_goodp
 	return t;
 }
 
+/*
+ * Type x's model as Sia knows it: Pollux's fit pins at its floor every term
+ * the job's runs there have not measured (fit_perf_params; rk_goodput_fit):
+ * inter-node sync without a multi-node run, intra-node sync without a
+ * one-node multi-GPU run, their growth without a run of more than two
+ * replicas. So until it has run on several GPUs of a type, Sia expects the
+ * job to scale perfectly there.
+ */
+static struct rk_goodput_perf known(const struct rk_job_goodput *gp, const struct sia_gp_key *gk,
+				    int x)
+{
+	struct rk_goodput_perf p = gp->perf[x];
+	uint32_t bit = 1u << x;
+	if (!(gk->seen.multi_node & bit))
+		p.alpha_n = p.beta_n = SIA_FIT_FLOOR;
+	if (!(gk->seen.one_node & bit))
+		p.alpha_r = p.beta_r = SIA_FIT_FLOOR;
+	if (!(gk->seen.over2 & bit))
+		p.beta_n = p.beta_r = SIA_FIT_FLOOR;
+	return p;
+}
+
 int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
 		 const struct sia_type *types, int n_types, const struct sia_cfg *cf, int replicas,
 		 struct rk_goodput_choice *out)
@@ -121,12 +152,15 @@ int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
 	int k = type_index(gp, types[cf->type].name);
 	if (k < 0 || replicas < 1 || replicas > gk->max_replicas)
 		return RK_EINFEASIBLE; /* no profile of the type, or not explored yet */
-	if (replicas == 1 || (gk->seen & (1u << k)))
-		return rk_goodput_optimize(&gp->perf[k], &gp->grad, &gp->limits, cf->nodes, replicas,
-					   out);
+	if (replicas == 1) /* the arrival profile: no sync to know */
+		return rk_goodput_optimize(&gp->perf[k], &gp->grad, &gp->limits, 1, 1, out);
+	if (gk->seen.ran & (1u << k)) {
+		struct rk_goodput_perf p = known(gp, gk, k);
+		return rk_goodput_optimize(&p, &gp->grad, &gp->limits, cf->nodes, replicas, out);
+	}
 	/* Project from the first type the job has run on. */
 	int s = 0;
-	while (s < gp->n_types && !(gk->seen & (1u << s)))
+	while (s < gp->n_types && !(gk->seen.ran & (1u << s)))
 		s++;
 	if (s >= gp->n_types)
 		return RK_EINFEASIBLE;
@@ -141,7 +175,8 @@ int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
 	if (!(to > 0) || !(from > 0))
 		return RK_EINFEASIBLE;
 	struct rk_goodput_choice c;
-	int rc = rk_goodput_optimize(&gp->perf[s], &gp->grad, &gp->limits, nodes, replicas, &c);
+	struct rk_goodput_perf p = known(gp, gk, s);
+	int rc = rk_goodput_optimize(&p, &gp->grad, &gp->limits, nodes, replicas, &c);
 	if (rc)
 		return rc;
 	c.goodput *= to / from;

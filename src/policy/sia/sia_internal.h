@@ -42,6 +42,9 @@
 /* GPUs up to which every whole-node count is a configuration (the artifact's
  * sets end at 64 GPUs); above, powers of two of nodes (sia_build_configs). */
 #define SIA_DENSE_GPUS 64
+/* Lower bound of every fitted throughput term (s; Pollux's fit_perf_params),
+ * where the fit pins a term the data cannot identify (sia_goodput.c). */
+#define SIA_FIT_FLOOR 1e-8
 /* Most eligible rounds skipped without a quiet-round try after failed ones. */
 #define SIA_QUIET_MAX_BACKOFF 64
 
@@ -96,10 +99,19 @@ int sia_current_config(const struct rk_job *j, const int *node_type, const struc
  * what Sia has observed of it (bootstrapping). All zero for a job without one,
  * so its rows and classes are what they were before goodput mode.
  */
+/* What Sia has observed of a job, per type: bit i of each mask is the job's gpu_type[i]. */
+struct sia_seen_obs {
+	uint32_t ran;        /* has run there: Sia has fitted a model of it there */
+	uint32_t multi_node; /* with replicas on several nodes: inter-node sync measured */
+	uint32_t one_node;   /* with several replicas on one node: intra-node sync measured */
+	uint32_t over2;      /* with more than two replicas: sync growth measured */
+	int max_replicas;    /* the most replicas it has run with on any type (0 = never run) */
+};
+
 struct sia_gp_key {
 	double sqr, var;     /* rk_job_goodput.grad, exact: a new value is a new row */
 	uint64_t perf_sig;   /* hash of limits, types' names and perf[]; 0 = no goodput */
-	uint32_t seen;       /* bit i: the job has run on gpu_type[i] (Sia has its model there) */
+	struct sia_seen_obs seen; /* what it has run, so what Sia knows of it */
 	int max_replicas;    /* the most replicas a configuration may have (exploration) */
 };
 
@@ -182,8 +194,8 @@ void sia_seen_destroy(struct sia_seen *s);
  * recorded) on failure.
  */
 int sia_seen_update(struct sia_seen *s, const struct rk_sched_input *in);
-/* OUT: *mask (bit i: has run on the job's gpu_type[i]) and *max_replicas (0 = never run). */
-void sia_seen_get(const struct sia_seen *s, int64_t job_id, uint32_t *mask, int *max_replicas);
+/* What has been observed of job `job_id` (all zero: never run). OUT: *obs. */
+void sia_seen_get(const struct sia_seen *s, int64_t job_id, struct sia_seen_obs *obs);
 
 /* Rows kept across rounds (sia_cache.c). */
 struct sia_cache;

@@ -7,7 +7,9 @@
  * get_sia_multi_job_info: at most twice the most replicas profiled on any
  * type). Here a job has been observed on a type once a round sees it running
  * there past its restart (the allocation this policy made, being measured),
- * and the most replicas it has run with is kept. A leaf of the folder.
+ * with what that measured (several nodes, several GPUs of one node, more
+ * than two replicas: the terms of its fit the data then pins down), and the
+ * most replicas it has run with is kept. A leaf of the folder.
  *
  * Open addressing on the job id, under half load; rebuilt with only the jobs
  * of the input when a round could pass it.
@@ -22,8 +24,7 @@
 
 struct seen_entry {
 	int64_t id;
-	uint32_t mask;
-	int max_replicas;
+	struct sia_seen_obs obs;
 	int used;
 };
 
@@ -70,11 +71,13 @@ void sia_seen_destroy(struct sia_seen *s)
 	free(s);
 }
 
-void sia_seen_get(const struct sia_seen *s, int64_t job_id, uint32_t *mask, int *max_replicas)
+void sia_seen_get(const struct sia_seen *s, int64_t job_id, struct sia_seen_obs *obs)
 {
 	const struct seen_entry *e = s ? find(s, job_id) : NULL;
-	*mask = e && e->used ? e->mask : 0;
-	*max_replicas = e && e->used ? e->max_replicas : 0;
+	if (e && e->used)
+		*obs = e->obs;
+	else
+		memset(obs, 0, sizeof(*obs));
 }
 
 /* Replace s's table by one of `cap` slots with the entries of the input's jobs. */
@@ -133,9 +136,17 @@ int sia_seen_update(struct sia_seen *s, const struct rk_sched_input *in)
 			*e = (struct seen_entry){.id = j->id, .used = 1};
 			s->used++;
 		}
-		e->mask |= 1u << k;
-		if (replicas > e->max_replicas)
-			e->max_replicas = replicas;
+		uint32_t bit = 1u << k;
+		struct sia_seen_obs *o = &e->obs;
+		o->ran |= bit;
+		if (replicas > 1 && j->alloc.n > 1)
+			o->multi_node |= bit;
+		if (replicas > 1 && j->alloc.n == 1)
+			o->one_node |= bit;
+		if (replicas > 2)
+			o->over2 |= bit;
+		if (replicas > o->max_replicas)
+			o->max_replicas = replicas;
 	}
 	return RK_OK;
 }

@@ -82,6 +82,23 @@ static void round_on(void *st, struct fixture *f, int64_t now_ms, struct rk_deci
 	fx_check(f, d, "sia");
 }
 
+/*
+ * Let the policy observe j running on 8 GPUs of node 0, then on 32 GPUs of
+ * nodes 0-3: every sync term of "a800" is then measured (Sia's fit is the
+ * model's), and up to 64 replicas may be explored. Leaves j pending.
+ */
+static void observe_scaling(void *st, struct fixture *f, struct rk_job *j)
+{
+	struct rk_decisions d;
+	run_on(j, 0, 1, 8);
+	round_on(st, f, 100, &d);
+	fx_decisions_free(&d);
+	run_on(j, 0, 4, 32);
+	round_on(st, f, 200, &d);
+	fx_decisions_free(&d);
+	make_pending(j);
+}
+
 /* Nodes of `a` (all on one type in these cases). */
 static int n_nodes(const struct rk_alloc *a)
 {
@@ -104,8 +121,8 @@ static void batch_is_the_optimisers(void **state)
 	gp_init(&gp, NOISY);
 	struct rk_job *j = fx_job(&f, 1, 0, 8, 0);
 	j->goodput = &gp;
-	run_on(j, 0, 1, 8);
 	void *st = create();
+	observe_scaling(st, &f, j);
 	struct rk_decisions d;
 	round_on(st, &f, 1000, &d);
 	assert_int_equal(d.n, 1);
@@ -120,6 +137,7 @@ static void batch_is_the_optimisers(void **state)
 	assert_int_equal(dec->accum_steps, want.accum_steps);
 	/* Applied, the job runs that batch: the next round leaves it alone. */
 	assert_int_equal(rk_alloc_copy(&j->alloc, &dec->alloc), RK_OK);
+	j->state = RK_JOB_RUNNING;
 	j->plan = dec->plan;
 	gp.local_bsz = dec->local_bsz;
 	gp.accum_steps = dec->accum_steps;
@@ -143,10 +161,7 @@ static int lone_job_gpus(const struct rk_goodput_limits *lim, struct rk_goodput_
 	j->goodput = &gp;
 	void *st = create();
 	struct rk_decisions d;
-	run_on(j, 0, 4, 32); /* observed on 32 GPUs: up to 64 may be explored */
-	round_on(st, &f, 1000, &d);
-	fx_decisions_free(&d);
-	make_pending(j); /* preempted: every configuration is open again */
+	observe_scaling(st, &f, j); /* then preempted: every configuration is open again */
 	round_on(st, &f, 2000, &d);
 	assert_int_equal(d.n, 1);
 	int g = fx_gpus(&d.v[0].alloc);
@@ -223,7 +238,8 @@ static double one_gpu(const struct rk_goodput_perf *p)
 
 /*
  * Bootstrapping: a job that has not run is offered one GPU of each type,
- * priced by that type's profile; once it has run on "a800" with 4 replicas,
+ * priced by that type's profile; after one GPU of "a800", two, scaling
+ * perfectly as far as Sia knows; once it has run on "a800" with 4 replicas,
  * up to 8 are offered, and on "v100" (not run there) 8 GPUs are the "a800"
  * estimate times the one-GPU throughput ratio; once it has run on "v100" the
  * estimate gives way to v100's own model.
@@ -263,9 +279,23 @@ static void bootstrap_then_switch(void **state)
 	fx_decisions_free(&d);
 	rk_policy_sia.destroy(st);
 
-	/* Run on a800 with 4 replicas. */
+	/* Run on one GPU of a800: two replicas may be explored there, and until
+	 * a multi-GPU run has measured its sync, Sia's fit expects perfect scaling. */
+	run_on(j, 0, 1, 1);
+	struct rk_sched_input in = fx_input(&f, 1500);
+	assert_int_equal(sia_seen_update(seen, &in), RK_OK);
+	struct rk_goodput_perf ideal = PERF_FAST;
+	ideal.alpha_n = ideal.beta_n = ideal.alpha_r = ideal.beta_r = SIA_FIT_FLOOR;
+	assert_int_equal(rk_goodput_optimize(&ideal, &gp.grad, &gp.limits, 1, 2, &c), RK_OK);
+	assert_true(fabs(price(j, seen, t, nt, 0, 2) - c.goodput) <= 1e-9 * c.goodput);
+	struct rk_goodput_choice truth;
+	assert_int_equal(rk_goodput_optimize(&PERF_FAST, &gp.grad, &gp.limits, 1, 2, &truth), RK_OK);
+	assert_true(c.goodput > 1.01 * truth.goodput);
+	assert_true(price(j, seen, t, nt, 0, 4) < 0);
+
+	/* Run on a800 with 4 replicas: its intra-node sync is measured. */
 	run_on(j, 0, 1, 4);
-	struct rk_sched_input in = fx_input(&f, 2000);
+	in = fx_input(&f, 2000);
 	assert_int_equal(sia_seen_update(seen, &in), RK_OK);
 	assert_int_equal(rk_goodput_optimize(&gp.perf[0], &gp.grad, &gp.limits, 1, 8, &c), RK_OK);
 	assert_true(fabs(price(j, seen, t, nt, 0, 8) - c.goodput) <= 1e-9 * c.goodput);
@@ -303,9 +333,7 @@ static void grad_change_rebuilds_row(void **state)
 	j->goodput = &gp;
 	void *st = create();
 	struct rk_decisions d;
-	run_on(j, 0, 1, 8);
-	round_on(st, &f, 1000, &d);
-	fx_decisions_free(&d);
+	observe_scaling(st, &f, j);
 	const struct rk_goodput_grad grads[2] = {NOISY, QUIET};
 	int bsz[2];
 	for (int r = 0; r < 2; r++) {
