@@ -65,6 +65,8 @@ static void apply(struct rk_job *jobs, struct rk_job_goodput *gp, int n,
 		if (k < 0 || k >= n)
 			continue;
 		struct rk_job *j = &jobs[k];
+		/* A new batch on the same GPUs is no restart (Sia re-tunes in place). */
+		int moved = !rk_alloc_same_gpus(&j->alloc, &d->v[i].alloc);
 		rk_alloc_copy(&j->alloc, &d->v[i].alloc);
 		if (d->v[i].alloc.n > 0) {
 			j->plan = d->v[i].plan;
@@ -76,8 +78,10 @@ static void apply(struct rk_job *jobs, struct rk_job_goodput *gp, int n,
 		} else {
 			j->state = RK_JOB_PENDING;
 		}
-		j->restarts++;
-		j->last_change_ms = t_ms;
+		if (moved) {
+			j->restarts++;
+			j->last_change_ms = t_ms;
+		}
 	}
 }
 
