@@ -27,7 +27,8 @@
  *   - never more than max(2 x the most replicas it has run with on any type,
  *     1) replicas (Pollux's exploration bound, shared across types), so a job
  *     that has not run yet is offered one GPU of each type, priced by its
- *     profiles.
+ *     profiles; a job whose range starts higher (min_gpus) is offered its
+ *     smallest size, priced by the arrival profile scaled perfectly.
  * Once the job has run on a type the projection there gives way to the
  * type's own model. What the job has run is sia_seen.c's. The driver's fit
  * of a type's profile, with the unmeasured terms pinned, stands for Sia's
@@ -39,6 +40,7 @@
 #include "policy/sia/sia_internal.h"
 
 #include "rubick/error.h"
+#include "rubick/policy.h"
 
 #include <math.h>
 #include <string.h>
@@ -101,8 +103,15 @@ void sia_gp_key_init(struct sia_gp_key *k, const struct sia_seen *seen, const st
 	k->seen.multi_node &= types;
 	k->seen.one_node &= types;
 	k->seen.over2 &= types;
-	int m = k->seen.max_replicas;
-	k->max_replicas = 2 * m > 1 ? 2 * m : 1;
+	/* Exploration: twice the most it has run with, never below what its
+	 * range forces (the artifact's rigid jobs run their own size). */
+	int lo, hi, width = j->req_plan.tp * j->req_plan.pp;
+	rk_job_gpu_range(j, &lo, &hi);
+	int floor_rep = width > 0 ? (lo + width - 1) / width : 1;
+	int m = 2 * k->seen.max_replicas;
+	if (m < 1)
+		m = 1;
+	k->max_replicas = m > floor_rep ? m : floor_rep;
 }
 
 static int type_index(const struct rk_job_goodput *gp, const char *name)
@@ -154,7 +163,9 @@ int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
 		return RK_EINFEASIBLE; /* no profile of the type, or not explored yet */
 	if (replicas == 1) /* the arrival profile: no sync to know */
 		return rk_goodput_optimize(&gp->perf[k], &gp->grad, &gp->limits, 1, 1, out);
-	if (gk->seen.ran & (1u << k)) {
+	if ((gk->seen.ran & (1u << k)) || !gk->seen.ran) {
+		/* Its fit there; or, where it has run nowhere (a size its range
+		 * forces), the arrival profile scaled perfectly. */
 		struct rk_goodput_perf p = known(gp, gk, k);
 		return rk_goodput_optimize(&p, &gp->grad, &gp->limits, cf->nodes, replicas, out);
 	}

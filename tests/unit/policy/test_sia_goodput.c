@@ -355,6 +355,36 @@ static void grad_change_rebuilds_row(void **state)
 	fx_fini(&f);
 }
 
+/*
+ * A job whose range starts at 4 GPUs, never run: offered its own size,
+ * priced by the arrival profile scaled perfectly, at that profile's batch.
+ */
+static void rigid_job_runs_its_size(void **state)
+{
+	(void)state;
+	struct fixture f;
+	fx_init(&f, 2);
+	struct rk_job_goodput gp;
+	gp_init(&gp, NOISY);
+	struct rk_job *j = fx_job(&f, 5, 0, 4, 0);
+	j->min_gpus = j->max_gpus = 4;
+	j->goodput = &gp;
+	void *st = create();
+	struct rk_decisions d;
+	round_on(st, &f, 1000, &d);
+	assert_int_equal(d.n, 1);
+	assert_int_equal(fx_gpus(&d.v[0].alloc), 4);
+	struct rk_goodput_perf ideal = PERF_FAST;
+	ideal.alpha_n = ideal.beta_n = ideal.alpha_r = ideal.beta_r = SIA_FIT_FLOOR;
+	struct rk_goodput_choice want;
+	assert_int_equal(rk_goodput_optimize(&ideal, &gp.grad, &gp.limits, 1, 4, &want), RK_OK);
+	assert_int_equal(d.v[0].local_bsz, want.local_bsz);
+	assert_int_equal(d.v[0].accum_steps, want.accum_steps);
+	fx_decisions_free(&d);
+	rk_policy_sia.destroy(st);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +392,7 @@ int main(void)
 		cmocka_unit_test(efficiency_buys_gpus),
 		cmocka_unit_test(bootstrap_then_switch),
 		cmocka_unit_test(grad_change_rebuilds_row),
+		cmocka_unit_test(rigid_job_runs_its_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
