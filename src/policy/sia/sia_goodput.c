@@ -170,10 +170,10 @@ int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
 		return rk_goodput_optimize(&p, &gp->grad, &gp->limits, cf->nodes, replicas, out);
 	}
 	/* Project from the first type the job has run on. */
-	int s = 0;
-	while (s < gp->n_types && !(gk->seen.ran & (1u << s)))
+	int n = gp->n_types < RK_JOB_GOODPUT_TYPES ? gp->n_types : RK_JOB_GOODPUT_TYPES, s = 0;
+	while (s < n && !(gk->seen.ran & (1u << s)))
 		s++;
-	if (s >= gp->n_types)
+	if (s >= n)
 		return RK_EINFEASIBLE;
 	int nodes = cf->nodes;
 	for (int t = 0; t < n_types; t++)
