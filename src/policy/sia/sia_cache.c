@@ -11,8 +11,8 @@
  * depend on as well: the gradient statistics, the throughput models and what
  * the job has been seen to run, so a row is rebuilt when one of them moves
  * (the statistics change with the job's progress as the driver updates them)
- * and kept while none does. The rows hold for one configuration set, GPU-type shape and
- * performance environment: sia_cache_begin drops them all when one of these
+ * and kept while none does. The rows hold for one configuration set,
+ * GPU-type shape and performance environment: sia_cache_begin drops them all when one of these
  * differs from the last round's. What changes with time (the restart factor)
  * is applied by the caller to a copy.
  */
