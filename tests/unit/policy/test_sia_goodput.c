@@ -307,6 +307,11 @@ static void bootstrap_then_switch(void **state)
 	assert_int_equal(rk_goodput_optimize(&PERF_SLOW, &gp.grad, &gp.limits, 1, 8, &own), RK_OK);
 	assert_true(fabs(own.goodput - est) > 0.01 * est); /* the estimate is not the truth */
 
+	/* A type without a model of the job is never offered. */
+	gp.n_types = 1;
+	assert_true(price(j, seen, t, nt, 1, 1) < 0);
+	gp.n_types = 2;
+
 	/* Run on v100: its own model from now on. */
 	run_on(j, 4, 1, 8);
 	in = fx_input(&f, 3000);
