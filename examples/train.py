@@ -155,7 +155,7 @@ def main():
     try:  # the model's own limits: whole heads per tp rank, whole blocks per stage
         rubick_job.check_model_fits(job.plan, job.where, layers=job.args.layers, heads=4, hidden=64, ffn=256)
     except rubick_job.PlanError as e:
-        raise SystemExit(str(e))
+        rubick_job.exit_for(e)  # exit 78: a plan this model cannot be split by
     if job.global_batch > N_SAMPLES:
         raise SystemExit("--iters must be >= 1 and --global-batch <= %d" % N_SAMPLES)
     job.run(train)
