@@ -92,15 +92,17 @@ def check_supported(plan, where, max_pp=1, max_tp=1):
         raise PlanRefused("%s: offload=%d: offload is 0 or 1" % (where, plan["offload"]))
 
 
-def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None):
+def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None, groups=None):
     """Refuse, at start, a tp or pp the model's shape cannot be split by, naming the
     dimension and the model's size: Megatron's tp gives each rank whole attention heads
     and an equal slice of the MLP (Shoeybi et al. 2019, section 3), and a pipeline gives
-    each stage the same number of layers. A size passed as None is not checked. Kept
+    each stage the same number of layers; channel parallelism gives each rank whole
+    GroupNorm groups (`groups`, tp.ParallelGroupNorm). A size passed as None is not checked. Kept
     apart from check_supported: this is about the model, that about the library."""
     tp, pp = plan["tp"], plan["pp"]
     for dim, n, what in (("tp", heads, "attention heads"), ("tp", hidden, "hidden size"),
-                         ("tp", ffn, "MLP width"), ("pp", layers, "layers")):
+                         ("tp", ffn, "MLP width"), ("tp", groups, "channel groups (GroupNorm)"),
+                         ("pp", layers, "layers")):
         k = tp if dim == "tp" else pp
         if n is not None and n % k:
             raise PlanRefused("%s: %s=%d does not divide the model's %d %s"

@@ -170,8 +170,9 @@ class ModelFits(unittest.TestCase):
                 ("tp=3", {"heads": 4}, "/p: tp=3 does not divide the model's 4 attention heads"),
                 ("tp=4", {"heads": 4, "hidden": 30}, "/p: tp=4 does not divide the model's 30 hidden size"),
                 ("tp=4", {"ffn": 6}, "/p: tp=4 does not divide the model's 6 MLP width"),
-                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers")):
-            with self.assertRaises(rj.PlanError) as cm:
+                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers"),
+                ("tp=3", {"groups": 4}, "/p: tp=3 does not divide the model's 4 channel groups (GroupNorm)")):
+            with self.assertRaises(rj.PlanRefused) as cm:  # exit 78
                 rj.check_model_fits(rj.parse_plan(text, "f"), "/p", **kw)
             self.assertEqual(str(cm.exception), msg)
 
