@@ -7,8 +7,8 @@ The protocol is python/rubick_job (docs/job-library.md): it reads the plan
 (RUBICK_GLOBAL_BATCH), gives every step the same samples in the same order whatever the
 plan, runs dp (torch.distributed, gloo; on one machine, or across the nodes of a
 multi-node allocation from MASTER_ADDR/MASTER_PORT, WORLD_SIZE, RUBICK_RANK_BASE and
-LOCAL_WORLD_SIZE), ga, gc, ZeRO-1/2 (also under tp and pp), ZeRO-3 (dp only) and
-offload=1, checkpoints on SIGUSR1 or SIGTERM after a step all
+LOCAL_WORLD_SIZE), ga, gc, ZeRO-1/2/3 and offload=1 (all also under tp and pp),
+checkpoints on SIGUSR1 or SIGTERM after a step all
 ranks agree on and exits 75, fences stale runs (RUBICK_FENCE_FILE), publishes
 RUBICK_CKPT_DIR/run-N/ckpt.pt through an atomic `latest`, appends "step loss run dp ga pp"
 to RUBICK_CKPT_DIR/loss.log and reports throughput to RUBICK_URL.
