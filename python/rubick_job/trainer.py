@@ -141,8 +141,10 @@ class Job:
         """(model, optimizer) for the plan, resumed from the published checkpoint.
         `opt` must be built over model.parameters() (its state is indexed like them);
         under zero=1 it is rebuilt as ZeroRedundancyOptimizer of the same class and
-        hyper-parameters, under zero=2/3 as zero.ShardedOptimizer (one parameter group,
-        no DDP). `checkpoint`: the modules to recompute under gc=1 (e.g. the
+        hyper-parameters, under zero=2 as zero.ShardedOptimizer, under zero=3 as
+        zero3.Zero3Optimizer (one parameter group, no DDP); under tp or pp, ZeRO-1/2 as
+        zero3d.DpShardedOptimizer; with offload=1 the step runs on host fp32 masters.
+        `checkpoint`: the modules to recompute under gc=1 (e.g. the
         transformer blocks). `stage_of`: under pp, the stage of each parameter in
         model.parameters() order; the script runs the pipeline itself."""
         self.module = model
@@ -242,8 +244,6 @@ class Job:
             idx = order.batch_indices(self.step_no, self.global_batch, n)
             ids = order.micro_batches(idx, self.replica, p["mb"], p["ga"])
             self.opt.zero_grad(set_to_none=True)
-            if self.sharded:
-                self.opt.gather_params()  # ZeRO-3: the parameters no layer gathers
             self._loss, self._stepped = torch.zeros(1), False
             self._fwd_s = self._bwd_s = 0.0
             yield self.step_no, self._micro(data, ids)

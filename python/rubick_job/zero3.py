@@ -25,8 +25,8 @@ the saved views read the gathered values in backward.
 
 Parameters that the model holds directly (not in a submodule, e.g. TinyLM's position
 table, which examples/train.py uses outside any module's forward) have no layer around
-them: they are gathered at the start of a step (gather_params) and freed after the
-update. gloo has neither reduce_scatter nor an all_gather of unequal shards, so both are
+them: like DeepSpeed's persistent parameters they stay whole, and are gathered again
+after every update (as under ZeRO-2); their optimizer state is sharded all the same. gloo has neither reduce_scatter nor an all_gather of unequal shards, so both are
 all_reduces (zero.py): the same numbers, at twice a real reduce-scatter's traffic. The
 all_gather is exact (each element is summed with zeros only).
 """
@@ -101,6 +101,8 @@ class Zero3Optimizer:
         self._acc = []  # the AccumulateGrad nodes, kept alive so that their hooks stay
         for i in self.mine:
             p = self.params[i]
+            if not p.requires_grad:  # frozen: sharded, never stepped
+                continue
             acc = p.expand_as(p).grad_fn.next_functions[0][0]
             acc.register_hook(self._grad_hook(i))
             self._acc.append(acc)
@@ -134,8 +136,8 @@ class Zero3Optimizer:
             off += n
 
     def gather_params(self):
-        """At the start of a step: the parameters that no layer gathers (held by the
-        model itself)."""
+        """The parameters no layer gathers (held by the model itself), were they freed;
+        they stay whole between steps."""
         self._gather(self.persistent)
 
     def gather_all(self):
@@ -143,14 +145,17 @@ class Zero3Optimizer:
         self._gather(self.mine)
 
     def free_params(self):
-        """Only the shards: every full parameter freed (between steps)."""
+        """Free every layer's full parameters: between steps a rank holds its shards
+        (and the model's own, persistent, parameters)."""
+        held = set(self.persistent)
         for i in self.mine:
-            _free(self.params[i])
+            if i not in held:
+                _free(self.params[i])
         self._in_backward.clear()
 
     def held_numel(self):
-        """Elements of full parameters this rank holds now (tests: 0 between layers,
-        but for the persistent ones during a step)."""
+        """Elements of full parameters this rank holds now (tests: a layer's own while it
+        runs, none between steps, but for the persistent ones)."""
         return sum(self.params[i].data.storage().size() for i in self.mine)
 
     # --- hooks -----------------------------------------------------------------------
@@ -202,7 +207,8 @@ class Zero3Optimizer:
 
     def step(self):
         """Step the shards with the mean over dp (as DDP gives) of their gradients,
-        reduce-scattered in backward; the full parameters are all freed after."""
+        reduce-scattered in backward; the layers' full parameters are freed after, the
+        persistent ones gathered again from their updated shards."""
         for s in self.shards:
             if s.grad is not None:
                 s.grad.div_(self.world)
@@ -210,6 +216,9 @@ class Zero3Optimizer:
         for s in self.shards:
             s.grad = None
         self.free_params()
+        for i in self.persistent:
+            _free(self.params[i])
+        self._gather(self.persistent)
 
     def consolidate_state_dict(self, to=0):
         """Collective over the group: the full parameters (so that model.state_dict() is

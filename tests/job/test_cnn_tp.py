@@ -3,9 +3,9 @@
 convolution and head (input channels split, partial results all-reduced). A run stops
 after step 2 under plan A and resumes under plan B from the plan-independent checkpoint
 (tp slices of weights and AdamW state gathered); every step's loss must follow a
-never-reconfigured one-process run within 1e-4 relative. Pairs: dp2 -> dp2 tp2 (ga 2);
-tp4 with gc -> ZeRO-3 + offload under dp2 tp2. Also: tp=3, which does not divide the 4
-GroupNorm groups, exits 78 naming tp. 5 steps, global batch 8 (total time printed)."""
+never-reconfigured one-process run within 1e-4 relative. Pairs: ZeRO-2 + offload dp2 ->
+dp2 tp2 (ga 2); tp4 with gc -> ZeRO-3 + offload under dp2 tp2. Also: tp=3, which does
+not divide the 4 GroupNorm groups, exits 78 naming tp. 5 steps, global batch 8 (total time printed)."""
 import os
 import sys
 import tempfile
@@ -13,7 +13,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parity_util as pu  # noqa: E402
 
-PAIRS = [("dp=2,mb=4", "dp=2,tp=2,mb=2,ga=2"),
+PAIRS = [("dp=2,mb=4,zero=2,offload=1", "dp=2,tp=2,mb=2,ga=2"),
          ("tp=4,mb=4,ga=2,gc=1", "dp=2,tp=2,mb=4,zero=3,offload=1")]
 
 
