@@ -5,7 +5,7 @@
  * algorithm (pollux_ga.c; Qiao et al., OSDI 2021, §4.2, Eq. 5) over GPU
  * counts per job instead of jobs x nodes matrices: a job's speedup depends
  * on its node count and replicas only, and packing on the fewest nodes
- * (pollux.c, pollux_pack.c) realises a count at its best node count, so the
+ * (pollux.c) realises a count at its best node count where it can, so the
  * search needs no matrix. Cost grows with GPUs and candidates, not with
  * jobs x nodes.
  *
@@ -16,8 +16,10 @@
  * larger candidate (not only the next) cover non-concave steps (a count
  * that crosses a node boundary, a restart factor on every count but the one
  * held), and the local search repairs what the ratio rule misses at the end
- * of a type's capacity. tests/unit/policy/test_pollux.c holds it to the GA
- * and the exact search on the same rounds.
+ * of a type's capacity. tests/unit/policy/test_pollux_search.c scores it
+ * against the GA and the exact search on the same rounds (mean gap to the
+ * exact optimum 2.5% against the GA's 0.7% there: packing arbitrary counts on
+ * 4-GPU nodes fragments, which a count-based search does not see).
  */
 #include "policy/pollux/pollux_internal.h"
 

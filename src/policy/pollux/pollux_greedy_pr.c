@@ -88,7 +88,7 @@ static void pack_rows(const struct pollux_problem *pr, const int *gpus, int *sta
 		order[k] = x;
 	}
 	/* A job that no longer fits (fragmentation) takes the largest smaller
-	 * count that does, as the policy does (pollux_pack.c). */
+	 * count that does, as the policy does (pollux.c pack). */
 	for (int i = 0; i < n; i++)
 		for (int g = gpus[order[i]]; g >= lo[order[i]] && g > 0; g--)
 			if (!place_row(pr, order[i], g, state, free_gpus, spanned))
@@ -137,9 +137,10 @@ int pollux_greedy_problem(const struct pollux_problem *pr, int ls_iters, int *st
 		}
 		jobs[j] = (struct pollux_gjob){c, n};
 	}
-	/* Packing feedback (as the policy's, pollux.c): a count that packing had
-	 * to spread over more nodes than assumed is priced at the nodes it got,
-	 * and the search runs again; the fitter state is kept. */
+	/* Packing feedback: a count that packing had to spread over more nodes
+	 * than assumed is priced at the nodes it got, and the search runs again;
+	 * the fitter state is kept. (The policy does not do this yet: its counts
+	 * are divisors of the batch, which pack without fragments far more often.) */
 	*fitness = -1;
 	for (int pass = 0; pass < POLLUX_PACK_PASSES; pass++) {
 		if ((rc = pollux_greedy_search(jobs, J, &total, 1, pr->p, ls_iters, choice, NULL,

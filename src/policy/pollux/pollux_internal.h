@@ -157,8 +157,8 @@ double pollux_term(double p, double value);
  * NULL) the sum of terms. Returns 0 or RK_ENOMEM.
  */
 #define POLLUX_LS_DONORS 8
-/* Searches per round at most: a count packing spread over more nodes than
- * assumed is priced at those and the search runs again (pollux.c). */
+/* Searches at most in pollux_greedy_problem: a count packing spread over
+ * more nodes than assumed is priced at those and the search runs again. */
 #define POLLUX_PACK_PASSES 3
 int pollux_greedy_search(const struct pollux_gjob *jobs, int n_jobs, const int *cap,
 			 int n_types, double p, int ls_iters, int *choice, double *objective,
@@ -169,8 +169,9 @@ int pollux_greedy_search(const struct pollux_gjob *jobs, int n_jobs, const int *
  * for the tests: candidates are every GPU count in [min_replicas,
  * max_replicas] on ceil(count / largest node) nodes, the count a job holds
  * in base unpenalised, and the counts packed onto nodes as the policy packs
- * (pollux_pack_rows: the job's base row kept when its count is, the rest
- * largest first on the fewest nodes). OUT: state (n_jobs * n_nodes,
+ * (the job's base row kept when its count is, the rest largest first, best
+ * fit on one node else the fewest nodes, a misfit taking a smaller count),
+ * with up to POLLUX_PACK_PASSES searches re-priced at the nodes packing gave. OUT: state (n_jobs * n_nodes,
  * pollux_feasible), *fitness its pollux_fitness. RK_ENOMEM.
  */
 int pollux_greedy_problem(const struct pollux_problem *pr, int ls_iters, int *state,
