@@ -106,6 +106,11 @@ pollux|load 1.0 Tiresias, mean of 8|pollux-osdi21/workloads/workload-*.csv|tires
 pollux|load 0.5 Tiresias, mean of 8|pollux-osdi21/workloads-0.5/workload-*.csv|tiresias||2088|-|out
 pollux|load 1.5 Tiresias, mean of 8|pollux-osdi21/workloads-1.5/workload-*.csv|tiresias||6192|-|out
 pollux|load 2.0 Tiresias, mean of 8|pollux-osdi21/workloads-2.0/workload-*.csv|tiresias||10044|-|out
+pollux|load 1.0 Pollux, mean of 8|pollux-osdi21/workloads/workload-*.csv|pollux||2736|60480|out
+pollux|load 0.5 Pollux, mean of 8|pollux-osdi21/workloads-0.5/workload-*.csv|pollux||1548|-|out
+pollux|load 1.5 Pollux, mean of 8|pollux-osdi21/workloads-1.5/workload-*.csv|pollux||3672|-|in
+pollux|load 2.0 Pollux, mean of 8|pollux-osdi21/workloads-2.0/workload-*.csv|pollux||5292|-|in
+sia-paper|philly/ Pollux on 64 T4, mean of 8|sia-artifacts/workloads/philly/workload-*.csv|pollux||7200|78120|out
 sia-paper|philly/ Sia on 64 T4, mean of 8|sia-artifacts/workloads/philly/workload-*.csv|sia||6840|77040|out
 sia|philly/ Sia, heterogeneous, mean of 8|sia-artifacts/workloads/philly/workload-*.csv|sia||3096|57600|out
 sia|saturn/ Sia, heterogeneous, mean of 10|sia-artifacts/workloads/saturn/workload-*.csv|sia||3564|61560|out
@@ -121,8 +126,8 @@ sia|saturn/ Gavel (max_sum_throughput_perf, 360 s rounds)|not replayable: gavel 
 synergy|FIFO-tune, TETRIS, FTF|not replayable: Synergy's CPU/memory tuning (synergy-fifo/-srtf replay its allocator on our measured speeds, not on its profiles)
 shockwave|Shockwave, AlloX, Gandiva-Fair, OSSP|not replayable: no such policies (Themis is Gavel's finish_time_fairness: the gavel-ftf row)
 muri|trace3 Muri-S|not replayable: no Muri (multi-resource interleaving) policy
-pollux|Pollux, Optimus+Oracle|not replayable: no Pollux or Optimus policy
-sia-paper|philly/ Pollux and Gavel+TunedJobs on 64 T4|not replayable: no Pollux policy; Gavel needs its throughputs
+pollux|Optimus+Oracle|not replayable: no Optimus policy
+sia-paper|philly/ Gavel+TunedJobs on 64 T4|not replayable: Gavel needs its throughputs
 PENDING
 )
 

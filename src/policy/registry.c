@@ -14,6 +14,7 @@ extern const struct rk_policy_ops rk_policy_tiresias;
 extern const struct rk_policy_ops rk_policy_sia;
 extern const struct rk_policy_ops rk_policy_gavel;
 extern const struct rk_policy_ops rk_policy_gavel_ftf;
+extern const struct rk_policy_ops rk_policy_pollux;
 extern const struct rk_policy_ops rk_policy_antman;
 extern const struct rk_policy_ops rk_policy_synergy_fifo;
 extern const struct rk_policy_ops rk_policy_synergy_srtf;
@@ -37,6 +38,7 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_sia,
 	&rk_policy_gavel,
 	&rk_policy_gavel_ftf,
+	&rk_policy_pollux,
 	&rk_policy_antman,
 	&rk_policy_synergy_fifo,
 	&rk_policy_synergy_srtf,

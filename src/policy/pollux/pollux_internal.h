@@ -26,6 +26,8 @@
 /* Added to every scaled speedup before the power mean, so that a job with
  * nothing (speedup 0) keeps the mean finite for p < 0 (the artifact's 1e-3). */
 #define POLLUX_MEAN_EPS 1e-3
+/* GPU types one search handles (a job's goodput model has as many, job.h). */
+#define POLLUX_MAX_TYPES 8
 
 /*
  * speedup(ctx, j, nodes, replicas): job j's speedup on `replicas` GPUs spread
@@ -116,6 +118,134 @@ int pollux_ga_search(const struct pollux_problem *pr, const struct pollux_ga_opt
  */
 int pollux_exact_search(const struct pollux_problem *pr, long long max_states, int *best,
 			double *fitness, long long *visited, struct rk_error *err);
+
+/* ---- The default search: water-filling over GPU counts (pollux_greedy.c) ---- */
+
+/* One allocation a job may get: `gpus` GPUs of type `type` on the fewest
+ * nodes that hold them (`nodes`), and its value, the scaled speedup with the
+ * restart factor applied unless it is the allocation the job holds. */
+struct pollux_cand {
+	int type;     /* index of the GPU type (0 on one type) */
+	int gpus;     /* replicas, >= 1 */
+	int nodes;    /* nodes it spans, >= 1 */
+	double value; /* >= 0 */
+};
+
+/* A job's candidates, sorted by (type, gpus) ascending, at most one per pair. */
+struct pollux_gjob {
+	const struct pollux_cand *c;
+	int n;
+};
+
+/*
+ * The power mean's term of one job, oriented so that a larger sum is a fitter
+ * state (Eq. 5): -(v + eps)^p for p < 0, (v + eps)^p for p > 0, log(max(v,
+ * eps)) for p = 0. Increasing in v, so the power mean of a state is a
+ * monotone function of the sum of its jobs' terms.
+ */
+double pollux_term(double p, double value);
+
+/*
+ * The policy's default search, near-exact: greedy water-filling of each GPU
+ * type's `cap` GPUs by the best gain of the power mean's sum per GPU (a job
+ * jumps from its candidate to any larger one of its type, or from nothing to
+ * any candidate; lazy gains in a heap), then at most `ls_iters` rounds of a
+ * local search that frees one job's GPUs (a smaller candidate or none) for
+ * the best jump of another when the sum grows. O((G + ls_iters * K * J) * C)
+ * for G GPUs, J jobs, C candidates per job, K = POLLUX_LS_DONORS.
+ * OUT: choice[j] = index into jobs[j].c, or -1 for none; *objective (may be
+ * NULL) the sum of terms. Returns 0 or RK_ENOMEM.
+ */
+#define POLLUX_LS_DONORS 8
+/* Searches at most in pollux_greedy_problem: a count packing spread over
+ * more nodes than assumed is priced at those and the search runs again. */
+#define POLLUX_PACK_PASSES 3
+int pollux_greedy_search(const struct pollux_gjob *jobs, int n_jobs, const int *cap,
+			 int n_types, double p, int ls_iters, int *choice, double *objective,
+			 struct rk_error *err);
+
+/*
+ * The greedy on a pollux_problem (what the GA and the exact search solve),
+ * for the tests: candidates are every GPU count in [min_replicas,
+ * max_replicas] on ceil(count / largest node) nodes, the count a job holds
+ * in base unpenalised, and the counts packed onto nodes as the policy packs
+ * (the job's base row kept when its count is, the rest largest first, best
+ * fit on one node else the fewest nodes, a misfit taking a smaller count),
+ * with up to POLLUX_PACK_PASSES searches re-priced at the nodes packing gave. OUT: state (n_jobs * n_nodes,
+ * pollux_feasible), *fitness its pollux_fitness. RK_ENOMEM.
+ */
+int pollux_greedy_problem(const struct pollux_problem *pr, int ls_iters, int *state,
+			  double *fitness, struct rk_error *err);
+
+/* ---- The policy's options (pollux_opts.c; docs/policies.md "pollux") ---- */
+
+/* The artifact's restart penalty (PolluxPolicy restart_penalty = 30 s) and
+ * the greedy's local-search moves per round. */
+#define POLLUX_RESTART_S_DEFAULT 30.0
+#define POLLUX_LS_DEFAULT 16
+
+enum pollux_search { POLLUX_SEARCH_GREEDY = 0, POLLUX_SEARCH_GA };
+
+struct pollux_opts {
+	double p;          /* fairness exponent, [-10, 1] */
+	double restart_s;  /* restart penalty P (s), >= 0; 0 = moves are free */
+	enum pollux_search search;
+	int ls;            /* greedy: local-search moves per round */
+	int pop, gens;     /* GA: population and generations */
+};
+
+void pollux_opts_default(struct pollux_opts *o);
+/* Parse "key=value,..." (NULL = defaults) into *out (untouched on error);
+ * RK_EINVAL / RK_ERANGE with "pollux: KEY=VALUE: what is allowed". */
+int pollux_opts_parse(struct pollux_opts *out, const char *options, struct rk_error *err);
+
+/* ---- Speedup tables of the policy's jobs (pollux_speed.c) ---- */
+
+struct rk_job;
+struct rk_perf_env;
+
+/* The round's GPU types: up nodes with GPUs, grouped by type. */
+struct pollux_types {
+	int n;
+	const char *name[POLLUX_MAX_TYPES]; /* borrowed from the cluster */
+	int cap[POLLUX_MAX_TYPES];          /* GPUs of the type */
+	int node_gpus[POLLUX_MAX_TYPES];    /* GPUs of its largest node */
+	int cpus_per_gpu[POLLUX_MAX_TYPES]; /* smallest node CPUs / GPUs, >= 1 */
+};
+
+/* One job's table, cached by the policy under its job id (rk_idtab). */
+struct pollux_jspeed {
+	int64_t id; /* struct rk_idtab_head */
+	int used;
+	uint64_t key;          /* pollux_speed_key it was built for */
+	int64_t seen_round;    /* last round the job was active */
+	int n;
+	struct pollux_cand *c; /* value = speedup over one GPU (no restart factor, no scale) */
+	int *bsz;              /* 2n: local_bsz, accum_steps per candidate (0, 0 without goodput) */
+};
+
+uint64_t pollux_types_key(const struct pollux_types *t);
+/* What j's table depends on (see pollux_speed.c), never 0. */
+uint64_t pollux_speed_key(const struct rk_job *j, uint64_t types_key);
+/* Rebuild out->c / out->bsz (freed and replaced) for j. RK_ENOMEM. */
+int pollux_speed_build(const struct rk_job *j, const struct pollux_types *ty,
+		       const struct rk_perf_env *env, struct pollux_jspeed *out,
+		       struct rk_error *err);
+
+/*
+ * search=ga in the policy (pollux_ga_policy.c): the artifact's GA over the
+ * up nodes of the cluster's one GPU type, seeded with what the jobs hold; a
+ * job's speedup at a row is its table's at the row's GPU count (0 where the
+ * count is not a candidate). OUT: choice[i] (index into sp[i]->c, -1 =
+ * none) and allocs[i] (empty = none). RK_EINVAL naming search=ga on a
+ * cluster of several types; RK_ENOMEM.
+ */
+struct rk_sched_input;
+struct rk_alloc;
+int pollux_ga_choose(const struct pollux_opts *o, const struct rk_sched_input *in,
+		     const struct pollux_types *ty, struct rk_job *const *jobs,
+		     struct pollux_jspeed *const *sp, const double *rf, int n, int *choice,
+		     struct rk_alloc *allocs, struct rk_error *err);
 
 /* splitmix64 (Steele et al., OOPSLA 2014): the search's seeded generator. */
 uint64_t pollux_rand(uint64_t *s);

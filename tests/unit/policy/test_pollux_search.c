@@ -142,6 +142,58 @@ static void ga_reaches_exact(void **state)
 	assert_true(sum_gap / 40 < 0.02);
 }
 
+
+/*
+ * The policy's default search (water-filling plus local search,
+ * pollux_greedy.c) on the GA's 40 rounds above: feasible, never above the
+ * exact optimum, within 5% of it on average. These rounds are adversarial
+ * for a count-based search (any count from 1 to 12 on 4-GPU nodes, so
+ * packing fragments); measured here: mean gap 2.5% against the GA's 0.7%,
+ * below the GA on 13 of 40 rounds. The gaps are printed.
+ */
+static void greedy_vs_ga(void **state)
+{
+	(void)state;
+	uint64_t rng = 2021;
+	double gap_ga = 0, gap_greedy = 0;
+	int worse = 0;
+	for (int round = 0; round < 40; round++) {
+		int J = 3 + round % 2, N = 2 + (round / 2) % 2;
+		struct table t = {0};
+		int node_gpus[MN], base[MJ * MN] = {0}, lo[MJ], hi[MJ];
+		double rf[MJ];
+		for (int n = 0; n < N; n++)
+			node_gpus[n] = 4;
+		for (int j = 0; j < J; j++) {
+			lo[j] = 0;
+			hi[j] = 1 + (int)(pollux_rand(&rng) % (uint64_t)(4 * N));
+			rf[j] = pollux_restart_factor((double)(pollux_rand(&rng) % 600), 1, 30);
+		}
+		fill_table(&t, &rng, J, 4 * N);
+		struct pollux_problem pr = {J, N, node_gpus, base, lo, hi, rf, -1.0,
+					    (double)N / (4.0 * N), lookup, &t};
+		for (int i = 0; i < J * N; i++)
+			base[i] = (int)(pollux_rand(&rng) % 3);
+		pollux_repair(&pr, base, &rng);
+		int ex[MJ * MN], ga[MJ * MN], gr[MJ * MN];
+		double fe, fg, fr;
+		assert_int_equal(pollux_exact_search(&pr, 10000000, ex, &fe, NULL, NULL), RK_OK);
+		struct pollux_ga_opts o = {POLLUX_POP_DEFAULT, POLLUX_GENS_DEFAULT, (uint64_t)round};
+		assert_int_equal(pollux_ga_search(&pr, &o, base, 1, ga, &fg, NULL, NULL, NULL), RK_OK);
+		assert_int_equal(pollux_greedy_problem(&pr, 16, gr, &fr, NULL), RK_OK);
+		assert_true(pollux_feasible(&pr, gr));
+		assert_true(fabs(pollux_fitness(&pr, NULL, gr) - fr) < 1e-12);
+		assert_true(fr <= fe + 1e-12);
+		worse += fr < fg - 1e-12;
+		gap_ga += (fe - fg) / fe;
+		gap_greedy += (fe - fr) / fe;
+	}
+	print_message("pollux greedy vs GA vs exact: mean gap greedy %.0f ppm, GA %.0f ppm; "
+		      "greedy below GA on %d of 40 rounds\n",
+		      gap_greedy / 40 * 1e6, gap_ga / 40 * 1e6, worse);
+	assert_true(gap_greedy / 40 < 0.05);
+}
+
 /* Same seed, same answer; the exact search refuses instances above its bound. */
 static void deterministic_and_bounded(void **state)
 {
@@ -172,6 +224,7 @@ int main(void)
 		cmocka_unit_test(power_mean),
 		cmocka_unit_test(repair_feasible),
 		cmocka_unit_test(ga_reaches_exact),
+		cmocka_unit_test(greedy_vs_ga),
 		cmocka_unit_test(deterministic_and_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
