@@ -17,6 +17,12 @@
  * t_j), which is linear in X, so the smallest feasible r is found by
  * bisection over the max-min LP with weights (r T_j - t_j) / R_j: r is
  * feasible when that LP's optimum is at least 1.
+ *
+ * Makespan (§4.1 "Minimize Makespan", Gavel's MinTotalDurationPolicy):
+ * minimise T with R_j / efftput_j(X) <= T for every job, i.e. efftput_j(X)
+ * (1 / R_j) >= 1 / T: the max-min LP with weights 1 / R_j, whose optimum z
+ * is 1 / T*. One LP gives the exact T*, where Gavel bisects on T to 5 %.
+ * Max-sum-throughput has its own LP (gavel_lp_sum.c).
  */
 #include "policy/gavel/gavel_internal.h"
 
@@ -243,8 +249,16 @@ int gavel_allocate(const struct gavel_problem *p, enum gavel_objective obj, doub
 	if (obj == GAVEL_FTF && p->n_jobs > 0 && (!p->elapsed_s || !p->remaining || !p->total))
 		return rk_error_set(err, RK_EINVAL,
 		                    "gavel: finish-time fairness needs job progress");
+	if (obj == GAVEL_MAKESPAN && p->n_jobs > 0 && !p->remaining)
+		return rk_error_set(err, RK_EINVAL, "gavel: makespan needs the work left per job");
+	if (obj < GAVEL_LAS || obj > GAVEL_MAKESPAN)
+		return rk_error_set(err, RK_EINVAL, "gavel: unknown objective %d", (int)obj);
 	if (p->n_jobs == 0)
 		return RK_OK;
+	if (obj == GAVEL_TPUT) {
+		*lps = 1;
+		return gavel_maxsum(p, x, err);
+	}
 	size_t nj = (size_t)p->n_jobs;
 	double *iso = malloc(nj * sizeof(*iso));
 	double *w = malloc(nj * sizeof(*w));
@@ -259,6 +273,14 @@ int gavel_allocate(const struct gavel_problem *p, enum gavel_objective obj, doub
 		/* Gavel's weight: scale factor over the throughput under X^equal. */
 		for (size_t j = 0; j < nj; j++)
 			w[j] = iso[j] > 0 ? p->scale[j] / iso[j] : 0;
+		double z;
+		rc = gavel_maxmin(p, w, x, &z, err);
+		*lps = 1;
+	} else if (obj == GAVEL_MAKESPAN) {
+		/* Weight 1 / R_j; a job with nothing left has no constraint. */
+		for (size_t j = 0; j < nj; j++)
+			w[j] = p->remaining[j] > 0 && isfinite(p->remaining[j]) ? 1.0 / p->remaining[j]
+			                                                       : 0;
 		double z;
 		rc = gavel_maxmin(p, w, x, &z, err);
 		*lps = 1;

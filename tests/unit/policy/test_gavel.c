@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "policy/gavel/gavel_internal.h"
+#include "rubick/policy.h"
 
 /* Normalised effective throughput of job j under x (Gavel's LAS objective term). */
 static double las_level(const struct gavel_problem *p, const double *x, int j)
@@ -164,6 +165,87 @@ static void ftf_hand_checked(void **state)
 	assert_true(x[0] + x[1] <= 1 + 1e-9);
 }
 
+/*
+ * Max-sum throughput, 2 jobs x 2 types of one GPU each: A runs 4 / 1 steps/s
+ * on types 0 / 1, B 2 / 1.5. The LP is an assignment problem; A on 0 and B
+ * on 1 gives 5.5, the other way 3, so the optimum is that permutation, where
+ * max-min fairness would split the fast type.
+ */
+static void tput_hand_checked(void **state)
+{
+	(void)state;
+	const double tput[] = {4.0, 1.0, 2.0, 1.5};
+	const int scale[] = {1, 1}, cap[] = {1, 1};
+	struct gavel_problem p = {2, 2, tput, scale, cap, NULL, NULL, NULL};
+	double x[4];
+	int lps;
+	assert_int_equal(gavel_allocate(&p, GAVEL_TPUT, x, &lps, NULL), RK_OK);
+	assert_int_equal(lps, 1);
+	assert_true(fabs(x[0] - 1) < 1e-6 && x[1] < 1e-6);
+	assert_true(x[2] < 1e-6 && fabs(x[3] - 1) < 1e-6);
+	/* A asks for 2 GPUs; type 0 has 2, type 1 one: A can run on type 0 only.
+	 * A there all the time and B on type 1 gives 4 + 1.5 = 5.5; A half the
+	 * time and B on type 0 gives 2 + 2 = 4. */
+	const int scale2[] = {2, 1}, cap2[] = {2, 1};
+	struct gavel_problem q = {2, 2, tput, scale2, cap2, NULL, NULL, NULL};
+	assert_int_equal(gavel_allocate(&q, GAVEL_TPUT, x, &lps, NULL), RK_OK);
+	assert_true(x[1] < 1e-6);             /* A (2 GPUs) never on the 1-GPU type */
+	assert_true(fabs(x[0] - 1) < 1e-6);   /* A on both GPUs of type 0: 4 */
+	assert_true(fabs(x[3] - 1) < 1e-6);   /* B on type 1: 1.5; total 5.5 */
+}
+
+/*
+ * Makespan, one GPU: A at 1 step/s and B at 2, 10 steps left each. On one
+ * GPU they need 10 s and 5 s of it, so T* = 15 s with A 2/3 of the time and
+ * B 1/3 (both finish at 15 s); max-min fairness gives them 1/2 each.
+ */
+static void makespan_hand_checked(void **state)
+{
+	(void)state;
+	const double tput[] = {1.0, 2.0};
+	const int scale[] = {1, 1}, cap[] = {1};
+	const double rem[] = {10, 10};
+	struct gavel_problem p = {2, 1, tput, scale, cap, NULL, rem, NULL};
+	double x[2];
+	int lps;
+	assert_int_equal(gavel_allocate(&p, GAVEL_MAKESPAN, x, &lps, NULL), RK_OK);
+	assert_int_equal(lps, 1);
+	assert_true(fabs(x[0] - 2.0 / 3) < 1e-6 && fabs(x[1] - 1.0 / 3) < 1e-6);
+	assert_int_equal(gavel_allocate(&p, GAVEL_LAS, x, &lps, NULL), RK_OK);
+	assert_true(fabs(x[0] - 0.5) < 1e-6 && fabs(x[1] - 0.5) < 1e-6);
+	/* Heterogeneous: A 4x faster on type 0, B the same on both, 8 and 2
+	 * steps left; A alone on type 0 (2 s) and B on type 1 (2 s): T* = 2. */
+	const double tput2[] = {4.0, 1.0, 1.0, 1.0}, rem2[] = {8, 2};
+	const int cap2[] = {1, 1};
+	struct gavel_problem q = {2, 2, tput2, scale, cap2, NULL, rem2, NULL};
+	double y[4];
+	assert_int_equal(gavel_allocate(&q, GAVEL_MAKESPAN, y, &lps, NULL), RK_OK);
+	double tA = 4 * y[0] + y[1], tB = y[2] + y[3];
+	assert_true(8 / tA <= 2 + 1e-6 && 2 / tB <= 2 + 1e-6);
+}
+
+/* The policies refuse bad options, naming the option. */
+static void bad_options(void **state)
+{
+	(void)state;
+	const char *names[] = {"gavel", "gavel-ftf", "gavel-tput", "gavel-makespan"};
+	for (int i = 0; i < 4; i++) {
+		const struct rk_policy_ops *ops = rk_policy_find(names[i]);
+		assert_non_null(ops);
+		void *st = NULL;
+		struct rk_error err;
+		rk_error_clear(&err);
+		assert_int_equal(ops->create(&st, "round_s=0", &err), RK_ERANGE);
+		assert_non_null(strstr(err.msg, "round_s"));
+		assert_non_null(strstr(err.msg, names[i]));
+		rk_error_clear(&err);
+		assert_int_equal(ops->create(&st, "rounds=5", &err), RK_EINVAL);
+		assert_non_null(strstr(err.msg, "'rounds'"));
+		assert_int_equal(ops->create(&st, "round_s=120", &err), RK_OK);
+		ops->destroy(st);
+	}
+}
+
 /* Bad shapes are refused, not solved. */
 static void errors(void **state)
 {
@@ -176,6 +258,8 @@ static void errors(void **state)
 	assert_int_equal(gavel_allocate(&p, GAVEL_LAS, x, &lps, NULL), RK_EINVAL);
 	p.n_types = 1;
 	assert_int_equal(gavel_allocate(&p, GAVEL_FTF, x, &lps, NULL), RK_EINVAL);
+	assert_int_equal(gavel_allocate(&p, GAVEL_MAKESPAN, x, &lps, NULL), RK_EINVAL);
+	assert_int_equal(gavel_allocate(&p, (enum gavel_objective)9, x, &lps, NULL), RK_EINVAL);
 }
 
 int main(void)
@@ -184,6 +268,8 @@ int main(void)
 	    cmocka_unit_test(two_jobs_one_gpu),           cmocka_unit_test(heterogeneity_helps),
 	    cmocka_unit_test(infeasible_never_allocated), cmocka_unit_test(rounds_converge_to_x),
 	    cmocka_unit_test(ftf_hand_checked),           cmocka_unit_test(errors),
+	    cmocka_unit_test(tput_hand_checked),          cmocka_unit_test(makespan_hand_checked),
+	    cmocka_unit_test(bad_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
