@@ -145,24 +145,41 @@ static void rounds_converge_to_x(void **state)
 }
 
 /*
- * Finish-time fairness on one GPU: A arrived 10 s ago with 10 of 20 steps
- * left, B just arrived with 10 of 10; 1 step/s each, equal share 1/2.
- * rho_A = (10 + 10/a) / 40, rho_B = (10/b) / 20, a + b = 1: equal at
- * a^2 + 2a - 1 = 0, a = sqrt(2) - 1.
+ * Finish-time fairness, Gavel's rho_j = (t_j + R_j / e_j(X)) / (t_j + R_j /
+ * e_j(X^equal)) (FinishTimeFairnessPolicyWithPerf). Types V100 and K80, one
+ * GPU each; A runs 4 / 1 steps/s, B runs on K80 only (1 step/s); 10 steps
+ * left each; A just arrived, B waited 10 s. Equal share: A half of each
+ * type (e_A = 2.5), B half the K80 (e_B = 0.5); denominators 10 / 2.5 = 4
+ * and 10 + 20 = 30. Best: A all of V100 (rho_A = 2.5 / 4 = 0.625), B all of
+ * K80 (rho_B = 20 / 30 = 2/3): max rho 2/3. Dividing by the whole job's
+ * isolated time instead (B: 20 / 0.5 = 40, rho_B = 1/2) would give 0.625.
  */
+static double ftf_rho(const struct gavel_problem *p, const double *x, int j)
+{
+	double iso[4], e = 0;
+	gavel_equal_share(p, iso);
+	for (int t = 0; t < p->n_types; t++)
+		e += p->tput[j * p->n_types + t] * x[j * p->n_types + t];
+	return (p->elapsed_s[j] + p->remaining[j] / e) /
+	       (p->elapsed_s[j] + p->remaining[j] / iso[j]);
+}
+
 static void ftf_hand_checked(void **state)
 {
 	(void)state;
-	const double tput[] = {1.0, 1.0};
-	const int scale[] = {1, 1}, cap[] = {1};
-	const double el[] = {10, 0}, rem[] = {10, 10}, tot[] = {20, 10};
-	struct gavel_problem p = {2, 1, tput, scale, cap, el, rem, tot};
-	double x[2];
+	const double tput[] = {4.0, 1.0, 0.0, 1.0};
+	const int scale[] = {1, 1}, cap[] = {1, 1};
+	const double el[] = {0, 10}, rem[] = {10, 10}, tot[] = {10, 20};
+	struct gavel_problem p = {2, 2, tput, scale, cap, el, rem, tot};
+	double x[4];
 	int lps;
 	assert_int_equal(gavel_allocate(&p, GAVEL_FTF, x, &lps, NULL), RK_OK);
 	assert_true(lps > 1); /* bisection */
-	assert_true(fabs(x[0] - (sqrt(2.0) - 1)) < 0.01);
-	assert_true(x[0] + x[1] <= 1 + 1e-9);
+	double r = fmax(ftf_rho(&p, x, 0), ftf_rho(&p, x, 1));
+	assert_true(fabs(r - 2.0 / 3) < 0.005);
+	assert_true(x[2] < 1e-9 && x[3] > 1 - 0.01); /* B on K80 all the time */
+	for (int t = 0; t < 2; t++)
+		assert_true(x[t] + x[2 + t] <= 1 + 1e-9);
 }
 
 /*
