@@ -7,8 +7,8 @@ The protocol is python/rubick_job (docs/job-library.md): it reads the plan
 (RUBICK_GLOBAL_BATCH), gives every step the same samples in the same order whatever the
 plan, runs dp (torch.distributed, gloo; on one machine, or across the nodes of a
 multi-node allocation from MASTER_ADDR/MASTER_PORT, WORLD_SIZE, RUBICK_RANK_BASE and
-LOCAL_WORLD_SIZE), ga, gc, ZeRO-1/2 (also under tp and pp), ZeRO-3 (dp only) and
-offload=1, checkpoints on SIGUSR1 or SIGTERM after a step all
+LOCAL_WORLD_SIZE), ga, gc, ZeRO-1/2/3 and offload=1 (all also under tp and pp),
+checkpoints on SIGUSR1 or SIGTERM after a step all
 ranks agree on and exits 75, fences stale runs (RUBICK_FENCE_FILE), publishes
 RUBICK_CKPT_DIR/run-N/ckpt.pt through an atomic `latest`, appends "step loss run dp ga pp"
 to RUBICK_CKPT_DIR/loss.log and reports throughput to RUBICK_URL.
@@ -155,7 +155,7 @@ def main():
     try:  # the model's own limits: whole heads per tp rank, whole blocks per stage
         rubick_job.check_model_fits(job.plan, job.where, layers=job.args.layers, heads=4, hidden=64, ffn=256)
     except rubick_job.PlanError as e:
-        raise SystemExit(str(e))
+        rubick_job.exit_for(e)  # exit 78: a plan this model cannot be split by
     if job.global_batch > N_SAMPLES:
         raise SystemExit("--iters must be >= 1 and --global-batch <= %d" % N_SAMPLES)
     job.run(train)

@@ -9,10 +9,11 @@ dist, signals and report are its parts, usable alone. Depends on torch only.
 from . import pipeline, tp
 from .ckpt import fenced, latest, merge_parts, publish
 from .order import batch_indices, micro_batches
-from .plan import Plan, PlanError, check_model_fits, check_supported, global_batch, parse_plan, read_plan
+from .plan import (EXIT_PLAN_REFUSED, Plan, PlanError, PlanRefused, check_model_fits, check_supported, exit_for,
+                   global_batch, parse_plan, read_plan)
 from .signals import EXIT_CHECKPOINTED
 from .trainer import Job, add_arguments
 
 __all__ = ["Job", "add_arguments", "Plan", "PlanError", "parse_plan", "read_plan", "check_supported", "check_model_fits",
            "global_batch", "batch_indices", "micro_batches", "fenced", "latest", "publish",
-           "merge_parts", "EXIT_CHECKPOINTED"]
+           "merge_parts", "EXIT_CHECKPOINTED", "EXIT_PLAN_REFUSED", "PlanRefused", "exit_for"]

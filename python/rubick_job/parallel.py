@@ -6,7 +6,7 @@ full weights (tp.full_state) and the full optimizer state: every per-parameter s
 tensor shaped like its parameter (AdamW's exp_avg, exp_avg_sq) is gathered along the
 dimension the parameter is split on (Megatron-LM, Shoeybi et al. 2019, section 3:
 column-parallel weights and biases by output rows, row-parallel weights by input
-columns). The result has the tp=1 model's layout, so dp-only runs read it unchanged and
+columns; the convolutions and GroupNorm of tp.py likewise by channels). The result has the tp=1 model's layout, so dp-only runs read it unchanged and
 a tp run slices it back. Parameter indexes are model.parameters() order, the same at
 every tp (only shapes differ)."""
 import torch
@@ -21,12 +21,7 @@ def split_of(model):
     for name, _ in model.named_parameters():
         path, _, attr = name.rpartition(".")
         m = model.get_submodule(path) if path else model
-        if isinstance(m, rtp.ColumnParallelLinear):
-            out.append((0, m.rows))
-        elif isinstance(m, rtp.RowParallelLinear) and attr == "weight":
-            out.append((1, m.cols))
-        else:
-            out.append(None)
+        out.append(m.split(attr) if isinstance(m, rtp.SplitLayer) else None)
     return out
 
 

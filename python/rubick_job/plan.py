@@ -13,8 +13,28 @@ KEYS = ("dp", "tp", "pp", "mb", "ga", "gc", "zero", "offload")
 POSITIVE = ("dp", "tp", "pp", "mb", "ga")  # sizes: 0 makes no sense; the rest are flags/levels
 
 
+EXIT_BAD_INPUT = 1      # a plan, batch or option that does not parse or does not add up
+EXIT_PLAN_REFUSED = 78  # EX_CONFIG (sysexits.h): a valid plan outside what the script runs
+
+
 class PlanError(ValueError):
-    """A plan or global batch this job cannot run; str() names the input and the item."""
+    """A plan or global batch this job cannot run; str() names the input and the item.
+    exit_code: what the job exits with for it (EXIT_BAD_INPUT)."""
+    exit_code = EXIT_BAD_INPUT
+
+
+class PlanRefused(PlanError):
+    """A well-formed plan that this script or its model cannot run (check_supported,
+    check_model_fits): the job exits EXIT_PLAN_REFUSED, so that a caller can tell "the
+    plan is outside my space" from a malformed input."""
+    exit_code = EXIT_PLAN_REFUSED
+
+
+def exit_for(err):
+    """Exit the process for a PlanError: its message on stderr, its exit code."""
+    import sys
+    print(str(err), file=sys.stderr, flush=True)
+    sys.exit(err.exit_code)
 
 
 class Plan(dict):
@@ -52,11 +72,11 @@ def parse_plan(text, where):
 
 
 def check_supported(plan, where, max_pp=1, max_tp=1):
-    """Refuse, at start, a plan the library (and the script, for tp and pp) cannot run,
-    naming the dimension: running it anyway would train something other than what was
-    planned. The library runs dp, mb, ga, gc, ZeRO-1/2/3 (ZeRO-3 with tp=pp=1 only) and
-    offload (with zero=0); tp only up to the script's
-    `max_tp` (a model built from tp.py's layers) and pp up to its `max_pp`."""
+    """Refuse (PlanRefused), at start, a plan the library (and the script, for tp and pp)
+    cannot run, naming the dimension: running it anyway would train something other
+    than what was planned. The library runs dp, mb, ga, gc, ZeRO-1/2/3 and offload,
+    each with any dp x tp x pp; tp only up to the script's `max_tp` (a model built from
+    tp.py's layers) and pp up to its `max_pp`."""
     if plan["tp"] > max_tp or plan["pp"] > max_pp:
         what = "data parallelism"
         if max_tp > 1:
@@ -64,33 +84,28 @@ def check_supported(plan, where, max_pp=1, max_tp=1):
         if max_pp > 1:
             what = what.replace("data parallelism", "data") if max_tp == 1 else what
             what += " and %d-stage pipeline parallelism" % max_pp
-        raise PlanError("%s: tp=%d pp=%d: this job does %s only (tp<=%d, pp<=%d)"
-                        % (where, plan["tp"], plan["pp"], what, max_tp, max_pp))
+        raise PlanRefused("%s: tp=%d pp=%d: this job does %s only (tp<=%d, pp<=%d)"
+                          % (where, plan["tp"], plan["pp"], what, max_tp, max_pp))
     if plan["zero"] > 3:
-        raise PlanError("%s: zero=%d: ZeRO has stages 1 to 3 (zero<=3)" % (where, plan["zero"]))
-    if (plan["pp"] > 1 or plan["tp"] > 1) and plan["zero"] > 2:
-        dims = " ".join("%s=%d" % (k, plan[k]) for k in ("tp", "pp") if plan[k] > 1)
-        raise PlanError("%s: zero=%d with %s: ZeRO-3 is for data parallelism only here; "
-                        "with tp or pp this job runs zero<=2" % (where, plan["zero"], dims))
+        raise PlanRefused("%s: zero=%d: ZeRO has stages 1 to 3 (zero<=3)" % (where, plan["zero"]))
     if plan["offload"] > 1:
-        raise PlanError("%s: offload=%d: offload is 0 or 1" % (where, plan["offload"]))
-    if plan["offload"] and plan["zero"]:
-        raise PlanError("%s: offload=1 with zero=%d: this job offloads the optimizer "
-                        "without ZeRO only (zero=0)" % (where, plan["zero"]))
+        raise PlanRefused("%s: offload=%d: offload is 0 or 1" % (where, plan["offload"]))
 
 
-def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None):
+def check_model_fits(plan, where, layers=None, heads=None, hidden=None, ffn=None, groups=None):
     """Refuse, at start, a tp or pp the model's shape cannot be split by, naming the
     dimension and the model's size: Megatron's tp gives each rank whole attention heads
     and an equal slice of the MLP (Shoeybi et al. 2019, section 3), and a pipeline gives
-    each stage the same number of layers. A size passed as None is not checked. Kept
+    each stage the same number of layers; channel parallelism gives each rank whole
+    GroupNorm groups (`groups`, tp.ParallelGroupNorm). A size passed as None is not checked. Kept
     apart from check_supported: this is about the model, that about the library."""
     tp, pp = plan["tp"], plan["pp"]
     for dim, n, what in (("tp", heads, "attention heads"), ("tp", hidden, "hidden size"),
-                         ("tp", ffn, "MLP width"), ("pp", layers, "layers")):
+                         ("tp", ffn, "MLP width"), ("tp", groups, "channel groups (GroupNorm)"),
+                         ("pp", layers, "layers")):
         k = tp if dim == "tp" else pp
         if n is not None and n % k:
-            raise PlanError("%s: %s=%d does not divide the model's %d %s"
+            raise PlanRefused("%s: %s=%d does not divide the model's %d %s"
                             % (where, dim, k, n, what))
 
 

@@ -84,7 +84,30 @@ def _check_divides(what, n, tp):
         raise ValueError("tp=%d does not divide %s=%d" % (tp, what, n))
 
 
-class ColumnParallelLinear(nn.Module):
+class SplitLayer(nn.Module):
+    """A layer whose parameters are cut over the tp group: split(attr) is (dim, index
+    list of the full tensor this rank holds) for a cut parameter, None for one that is
+    whole on every rank; full_state() gathers the cut ones (collective over the group),
+    load_full() slices a full state back."""
+
+    def split(self, attr):
+        raise NotImplementedError
+
+    def full_state(self):
+        out = {}
+        for attr, p in self.named_parameters(recurse=False):
+            s = self.split(attr)
+            out[attr] = _gather(p, s[0], self.group) if s else p.detach().clone()
+        return out
+
+    def load_full(self, sd):
+        with torch.no_grad():
+            for attr, p in self.named_parameters(recurse=False):
+                s = self.split(attr)
+                p.copy_(sd[attr].index_select(s[0], torch.tensor(s[1])) if s else sd[attr])
+
+
+class ColumnParallelLinear(SplitLayer):
     """Y_i = f(X) A_i + b_i: this rank's slice of the output features."""
 
     def __init__(self, n_in, n_out, group, gen, rows=None):
@@ -101,16 +124,11 @@ class ColumnParallelLinear(nn.Module):
     def forward(self, x):
         return F.linear(copy_to_tp(x, self.group), self.weight, self.bias)
 
-    def full_state(self):
-        return {"weight": _gather(self.weight, 0, self.group), "bias": _gather(self.bias, 0, self.group)}
-
-    def load_full(self, sd):
-        with torch.no_grad():
-            self.weight.copy_(sd["weight"][self.rows])
-            self.bias.copy_(sd["bias"][self.rows])
+    def split(self, attr):
+        return 0, self.rows
 
 
-class RowParallelLinear(nn.Module):
+class RowParallelLinear(SplitLayer):
     """Y = g(X_i A_i) + b: input features split, partial products summed; the bias is
     added once, after the sum, and is the same on every rank."""
 
@@ -127,13 +145,84 @@ class RowParallelLinear(nn.Module):
     def forward(self, x):
         return reduce_from_tp(F.linear(x, self.weight), self.group) + self.bias
 
-    def full_state(self):
-        return {"weight": _gather(self.weight, 1, self.group), "bias": self.bias.detach().clone()}
+    def split(self, attr):
+        return (1, self.cols) if attr == "weight" else None
 
-    def load_full(self, sd):
-        with torch.no_grad():
-            self.weight.copy_(sd["weight"][:, self.cols])
-            self.bias.copy_(sd["bias"])
+
+def _full_conv(cin, cout, k, gen):
+    """nn.Conv2d's default init (kaiming_uniform with a = sqrt(5), i.e. uniform
+    +-1/sqrt(fan_in), and the bias likewise), drawn in full from gen."""
+    bound = 1.0 / math.sqrt(cin * k * k)
+    w = torch.empty(cout, cin, k, k).uniform_(-bound, bound, generator=gen)
+    b = torch.empty(cout).uniform_(-bound, bound, generator=gen)
+    return w, b
+
+
+class ColumnParallelConv2d(SplitLayer):
+    """A convolution with its output channels split over the tp group (the channel
+    analogue of ColumnParallelLinear): the input passes through f, each rank computes its
+    slice of the output channels."""
+
+    def __init__(self, cin, cout, k, group, gen, stride=1, padding=0):
+        super().__init__()
+        tp, r = _size(group), _rank(group)
+        _check_divides("out_channels", cout, tp)
+        self.group, self.stride, self.padding = group, stride, padding
+        w, b = _full_conv(cin, cout, k, gen)
+        self.rows = list(range(r * cout // tp, (r + 1) * cout // tp))
+        self.weight = nn.Parameter(w[self.rows].clone())
+        self.bias = nn.Parameter(b[self.rows].clone())
+
+    def forward(self, x):
+        return F.conv2d(copy_to_tp(x, self.group), self.weight, self.bias, self.stride, self.padding)
+
+    def split(self, attr):
+        return 0, self.rows
+
+
+class RowParallelConv2d(SplitLayer):
+    """A convolution with its input channels split (the channel analogue of
+    RowParallelLinear): each rank convolves its input channels, g sums the partial
+    outputs, the bias is added once after the sum."""
+
+    def __init__(self, cin, cout, k, group, gen, stride=1, padding=0):
+        super().__init__()
+        tp, r = _size(group), _rank(group)
+        _check_divides("in_channels", cin, tp)
+        self.group, self.stride, self.padding = group, stride, padding
+        w, b = _full_conv(cin, cout, k, gen)
+        self.cols = list(range(r * cin // tp, (r + 1) * cin // tp))
+        self.weight = nn.Parameter(w[:, self.cols].clone())
+        self.bias = nn.Parameter(b.clone())
+
+    def forward(self, x):
+        y = reduce_from_tp(F.conv2d(x, self.weight, None, self.stride, self.padding), self.group)
+        return y + self.bias.view(1, -1, 1, 1)
+
+    def split(self, attr):
+        return (1, self.cols) if attr == "weight" else None
+
+
+class ParallelGroupNorm(SplitLayer):
+    """GroupNorm over channels split like the column-parallel layer before it: each rank
+    holds whole groups (tp must divide the groups), so the statistics are local and
+    need no communication; the affine weight and bias are cut with the channels."""
+
+    def __init__(self, groups, channels, group, eps=1e-5):
+        super().__init__()
+        tp, r = _size(group), _rank(group)
+        _check_divides("groups", groups, tp)
+        _check_divides("channels", channels, groups)
+        self.group, self.local_groups, self.eps = group, groups // tp, eps
+        self.rows = list(range(r * channels // tp, (r + 1) * channels // tp))
+        self.weight = nn.Parameter(torch.ones(len(self.rows)))
+        self.bias = nn.Parameter(torch.zeros(len(self.rows)))
+
+    def forward(self, x):
+        return F.group_norm(x, self.local_groups, self.weight, self.bias, self.eps)
+
+    def split(self, attr):
+        return 0, self.rows
 
 
 def _gather(p, dim, group):
@@ -191,7 +280,7 @@ def full_state(model):
     each layer's tp group: every tp rank must call it), other parameters as they are."""
     out = {}
     for name, m in model.named_modules():
-        if isinstance(m, (ColumnParallelLinear, RowParallelLinear)):
+        if isinstance(m, SplitLayer):
             for k, v in m.full_state().items():
                 out[(name + "." if name else "") + k] = v
     for name, t in model.state_dict().items():
@@ -203,10 +292,14 @@ def load_full(model, sd):
     """Load a full_state() dict into a model of any tp: tp layers take their slices."""
     done = set()
     for name, m in model.named_modules():
-        if isinstance(m, (ColumnParallelLinear, RowParallelLinear)):
+        if isinstance(m, SplitLayer):
             p = name + "." if name else ""
-            m.load_full({"weight": sd[p + "weight"], "bias": sd[p + "bias"]})
-            done.update((p + "weight", p + "bias"))
+            attrs = [a for a, _ in m.named_parameters(recurse=False)]
+            missing = [p + a for a in attrs if p + a not in sd]
+            if missing:
+                raise ValueError("checkpoint does not fit the model: missing %s" % missing)
+            m.load_full({a: sd[p + a] for a in attrs})
+            done.update(p + a for a in attrs)
     rest = {k: v for k, v in sd.items() if k not in done}
     own = {k for k in model.state_dict() if k not in done}
     if set(rest) != own:

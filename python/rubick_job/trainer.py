@@ -24,11 +24,11 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
-from . import ckpt, order, report, zero, zero3d
+from . import ckpt, order, report, zero, zero3, zero3d
 from . import parallel
 from . import tp as rtp
 from .dist import Groups, Groups3D, Topology
-from .plan import PlanError, check_supported, global_batch, parse_plan, read_plan
+from .plan import PlanError, check_supported, exit_for, global_batch, parse_plan, read_plan
 from .signals import EXIT_CHECKPOINTED, launch
 
 
@@ -99,8 +99,8 @@ class Job:
             plan = parse_plan(text, where)
             check_supported(plan, where, max_pp, max_tp)
             return cls(args, plan, where, env)
-        except PlanError as e:
-            raise SystemExit(str(e))
+        except PlanError as e:  # 78 for a plan outside what the script runs, else 1
+            exit_for(e)
 
     # --- processes -------------------------------------------------------------------
 
@@ -141,8 +141,10 @@ class Job:
         """(model, optimizer) for the plan, resumed from the published checkpoint.
         `opt` must be built over model.parameters() (its state is indexed like them);
         under zero=1 it is rebuilt as ZeroRedundancyOptimizer of the same class and
-        hyper-parameters, under zero=2/3 as zero.ShardedOptimizer (one parameter group,
-        no DDP). `checkpoint`: the modules to recompute under gc=1 (e.g. the
+        hyper-parameters, under zero=2 as zero.ShardedOptimizer, under zero=3 as
+        zero3.Zero3Optimizer (one parameter group, no DDP); under tp or pp, ZeRO-1/2 as
+        zero3d.DpShardedOptimizer; with offload=1 the step runs on host fp32 masters.
+        `checkpoint`: the modules to recompute under gc=1 (e.g. the
         transformer blocks). `stage_of`: under pp, the stage of each parameter in
         model.parameters() order; the script runs the pipeline itself."""
         self.module = model
@@ -150,21 +152,28 @@ class Job:
             for m in checkpoint:
                 _checkpointed(m)
         net = model
+        params = list(model.parameters())
+        self.mine = params
         if self.parallel:
-            stage_of = [0] * len(list(model.parameters())) if self.pp == 1 else stage_of
-            if stage_of is None or len(stage_of) != len(list(model.parameters())):
+            stage_of = [0] * len(params) if self.pp == 1 else stage_of
+            if stage_of is None or len(stage_of) != len(params):
                 raise ValueError("pp=%d: wrap() needs stage_of, one stage per parameter" % self.pp)
             self.owner = list(stage_of)
-            self.mine = [p for p, o in zip(model.parameters(), self.owner) if o == self.stage]
+            self.mine = [p for p, o in zip(params, self.owner) if o == self.stage]
         elif self.dp > 1 and not self.sharded:  # ZeRO-2/3 reduce the gradients themselves
             net = nn.parallel.DistributedDataParallel(model)
-        if self.plan["offload"]:  # plan.py refuses it with ZeRO
-            opt = zero3d.Offloaded(list(model.parameters()), opt)
-        if self.sharded:
-            opt = zero.ShardedOptimizer(list(model.parameters()), opt, self.plan["zero"])
-        elif self.zero and self.parallel:  # ZeRO-1/2 over the dp group of (stage, tp_rank)
+        offload = bool(self.plan["offload"])
+        if offload and not self.sharded:  # ZeRO-2/3 offload their shards (below)
+            opt = zero3d.Offloaded(params, opt)
+        if self.zero3:  # any dp x tp x pp: layer by layer over the (stage, tp_rank) dp group
+            opt = zero3.Zero3Optimizer(model, params, self.mine, opt, self.stage_group, offload)
+        elif self.sharded:
+            opt = zero.ShardedOptimizer(params, opt, self.plan["zero"], offload=offload)
+        elif self.zero and (self.parallel or offload):
+            # ZeRO-1/2 over the dp group of (stage, tp_rank); ZeRO-1 with offload too, as
+            # torch's ZeroRedundancyOptimizer cannot rebuild an offloaded optimizer
             ranks = [(self.stage * self.dp + r) * self.tp + self.tp_rank for r in range(self.dp)]
-            opt = zero3d.DpShardedOptimizer(model.parameters(), self.mine, opt, self.plan["zero"],
+            opt = zero3d.DpShardedOptimizer(params, self.mine, opt, self.plan["zero"],
                                             self.stage_group, ranks)
         elif self.zero:
             from torch.distributed.optim import ZeroRedundancyOptimizer
@@ -199,9 +208,15 @@ class Job:
         return bool(self.plan["zero"]) and self.dp > 1
 
     @property
+    def zero3(self):
+        """ZeRO-3 (zero3.Zero3Optimizer), under any tp and pp."""
+        return self.plan["zero"] == 3 and self.dp > 1
+
+    @property
     def sharded(self):
-        """ZeRO-2/3 (zero.ShardedOptimizer) rather than ZeRO-1 (ZeroRedundancyOptimizer)."""
-        return self.plan["zero"] >= 2 and self.dp > 1 and not self.parallel
+        """No DDP, parameters gathered and freed by the optimizer: ZeRO-3 under any plan,
+        ZeRO-2 with tp = pp = 1 (zero.ShardedOptimizer)."""
+        return self.zero3 or (self.plan["zero"] == 2 and self.dp > 1 and not self.parallel)
 
     # --- the loop --------------------------------------------------------------------
 
@@ -229,15 +244,13 @@ class Job:
             idx = order.batch_indices(self.step_no, self.global_batch, n)
             ids = order.micro_batches(idx, self.replica, p["mb"], p["ga"])
             self.opt.zero_grad(set_to_none=True)
-            if self.sharded:
-                self.opt.gather_params()  # ZeRO-3: the full parameters for this step
             self._loss, self._stepped = torch.zeros(1), False
             self._fwd_s = self._bwd_s = 0.0
             yield self.step_no, self._micro(data, ids)
             if not self._stepped:
                 raise RuntimeError("job.step() was not called for step %d" % self.step_no)
         if self.sharded:
-            self.opt.gather_params()  # the script gets a whole model back
+            self.opt.gather_all()  # the script gets a whole model back
         if self.rank == 0:
             print("finished %d iterations" % self.step_no, flush=True)
 
@@ -307,6 +320,8 @@ class Job:
                 self.opt.consolidate_state_dict(to=0)
             if self.rank == 0 and ckpt.publish(self.ckpt_dir, self.run_id, self.fence, self._state()):
                 print("published checkpoint at %d" % step, flush=True)
+            if self.sharded:
+                self.opt.free_params()  # ZeRO-3: consolidating gathered them
         if stop[0] > 0 and step < self.iters:
             self._checkpoint_and_exit()
 

@@ -20,6 +20,8 @@ and backward passes; this one does not, so its peak memory is that of ZeRO-2.
 import torch
 import torch.distributed as dist
 
+from .zero3d import Offloaded
+
 
 def shard_bounds(numel, world, rank):
     """[lo, hi) of rank's shard of a flat buffer of numel elements split over world ranks:
@@ -65,7 +67,7 @@ class ShardedOptimizer:
     consolidate_state_dict) is the full, unsharded state of `opt`'s class, indexed like
     params, so a checkpoint loads under any plan (ZeRO or not)."""
 
-    def __init__(self, params, opt, stage, group=None):
+    def __init__(self, params, opt, stage, group=None, offload=False):
         if stage not in (2, 3):
             raise ValueError("ShardedOptimizer: stage=%d, need 2 or 3" % stage)
         if len(opt.param_groups) != 1:
@@ -83,6 +85,8 @@ class ShardedOptimizer:
         self.lo, self.hi = shard_bounds(self.numel, self.world, self.rank)
         self.shard = torch.nn.Parameter(self._flat_params()[self.lo:self.hi].clone())
         self.inner = type(opt)([self.shard], **opt.defaults)
+        if offload:  # ZeRO-Offload: this rank's shard stepped in host memory (zero3d.py)
+            self.inner = Offloaded([self.shard], self.inner)
         self.param_groups = self.inner.param_groups
         self._full_state = None
 
@@ -100,6 +104,8 @@ class ShardedOptimizer:
         checkpoint); under ZeRO-2 they are always full."""
         if self.stage == 3:
             self._set_params(all_gather_flat(self.shard.detach(), self.numel, self.group))
+
+    gather_all = gather_params
 
     def free_params(self):
         """ZeRO-3: drop the full parameters, keeping only this rank's shard."""

@@ -16,15 +16,15 @@
  * The repository's job-library scripts (python/rubick_job): each declares in
  * its code what it runs (Job.from_env(max_tp=, max_pp=)); these are those
  * declarations, which tests/daemon/test_space.py checks against the scripts.
- * The library refuses offload with ZeRO, and rubick's offload is ZeRO-Offload
- * (plan.h: offload needs zero >= 1), so no offload plan of rubick's runs there.
+ * The library runs every ZeRO stage and ZeRO-Offload under any tp and pp, so
+ * neither is bounded.
  */
 static const struct {
 	const char *script; /* path suffix, matched at a '/' boundary */
 	const char *space;
 } library_scripts[] = {
-	{"examples/train.py", "tp<=4,pp<=8,offload=no"},
-	{"examples/train_cnn.py", "tp=1,pp=1,offload=no"},
+	{"examples/train.py", "tp<=4,pp<=8"},
+	{"examples/train_cnn.py", "tp<=4,pp=1"},
 };
 
 /* 1 when `word` is `suffix` or ends with "/" `suffix`. */

@@ -61,7 +61,7 @@ def example_space(script):
     tp, pp = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
     check(m or re.search(r"Job\.from_env\(p\)", text), "%s: no Job.from_env limits found" % script)
     return ",".join(x for x in ("tp=1" if tp == 1 else "tp<=%d" % tp,
-                                "pp=1" if pp == 1 else "pp<=%d" % pp, "offload=no"))
+                                "pp=1" if pp == 1 else "pp<=%d" % pp))  # every ZeRO stage and offload
 
 
 def main():

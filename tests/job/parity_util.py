@@ -75,14 +75,15 @@ def worst_rel(got, want):
     return max(abs(x - y) / abs(y) for x, y in zip(got, want))
 
 
-def train_pairs(pairs, ref="dp=1,mb=8", iters=5, stop=2):
-    """examples/train.py (4 blocks, global batch 8) stopped after step `stop` under plan A
-    and resumed under plan B, for each (A, B) of `pairs`; every step's loss must follow a
-    never-reconfigured run of `ref` within 1e-4 relative. Prints each pair's largest
-    difference and returns the exit code: 0, 1 on any failure, 77 without torch."""
+def train_pairs(pairs, ref="dp=1,mb=8", iters=5, stop=2, script="train.py", args=("--layers", "4")):
+    """examples/`script` (train.py: 4 blocks, `args`; global batch 8) stopped after step
+    `stop` under plan A and resumed under plan B, for each (A, B) of `pairs`; every step's
+    loss must follow a never-reconfigured run of `ref` within 1e-4 relative. Prints each
+    pair's largest difference and returns the exit code: 0, 1 on any failure, 77 without
+    torch."""
     def run(d, plan, run_id, stop_after=0):
-        extra = ["--layers", "4", "--threads", "2"] + (["--stop-after", stop_after] if stop_after else [])
-        run_script("train.py", d, plan, 75 if stop_after else 0, iters, 8, *extra, run_id=run_id)
+        extra = list(args) + ["--threads", "2"] + (["--stop-after", stop_after] if stop_after else [])
+        run_script(script, d, plan, 75 if stop_after else 0, iters, 8, *extra, run_id=run_id)
 
     if not have_torch():
         print("SKIP: python3-torch not installed (scripts/install-deps.sh)")

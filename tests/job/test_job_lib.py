@@ -3,6 +3,8 @@ the input; the plans a job refuses, naming the dimension; rubickd's plan precede
 global-batch check; a sample order that does not depend on the plan; publishing, fencing
 and merging checkpoints. No process group is started."""
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -51,10 +53,10 @@ class Plans(unittest.TestCase):
         rj.check_supported(rj.parse_plan("pp=2,zero=1", "P"), "P", 2)  # ZeRO-1/2 run with pp
         rj.check_supported(rj.parse_plan("dp=2,pp=2,zero=2", "P"), "P", 2)
         self.assertIn("zero=4: ZeRO has stages 1 to 3", self.refused("zero=4"))
-        self.assertIn("zero=3 with pp=2", self.refused("pp=2,zero=3", 2))
+        rj.check_supported(rj.parse_plan("dp=2,pp=2,zero=3", "P"), "P", 2)  # ZeRO-3 with pp
         rj.check_supported(rj.parse_plan("dp=2,offload=1", "P"), "P")
-        self.assertIn("offload=1 with zero=1: this job offloads the optimizer without ZeRO only",
-                      self.refused("dp=2,zero=1,offload=1"))
+        for z in (1, 2, 3):  # offload with every ZeRO stage, also under tp and pp
+            rj.check_supported(rj.parse_plan("dp=2,tp=2,pp=2,zero=%d,offload=1" % z, "P"), "P", 2, 2)
         self.assertIn("offload=2: offload is 0 or 1", self.refused("offload=2"))
         rj.check_supported(rj.parse_plan("dp=4,ga=2,gc=1,zero=1", "P"), "P")
         rj.check_supported(rj.parse_plan("dp=2,zero=2", "P"), "P")
@@ -67,9 +69,15 @@ class Plans(unittest.TestCase):
         self.assertIn("P: tp=4 pp=2: this job does data parallelism, 2-way tensor parallelism and "
                       "4-stage pipeline parallelism only (tp<=2, pp<=4)", str(cm.exception))
         rj.check_supported(rj.parse_plan("dp=2,tp=2,pp=2,zero=1", "P"), "P", 2, 2)
+        rj.check_supported(rj.parse_plan("dp=2,tp=2,zero=3", "P"), "P", 1, 2)
+        # every refusal is a PlanRefused (exit 78), a parse error a plain PlanError (exit 1)
+        with self.assertRaises(rj.PlanRefused) as cm:
+            rj.check_supported(rj.parse_plan("tp=2", "P"), "P")
+        self.assertEqual(cm.exception.exit_code, 78)
         with self.assertRaises(rj.PlanError) as cm:
-            rj.check_supported(rj.parse_plan("tp=2,zero=3", "P"), "P", 1, 2)
-        self.assertIn("P: zero=3 with tp=2: ZeRO-3 is for data parallelism only here", str(cm.exception))
+            rj.parse_plan("dp=x", "P")
+        self.assertNotIsInstance(cm.exception, rj.PlanRefused)
+        self.assertEqual(cm.exception.exit_code, 1)
 
     def test_precedence(self):
         with tempfile.TemporaryDirectory() as d:
@@ -92,15 +100,19 @@ class Plans(unittest.TestCase):
         self.assertEqual(str(cm.exception), "plan mb=4 ga=2 dp=2 does not make the global batch 8")
 
     def test_job_exits_naming_a_bad_plan(self):
+        """A refused plan exits 78 (EX_CONFIG), a plan that does not add up exits 1; both
+        print a message naming the input on stderr."""
         with tempfile.TemporaryDirectory() as d:
-            env = {"RUBICK_PLAN": "dp=2,tp=2", "RUBICK_CKPT_DIR": d}
-            with self.assertRaises(SystemExit) as cm:
-                rj.Job.from_env(argparse.ArgumentParser(), argv=[], env=env)
-            self.assertIn("RUBICK_PLAN: tp=2 pp=1", str(cm.exception.code))
-            env = {"RUBICK_PLAN": "dp=2,mb=2", "RUBICK_GLOBAL_BATCH": "8", "RUBICK_CKPT_DIR": d}
-            with self.assertRaises(SystemExit) as cm:
-                rj.Job.from_env(argv=[], env=env)
-            self.assertIn("does not make the global batch 8", str(cm.exception.code))
+            for env, code, msg in (({"RUBICK_PLAN": "dp=2,tp=2"}, 78, "RUBICK_PLAN: tp=2 pp=1"),
+                                   ({"RUBICK_PLAN": "dp=2,zero=5"}, 78, "RUBICK_PLAN: zero=5: ZeRO has stages"),
+                                   ({"RUBICK_PLAN": "dp=2,mb=2", "RUBICK_GLOBAL_BATCH": "8"}, 1,
+                                    "does not make the global batch 8"),
+                                   ({"RUBICK_PLAN": "dp=2,tq=2"}, 1, "RUBICK_PLAN: plan item 'tq=2'")):
+                err = io.StringIO()
+                with self.assertRaises(SystemExit) as cm, contextlib.redirect_stderr(err):
+                    rj.Job.from_env(argparse.ArgumentParser(), argv=[], env=dict(env, RUBICK_CKPT_DIR=d))
+                self.assertEqual(cm.exception.code, code, env)
+                self.assertIn(msg, err.getvalue())
 
 
 class Order(unittest.TestCase):
@@ -158,8 +170,9 @@ class ModelFits(unittest.TestCase):
                 ("tp=3", {"heads": 4}, "/p: tp=3 does not divide the model's 4 attention heads"),
                 ("tp=4", {"heads": 4, "hidden": 30}, "/p: tp=4 does not divide the model's 30 hidden size"),
                 ("tp=4", {"ffn": 6}, "/p: tp=4 does not divide the model's 6 MLP width"),
-                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers")):
-            with self.assertRaises(rj.PlanError) as cm:
+                ("pp=3", {"layers": 4}, "/p: pp=3 does not divide the model's 4 layers"),
+                ("tp=3", {"groups": 4}, "/p: tp=3 does not divide the model's 4 channel groups (GroupNorm)")):
+            with self.assertRaises(rj.PlanRefused) as cm:  # exit 78
                 rj.check_model_fits(rj.parse_plan(text, "f"), "/p", **kw)
             self.assertEqual(str(cm.exception), msg)
 

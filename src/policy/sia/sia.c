@@ -9,7 +9,17 @@
  * to 64 GPUs (Sia's config sets, §5.1) and powers of two of nodes beyond,
  * plus each size an active job requests (see sia_build_configs).
  *
- * Goodput. Our jobs keep a fixed global batch, so goodput = throughput
+ * Goodput. A job with a goodput model (rk_job.goodput, the simulator's
+ * goodput oracle; Sia as its authors run it) is priced as Sia prices an
+ * adaptive job: each configuration's goodput is the best over per-GPU batch
+ * and accumulation steps of throughput x statistical efficiency on that GPU
+ * type's throughput model (rk_goodput_optimize), bootstrapped where the job
+ * has not run yet (sia_goodput.c: one-GPU profiles of every type, multi-GPU
+ * estimates projected from the types it has run on, at most twice the
+ * replicas it has run with), and the decision carries the chosen batch
+ * (rk_decision.local_bsz, accum_steps). Rounds then run on every tick of the
+ * grid: the statistics move with progress. Without one a job keeps its fixed
+ * global batch, so goodput = throughput
  * (statistical efficiency is 1; §5.1 "goodput = throughput for fixed-batch
  * jobs"), predicted by the fitted performance model (rk_perf_predict, §1.4),
  * never the simulator's oracle. A job with its trace's own measured speeds
@@ -60,7 +70,7 @@
  * GPU-proportional share so GPU capacity alone decides feasibility.
  *
  * Not modelled: λ_a (allocation-change penalty, a CLI knob in the artifact),
- * non-preemptible jobs, per-type throughput profiles.
+ * non-preemptible jobs, per-type throughput profiles without a goodput model.
  */
 #include "policy/common/baseline.h"
 #include "policy/sia/sia_internal.h"
@@ -85,6 +95,7 @@ struct class_key {
 		int global_batch, req_gpus, req_cpus, min_gpus, max_gpus;
 		int gpu_quota; /* the tenant's: a row's configurations end there */
 		int solo; /* 0 = may share a class; else 1 + job index (placed jobs) */
+		struct sia_gp_key gp; /* goodput mode: statistics, models, what was seen */
 	} k;
 	int64_t submit_ms, id;
 	int job;
@@ -136,6 +147,7 @@ static int build_classes(struct sia_round *r)
 		c->k.max_gpus = r->o->range_job ? j->max_gpus : 0;
 		c->k.gpu_quota = rk_tenant_gpu_quota(r->in, j->tenant);
 		c->k.solo = rk_baseline_is_placed(j) || r->cur[ji] >= 0 ? 1 + ji : 0;
+		sia_gp_key_init(&c->k.gp, r->seen, j);
 		c->submit_ms = j->submit_ms;
 		c->id = j->id;
 		c->job = ji;
@@ -373,6 +385,25 @@ static int cmp_place(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
+/* Goodput mode: the batch the optimiser chose differs from what the job runs. */
+static int batch_moves(const struct rk_job *j, const struct sia_var *v)
+{
+	return sia_gp_on(j) &&
+	       (v->local_bsz != j->goodput->local_bsz || v->accum_steps != j->goodput->accum_steps);
+}
+
+/* Run j with v's plan on `a`, and in goodput mode at v's batch (policy.h). */
+static int push_decision(struct rk_decisions *out, const struct rk_job *j,
+			 const struct rk_alloc *a, const struct sia_var *v)
+{
+	int rc = rk_decisions_push(out, j->id, a, &v->plan);
+	if (!rc && sia_gp_on(j)) {
+		out->v[out->n - 1].local_bsz = v->local_bsz;
+		out->v[out->n - 1].accum_steps = v->accum_steps;
+	}
+	return rc;
+}
+
 /*
  * Map the chosen configurations onto nodes and append the decisions: kept
  * jobs first on their current nodes, then the others largest first. A chosen
@@ -397,8 +428,8 @@ static int map_and_decide(struct sia_round *r, struct rk_decisions *out, struct 
 		const struct rk_job *j = r->in->jobs[ji];
 		int k = r->choice[ji];
 		if (k >= 0 && r->var[k].cfg == r->cur[ji] && rk_capacity_take(&cap, &j->alloc, NULL) == 0) {
-			if (!rk_plan_equal(&j->plan, &r->var[k].plan))
-				rc = rk_decisions_push(out, j->id, &j->alloc, &r->var[k].plan);
+			if (!rk_plan_equal(&j->plan, &r->var[k].plan) || batch_moves(j, &r->var[k]))
+				rc = push_decision(out, j, &j->alloc, &r->var[k]);
 		} else if (k >= 0) {
 			keys[nk++] = (struct place_key){.gpus = r->cfg[r->var[k].cfg].gpus,
 							.submit_ms = j->submit_ms, .id = j->id, .job = ji};
@@ -432,7 +463,7 @@ static int map_and_decide(struct sia_round *r, struct rk_decisions *out, struct 
 		if (ok)
 			ok = rk_capacity_take(&cap, &a, NULL) == 0;
 		if (ok)
-			rc = rk_decisions_push(out, j->id, &a, &v->plan);
+			rc = push_decision(out, j, &a, v);
 		else if (rk_baseline_is_placed(j))
 			rc = rk_decisions_push(out, j->id, NULL, &j->plan);
 		if (rc)
@@ -472,7 +503,7 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 			struct rk_error *err)
 {
 	struct sia_state *st = state;
-	struct sia_round r = {.o = &st->o, .cache = st->cache, .in = in};
+	struct sia_round r = {.o = &st->o, .cache = st->cache, .seen = st->seen, .in = in};
 	int n = in->n_jobs, rc = RK_OK, n_before = out->n;
 	if (in->incremental && in->n_changed > 0) {
 		if (st->last_event_ms >= 0) {
@@ -487,6 +518,10 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	if (!in->env)
 		return rk_error_set(err, RK_EINVAL,
 				    "sia: needs the performance-model environment (input env is NULL)");
+	for (int ji = 0; ji < n && !r.goodput; ji++)
+		r.goodput = sia_gp_on(in->jobs[ji]);
+	if (r.goodput && sia_seen_update(st->seen, in))
+		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 	r.node_type = malloc(((size_t)in->cluster->n_nodes + 1) * sizeof(*r.node_type));
 	r.first_var = calloc((size_t)n, sizeof(int));
 	r.n_job_var = calloc((size_t)n, sizeof(int));
@@ -550,10 +585,13 @@ static int sia_schedule(void *state, const struct rk_sched_input *in, struct rk_
 	}
 	rc = map_and_decide(&r, out, err);
 	if (!rc) {
-		int64_t w = next_wake(&r);
+		/* Goodput mode: the statistics move with progress, so every round of
+		 * the grid is needed (as Sia's 60 s rounds re-tune batch sizes). */
+		int64_t w = r.goodput ? in->now_ms + 1 : next_wake(&r);
 		/* A constrained round that decided nothing: see sia_quiet.c. */
 		int64_t until = 0;
-		if (st->o.quiet && in->skips_quiet && r.dp_solved && out->n == n_before) {
+		if (st->o.quiet && !r.goodput && in->skips_quiet && r.dp_solved &&
+		    out->n == n_before) {
 			if (st->quiet_wait > 0) {
 				st->quiet_wait--;
 			} else if (sia_quiet_wake(&r, st->event_gap_ms, &w, &until)) {
@@ -586,8 +624,10 @@ static int sia_create(void **state, const char *options, struct rk_error *err)
 	int rc = sia_parse_opts(&o, options, err);
 	if (rc)
 		return rc;
-	struct sia_state *s = malloc(sizeof(*s));
-	if (!s || sia_cache_create(&s->cache)) {
+	struct sia_state *s = calloc(1, sizeof(*s));
+	if (!s || sia_cache_create(&s->cache) || sia_seen_create(&s->seen)) {
+		if (s)
+			sia_cache_destroy(s->cache);
 		free(s);
 		return rk_error_set(err, RK_ENOMEM, "sia: out of memory");
 	}
@@ -602,8 +642,10 @@ static int sia_create(void **state, const char *options, struct rk_error *err)
 static void sia_destroy(void *state)
 {
 	struct sia_state *s = state;
-	if (s)
+	if (s) {
 		sia_cache_destroy(s->cache);
+		sia_seen_destroy(s->seen);
+	}
 	free(s);
 }
 
@@ -613,5 +655,7 @@ const struct rk_policy_ops rk_policy_sia = {
 	.create = sia_create,
 	.destroy = sia_destroy,
 	.schedule = sia_schedule,
-	.flags = RK_POLICY_EVENT_DRIVEN, /* with wake-ups (next_wake) */
+	.flags = RK_POLICY_EVENT_DRIVEN, /* with wake-ups (next_wake; every round in goodput mode) */
+	.needs = RK_POLICY_NEEDS_GOODPUT,
+	.without = "sia at the trace's batch (goodput = throughput, statistical efficiency 1)",
 };

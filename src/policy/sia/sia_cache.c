@@ -7,8 +7,12 @@
  * configuration of a request with its scaled plan, normalised goodput and
  * unscaled objective coefficient, keyed by the request's content
  * (sia_row_key), so equal requests share one row and a refitted model is a
- * new key. The rows hold for one configuration set, GPU-type shape and
- * performance environment: sia_cache_begin drops them all when one of these
+ * new key; in goodput mode (sia_goodput.c) the key holds what the goodputs
+ * depend on as well: the gradient statistics, the throughput models and what
+ * the job has been seen to run, so a row is rebuilt when one of them moves
+ * (the statistics change with the job's progress as the driver updates them)
+ * and kept while none does. The rows hold for one configuration set,
+ * GPU-type shape and performance environment: sia_cache_begin drops them all when one of these
  * differs from the last round's. What changes with time (the restart factor)
  * is applied by the caller to a copy.
  */
@@ -215,12 +219,13 @@ double sia_cost(const struct sia_opts *o, double g)
 }
 
 void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
-		   const struct sia_type *types, const struct sia_cfg *cfg, int n_cfg,
-		   const struct rk_job *j, int gq, struct sia_row_var *row, int *n_out)
+		   const struct sia_type *types, int n_types, const struct sia_cfg *cfg,
+		   int n_cfg, const struct rk_job *j, int gq, const struct sia_gp_key *gk,
+		   struct sia_row_var *row, int *n_out)
 {
 	int n = 0;
 	double min_tput = HUGE_VAL;
-	int native = rk_baseline_is_native(j);
+	int native = rk_baseline_is_native(j), goodput = gk->perf_sig != 0;
 	/* No configuration above the tenant's gpu_quota (the driver bounds what is held). */
 	for (int c = 0; c < n_cfg; c++) {
 		const struct sia_cfg *cf = &cfg[c];
@@ -244,7 +249,15 @@ void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
 		/* Measured speeds at every count when the job has them, never mixed
 		 * with the model's scale (baseline.h rk_baseline_is_native). */
 		double tput = 0;
-		if (native)
+		if (goodput) {
+			/* Goodput with batch-size adaptation, bootstrapped (sia_goodput.c). */
+			struct rk_goodput_choice ch;
+			if (sia_gp_price(j, gk, types, n_types, cf, v.plan.dp, &ch))
+				continue;
+			tput = ch.goodput;
+			v.local_bsz = ch.local_bsz;
+			v.accum_steps = ch.accum_steps;
+		} else if (native)
 			tput = rk_baseline_native_sps(j, cf->gpus);
 		else if (rk_baseline_tput_sps(j, &v.plan, &pl,
 		                              sia_job_cpus_per_gpu(j, &types[cf->type]), in->env,
@@ -284,7 +297,8 @@ void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
 }
 
 void sia_row_key_init(struct sia_row_key *k, const struct sia_opts *o,
-		      const struct rk_sched_input *in, const struct rk_job *j)
+		      const struct rk_sched_input *in, const struct sia_seen *seen,
+		      const struct rk_job *j)
 {
 	memset(k, 0, sizeof(*k)); /* padding: keys compare bytewise */
 	memcpy(&k->model, j->model, sizeof(k->model));
@@ -305,4 +319,5 @@ void sia_row_key_init(struct sia_row_key *k, const struct sia_opts *o,
 		k->native_sig = h | 1;
 		k->native_max = j->native_max;
 	}
+	sia_gp_key_init(&k->gp, seen, j);
 }

@@ -6,6 +6,7 @@
 #define RUBICK_POLICY_SIA_INTERNAL_H
 
 #include "rubick/cluster.h"
+#include "rubick/goodput.h"
 #include "rubick/job.h"
 #include "rubick/model.h"
 #include "rubick/plan.h"
@@ -41,6 +42,9 @@
 /* GPUs up to which every whole-node count is a configuration (the artifact's
  * sets end at 64 GPUs); above, powers of two of nodes (sia_build_configs). */
 #define SIA_DENSE_GPUS 64
+/* Lower bound of every fitted throughput term (s; Pollux's fit_perf_params),
+ * where the fit pins a term the data cannot identify (sia_goodput.c). */
+#define SIA_FIT_FLOOR 1e-8
 /* Most eligible rounds skipped without a quiet-round try after failed ones. */
 #define SIA_QUIET_MAX_BACKOFF 64
 
@@ -89,6 +93,29 @@ int sia_current_config(const struct rk_job *j, const int *node_type, const struc
 		       int n_cfg);
 
 /*
+ * What the row of a job with a goodput model (rk_job.goodput) depends on
+ * besides its request (sia_goodput.c): the gradient statistics at its
+ * progress, a signature of its limits and per-type throughput models, and
+ * what Sia has observed of it (bootstrapping). All zero for a job without one,
+ * so its rows and classes are what they were before goodput mode.
+ */
+/* What Sia has observed of a job, per type: bit i of each mask is the job's gpu_type[i]. */
+struct sia_seen_obs {
+	uint32_t ran;        /* has run there: Sia has fitted a model of it there */
+	uint32_t multi_node; /* with replicas on several nodes: inter-node sync measured */
+	uint32_t one_node;   /* with several replicas on one node: intra-node sync measured */
+	uint32_t over2;      /* with more than two replicas: sync growth measured */
+	int max_replicas;    /* the most replicas it has run with on any type (0 = never run) */
+};
+
+struct sia_gp_key {
+	double sqr, var;     /* rk_job_goodput.grad, exact: a new value is a new row */
+	uint64_t perf_sig;   /* hash of limits, types' names and perf[]; 0 = no goodput */
+	struct sia_seen_obs seen; /* what it has run, so what Sia knows of it */
+	int max_replicas;    /* the most replicas a configuration may have (exploration) */
+};
+
+/*
  * What a job's goodput row depends on (sia_round_job_vars): its model (content,
  * so a refitted copy is another key), request and quota. Zero-filled before
  * use: keys compare and hash bytewise, padding included.
@@ -104,6 +131,7 @@ struct sia_row_key {
 	 * 0 when the row is the fitted model's. */
 	uint64_t native_sig;
 	int native_max;
+	struct sia_gp_key gp; /* goodput mode (zero without a goodput model) */
 };
 
 /* One valid configuration of a row: before the restart factor. */
@@ -112,23 +140,62 @@ struct sia_row_var {
 	double g;    /* normalised, clipped goodput */
 	double cost; /* objective coefficient without the restart factor */
 	struct rk_plan plan;
+	int local_bsz, accum_steps; /* goodput mode: the optimiser's batch (0, 0 = trace batch) */
 };
 
 struct rk_perf_env;
 struct rk_sched_input;
-/* The key of job j's row (zero-filled, then its fields). */
+struct sia_seen;
+/* The key of job j's row (zero-filled, then its fields; `seen` as sia_gp_key_init). */
 void sia_row_key_init(struct sia_row_key *k, const struct sia_opts *o,
-		      const struct rk_sched_input *in, const struct rk_job *j);
+		      const struct rk_sched_input *in, const struct sia_seen *seen,
+		      const struct rk_job *j);
 /* Sia's objective coefficient of normalised goodput g (floored as invalid ones). */
 double sia_cost(const struct sia_opts *o, double g);
 /*
- * The valid configurations of job `j` (tenant quota gq, -1 = none) with
- * their plans, normalised goodputs and costs before the restart factor, into
- * row (n_cfg + 1 entries, caller's). OUT: *n_out.
+ * The valid configurations of job `j` (tenant quota gq, -1 = none; goodput
+ * key gk, from its row key) with their plans, normalised goodputs and costs
+ * before the restart factor, into row (n_cfg + 1 entries, caller's). OUT: *n_out.
  */
 void sia_row_build(const struct sia_opts *o, const struct rk_sched_input *in,
-		   const struct sia_type *types, const struct sia_cfg *cfg, int n_cfg,
-		   const struct rk_job *j, int gq, struct sia_row_var *row, int *n_out);
+		   const struct sia_type *types, int n_types, const struct sia_cfg *cfg,
+		   int n_cfg, const struct rk_job *j, int gq, const struct sia_gp_key *gk,
+		   struct sia_row_var *row, int *n_out);
+
+/* ---- goodput mode (sia_goodput.c, sia_seen.c) ------------------------------ */
+
+/* 1 when `j` is priced with its goodput model (a model with a GPU type).
+ * Inline: every part of the folder asks it. */
+static inline int sia_gp_on(const struct rk_job *j)
+{
+	return j->goodput && j->goodput->n_types > 0;
+}
+/* What job j's goodput row depends on, with what `seen` recorded of it
+ * (seen may be NULL: nothing observed). All zero when !sia_gp_on(j). */
+void sia_gp_key_init(struct sia_gp_key *k, const struct sia_seen *seen, const struct rk_job *j);
+/*
+ * Goodput of job j (key gk) on configuration cf with `replicas` data-parallel
+ * replicas, Sia's estimate with bootstrapping (sia_goodput.c): the optimiser's
+ * best batch and accumulation over the type's throughput model, projected
+ * from a type it has run on where it has not. OUT: *out. Returns 0, or
+ * RK_EINFEASIBLE when Sia has no estimate or no valid batch there.
+ */
+int sia_gp_price(const struct rk_job *j, const struct sia_gp_key *gk,
+		 const struct sia_type *types, int n_types, const struct sia_cfg *cf, int replicas,
+		 struct rk_goodput_choice *out);
+
+/* What Sia has observed of each job with a goodput model (sia_seen.c). */
+int sia_seen_create(struct sia_seen **out);
+void sia_seen_destroy(struct sia_seen *s);
+/*
+ * Record the GPU type and replicas of every job with a goodput model that
+ * runs now (past its restart: it is being measured); jobs no longer in the
+ * input are forgotten when the table is rebuilt. RK_ENOMEM (nothing
+ * recorded) on failure.
+ */
+int sia_seen_update(struct sia_seen *s, const struct rk_sched_input *in);
+/* What has been observed of job `job_id` (all zero: never run). OUT: *obs. */
+void sia_seen_get(const struct sia_seen *s, int64_t job_id, struct sia_seen_obs *obs);
 
 /* Rows kept across rounds (sia_cache.c). */
 struct sia_cache;
@@ -153,6 +220,7 @@ int sia_cache_put(struct sia_cache *c, const struct sia_row_key *key, const stru
 struct sia_state {
 	struct sia_opts o;
 	struct sia_cache *cache;
+	struct sia_seen *seen; /* goodput mode: what each job has run (bootstrapping) */
 	/* Eligible rounds left without a quiet-round certificate, and the next
 	 * such wait after a failed one (sia_quiet.c: when to try is free, what a
 	 * try proves is exact). */

@@ -72,7 +72,7 @@ int sia_round_job_vars(struct sia_round *r, int ji, double rf)
 {
 	const struct rk_job *j = r->in->jobs[ji];
 	struct sia_row_key key;
-	sia_row_key_init(&key, r->o, r->in, j);
+	sia_row_key_init(&key, r->o, r->in, r->seen, j);
 	int n_row = 0, rc;
 	const struct sia_row_var *row = sia_cache_find(r->cache, &key, &n_row);
 	if (!row) {
@@ -84,8 +84,8 @@ int sia_round_job_vars(struct sia_round *r, int ji, double rf)
 			r->row = nr;
 			r->cap_row = r->n_cfg + 1;
 		}
-		sia_row_build(r->o, r->in, r->types, r->cfg, r->n_cfg, j, key.gpu_quota, r->row,
-			      &n_row);
+		sia_row_build(r->o, r->in, r->types, r->n_types, r->cfg, r->n_cfg, j, key.gpu_quota,
+			      &key.gp, r->row, &n_row);
 		if (!rc)
 			rc = sia_cache_put(r->cache, &key, r->row, n_row);
 		if (rc)
@@ -99,7 +99,8 @@ int sia_round_job_vars(struct sia_round *r, int ji, double rf)
 	else if (rf < 0)
 		rf = sia_restart_factor(j, r->in->now_ms, r->o->restart_s);
 	for (int k = 0; k < n_row; k++) {
-		struct sia_var v = {.job = ji, .cfg = row[k].cfg, .g = row[k].g, .plan = row[k].plan};
+		struct sia_var v = {.job = ji, .cfg = row[k].cfg, .g = row[k].g, .plan = row[k].plan,
+				    .local_bsz = row[k].local_bsz, .accum_steps = row[k].accum_steps};
 		if (v.g > r->g1[ji]) {
 			r->g2[ji] = r->g1[ji];
 			r->g1[ji] = v.g;

@@ -14,11 +14,14 @@ struct sia_var {
 	double cost;         /* objective coefficient: G^p - λ_n (p < 0) or G^p + λ_n (p > 0) */
 	double g;            /* normalised, clipped goodput before the restart factor */
 	struct rk_plan plan; /* the user's plan scaled to the configuration */
+	int local_bsz, accum_steps; /* goodput mode: the batch to run there (0, 0 = trace batch) */
 };
 
 struct sia_round {
 	const struct sia_opts *o;
 	struct sia_cache *cache; /* rows kept across rounds (policy state) */
+	const struct sia_seen *seen; /* goodput mode: what jobs have run (policy state) */
+	int goodput;             /* some job is priced with its goodput model */
 	struct sia_row_var *row; /* scratch for a row being built */
 	int cap_row;
 	const struct rk_sched_input *in;

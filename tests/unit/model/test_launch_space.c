@@ -36,8 +36,8 @@ static void job_library_scripts(void **state)
 	(void)state;
 	/* the limits examples/train.py and train_cnn.py pass to Job.from_env */
 	expect_space("/usr/bin/python3 /src/rubick/examples/train.py --threads 1 --layers 3",
-		     "tp<=4,pp<=8,offload=no", RK_SPACE_FROM_JOB_LIBRARY);
-	expect_space("python3 examples/train_cnn.py", "tp=1,pp=1,offload=no",
+		     "tp<=4,pp<=8", RK_SPACE_FROM_JOB_LIBRARY);
+	expect_space("python3 examples/train_cnn.py", "tp<=4,pp=1",
 		     RK_SPACE_FROM_JOB_LIBRARY);
 	/* a look-alike is not the library's script: opaque */
 	expect_space("python3 /x/myexamples/train.py", "tp=1,pp=1,zero=0,offload=no",
