@@ -118,16 +118,18 @@ synergy|static_100job FIFO (FIFO-fair)|synergy/static_100job_6_3_1100.0.csv|fifo
 shockwave|120 jobs, Gavel LAS (max_min_fairness) vs Tiresias|shockwave/traces/120_*.trace|tiresias||11274|33208|in
 shockwave-gavel|120 jobs, Gavel LAS (max_min_fairness), no restart cost|shockwave/traces/120_*.trace|gavel|round_s=120|11274|33208|out
 shockwave-gavel|120 jobs, Themis (finish_time_fairness) vs gavel-ftf, no restart cost|shockwave/traces/120_*.trace|gavel-ftf|round_s=120|11302|31929|in
+shockwave-gavel|120 jobs, max_sum_throughput_perf vs gavel-tput, no restart cost|shockwave/traces/120_*.trace|gavel-tput|round_s=120|9655|31909|in
+shockwave-gavel|120 jobs, OSSP (min_total_duration) vs gavel-makespan, no restart cost|shockwave/traces/120_*.trace|gavel-makespan|round_s=120|19807|24205|in
+sia|saturn/ Gavel (max_sum_throughput_perf, 360 s rounds), heterogeneous, mean of 10|sia-artifacts/workloads/saturn/workload-*.csv|gavel-tput|round_s=360|6588|101520|out
+sia-paper|philly/ Gavel+TunedJobs on 64 T4, mean of 8|sia-artifacts/workloads/philly/workload-*.csv|gavel-tput|round_s=360|15480|159480|out
 ROWS
 )
 # Rows not replayable today, and what they need.
 pending=$(cat <<'PENDING'
-sia|saturn/ Gavel (max_sum_throughput_perf, 360 s rounds)|not replayable: gavel has max-min and finish-time fairness, not max_sum_throughput
 synergy|FIFO-tune, TETRIS, FTF|not replayable: Synergy's CPU/memory tuning (synergy-fifo/-srtf replay its allocator on our measured speeds, not on its profiles)
 shockwave|Shockwave, AlloX, Gandiva-Fair, OSSP|not replayable: no such policies (Themis is Gavel's finish_time_fairness: the gavel-ftf row)
 muri|trace3 Muri-S|not replayable: no Muri (multi-resource interleaving) policy
 pollux|Optimus+Oracle|not replayable: no Optimus policy
-sia-paper|philly/ Gavel+TunedJobs on 64 T4|not replayable: Gavel needs its throughputs
 PENDING
 )
 

@@ -14,6 +14,8 @@ extern const struct rk_policy_ops rk_policy_tiresias;
 extern const struct rk_policy_ops rk_policy_sia;
 extern const struct rk_policy_ops rk_policy_gavel;
 extern const struct rk_policy_ops rk_policy_gavel_ftf;
+extern const struct rk_policy_ops rk_policy_gavel_tput;
+extern const struct rk_policy_ops rk_policy_gavel_makespan;
 extern const struct rk_policy_ops rk_policy_pollux;
 extern const struct rk_policy_ops rk_policy_antman;
 extern const struct rk_policy_ops rk_policy_synergy_fifo;
@@ -38,6 +40,8 @@ static const struct rk_policy_ops *const registry[] = {
 	&rk_policy_sia,
 	&rk_policy_gavel,
 	&rk_policy_gavel_ftf,
+	&rk_policy_gavel_tput,
+	&rk_policy_gavel_makespan,
 	&rk_policy_pollux,
 	&rk_policy_antman,
 	&rk_policy_synergy_fifo,

@@ -5,6 +5,8 @@
  *
  *   gavel      max-min fairness over normalised effective throughput (LAS, §4.1)
  *   gavel-ftf  finish-time fairness (§4.1)
+ *   gavel-tput      max_sum_throughput_perf: the most total throughput (§4.1)
+ *   gavel-makespan  min_total_duration: the smallest makespan (§4.1)
  *
  * Each recomputes an allocation X (jobs x GPU types, the fraction of time a
  * job runs on each type; gavel_lp.c) whenever the set of active jobs
@@ -129,6 +131,22 @@ static int las_create(void **state, const char *options, struct rk_error *err)
 static int ftf_create(void **state, const char *options, struct rk_error *err)
 {
 	return create(state, GAVEL_FTF, "gavel-ftf", options, err);
+}
+
+static int tput_create(void **state, const char *options, struct rk_error *err)
+{
+	return create(state, GAVEL_TPUT, "gavel-tput", options, err);
+}
+
+static int makespan_create(void **state, const char *options, struct rk_error *err)
+{
+	return create(state, GAVEL_MAKESPAN, "gavel-makespan", options, err);
+}
+
+static const char *policy_name(enum gavel_objective obj)
+{
+	static const char *const names[] = {"gavel", "gavel-ftf", "gavel-tput", "gavel-makespan"};
+	return obj >= GAVEL_LAS && obj <= GAVEL_MAKESPAN ? names[obj] : "gavel";
 }
 
 static void gavel_destroy(void *state)
@@ -389,7 +407,7 @@ static int gavel_schedule(void *state, const struct rk_sched_input *in, struct r
                           struct rk_error *err)
 {
 	struct gavel_state *s = state;
-	const char *name = s->obj == GAVEL_LAS ? "gavel" : "gavel-ftf";
+	const char *name = policy_name(s->obj);
 	if (s->started && in->now_ms < s->next_round_ms) {
 		out->wake_ms = s->next_round_ms; /* nothing changes between rounds */
 		return RK_OK;
@@ -511,6 +529,26 @@ const struct rk_policy_ops rk_policy_gavel_ftf = {
     .summary = "Gavel finish-time fairness: LP over jobs x GPU types, rounds of round_s "
                "(360 s); requested GPUs and plan; preempts",
     .create = ftf_create,
+    .destroy = gavel_destroy,
+    .schedule = gavel_schedule,
+    .flags = RK_POLICY_EVENT_DRIVEN,
+};
+
+const struct rk_policy_ops rk_policy_gavel_tput = {
+    .name = "gavel-tput",
+    .summary = "Gavel max_sum_throughput_perf: LP maximising total throughput over jobs x "
+               "GPU types, rounds of round_s (360 s); requested GPUs and plan; preempts",
+    .create = tput_create,
+    .destroy = gavel_destroy,
+    .schedule = gavel_schedule,
+    .flags = RK_POLICY_EVENT_DRIVEN,
+};
+
+const struct rk_policy_ops rk_policy_gavel_makespan = {
+    .name = "gavel-makespan",
+    .summary = "Gavel min_total_duration: LP minimising the makespan over jobs x GPU types, "
+               "rounds of round_s (360 s); requested GPUs and plan; preempts",
+    .create = makespan_create,
     .destroy = gavel_destroy,
     .schedule = gavel_schedule,
     .flags = RK_POLICY_EVENT_DRIVEN,

@@ -23,6 +23,8 @@
 enum gavel_objective {
 	GAVEL_LAS = 0, /* max-min fairness over normalised effective throughput (§4.1) */
 	GAVEL_FTF = 1, /* finish-time fairness: minimise the largest rho (§4.1, Themis) */
+	GAVEL_TPUT = 2, /* max_sum_throughput_perf: maximise sum_j efftput_j (§4.1) */
+	GAVEL_MAKESPAN = 3, /* min_total_duration: minimise max_j R_j / efftput_j (§4.1) */
 };
 
 /*
@@ -31,7 +33,7 @@ enum gavel_objective {
  * job) on GPU type t; 0 = the job cannot run there (out of memory, or more
  * GPUs than the type has), and such a pair always gets X = 0. scale[j] =
  * GPUs the job runs on (Gavel's scale factor), cap[t] = GPUs of type t.
- * For GAVEL_FTF: elapsed_s[j] = time since the job arrived, remaining[j] and
+ * For GAVEL_FTF and GAVEL_MAKESPAN (remaining only): elapsed_s[j] = time since the job arrived, remaining[j] and
  * total[j] = work left and in all, in the unit of tput times seconds.
  */
 struct gavel_problem {
@@ -69,6 +71,14 @@ int gavel_allocate(const struct gavel_problem *p, enum gavel_objective obj, doub
  */
 int gavel_maxmin(const struct gavel_problem *p, const double *w, double *x, double *z,
                  struct rk_error *err);
+
+/*
+ * Gavel's max_sum_throughput_perf LP (gavel_lp_sum.c): maximise
+ * sum_j sum_t tput[j][t] x[j][t] under the constraints above, in the
+ * unit of tput (steps/s, not normalised, as Gavel's ThroughputSumWithPerf).
+ * OUT: x. Returns 0 or a solver error.
+ */
+int gavel_maxsum(const struct gavel_problem *p, double *x, struct rk_error *err);
 
 /*
  * One round of Gavel's mechanism (gavel_round.c): the priority of (j, t) is

@@ -8,15 +8,21 @@
  * heterogeneity-aware least attained service; the scale factor makes a
  * 1-GPU job get scale_j times the time of a scale_j-GPU job at equal speed.
  *
- * Finish-time fairness (§4.1 "Finish-Time Fairness"): rho_j = (t_j +
- * R_j / efftput_j(X)) / (W_j / efftput_j(X^equal)), the ratio of a job's
- * finish time under X to its finish time alone on an equal share (t_j time
- * since arrival, R_j work left, W_j work in all; W_j / efftput(X^equal) is
- * Gavel's cumulative isolated time plus the isolated time left); minimise
- * max_j rho_j. rho_j <= r holds exactly when efftput_j(X) >= R_j / (r T_j -
- * t_j), which is linear in X, so the smallest feasible r is found by
- * bisection over the max-min LP with weights (r T_j - t_j) / R_j: r is
+ * Finish-time fairness (§4.1 "Finish-Time Fairness"; Gavel's
+ * FinishTimeFairnessPolicyWithPerf): rho_j = (t_j + R_j / efftput_j(X)) /
+ * D_j, D_j = t_j + R_j / efftput_j(X^equal), the ratio of a job's expected
+ * finish time under X to that on its isolated share from now on (t_j time
+ * since arrival, R_j work left); minimise max_j rho_j. rho_j <= r holds
+ * exactly when efftput_j(X) >= R_j / (r D_j - t_j), which is linear in X, so
+ * the smallest feasible r is found by bisection over the max-min LP with
+ * weights (r D_j - t_j) / R_j: r is
  * feasible when that LP's optimum is at least 1.
+ *
+ * Makespan (§4.1 "Minimize Makespan", Gavel's MinTotalDurationPolicy):
+ * minimise T with R_j / efftput_j(X) <= T for every job, i.e. efftput_j(X)
+ * (1 / R_j) >= 1 / T: the max-min LP with weights 1 / R_j, whose optimum z
+ * is 1 / T*. One LP gives the exact T*, where Gavel bisects on T to 5 %.
+ * Max-sum-throughput has its own LP (gavel_lp_sum.c).
  */
 #include "policy/gavel/gavel_internal.h"
 
@@ -169,17 +175,27 @@ out:
 	return rc;
 }
 
+/*
+ * rho's denominator for job j: its expected finish time on its isolated
+ * share, t_j + R_j / efftput_j(X^equal), as Gavel's
+ * FinishTimeFairnessPolicyWithPerf computes it (expected_time_isolated).
+ */
+static double ftf_base(const struct gavel_problem *p, const double *iso, int j)
+{
+	return p->elapsed_s[j] + p->remaining[j] / iso[j];
+}
+
 /* Smallest r with the FTF constraints feasible; x of the feasible end. */
 static int allocate_ftf(const struct gavel_problem *p, const double *iso, double *w, double *x,
                         double *xt, int *lps, struct rk_error *err)
 {
 	int nj = p->n_jobs;
-	/* T_j: time alone on an equal share; rho under X^equal bounds r above. */
+	/* D_j (ftf_base); rho under X^equal (1 wherever it runs) bounds r above. */
 	double lo = 0, hi = 0;
 	for (int j = 0; j < nj; j++) {
 		if (!(iso[j] > 0) || !(p->total[j] > 0))
 			continue;
-		double T = p->total[j] / iso[j];
+		double T = ftf_base(p, iso, j);
 		double r_eq = (p->elapsed_s[j] + p->remaining[j] / iso[j]) / T;
 		if (p->elapsed_s[j] / T > lo)
 			lo = p->elapsed_s[j] / T;
@@ -200,7 +216,7 @@ static int allocate_ftf(const struct gavel_problem *p, const double *iso, double
 			w[j] = 0;
 			if (!(iso[j] > 0) || !(p->total[j] > 0) || !(p->remaining[j] > 0))
 				continue; /* nothing to finish: no constraint */
-			double slack = r * p->total[j] / iso[j] - p->elapsed_s[j];
+			double slack = r * ftf_base(p, iso, j) - p->elapsed_s[j];
 			if (slack > 0)
 				w[j] = slack / p->remaining[j];
 			else
@@ -243,8 +259,16 @@ int gavel_allocate(const struct gavel_problem *p, enum gavel_objective obj, doub
 	if (obj == GAVEL_FTF && p->n_jobs > 0 && (!p->elapsed_s || !p->remaining || !p->total))
 		return rk_error_set(err, RK_EINVAL,
 		                    "gavel: finish-time fairness needs job progress");
+	if (obj == GAVEL_MAKESPAN && p->n_jobs > 0 && !p->remaining)
+		return rk_error_set(err, RK_EINVAL, "gavel: makespan needs the work left per job");
+	if (obj < GAVEL_LAS || obj > GAVEL_MAKESPAN)
+		return rk_error_set(err, RK_EINVAL, "gavel: unknown objective %d", (int)obj);
 	if (p->n_jobs == 0)
 		return RK_OK;
+	if (obj == GAVEL_TPUT) {
+		*lps = 1;
+		return gavel_maxsum(p, x, err);
+	}
 	size_t nj = (size_t)p->n_jobs;
 	double *iso = malloc(nj * sizeof(*iso));
 	double *w = malloc(nj * sizeof(*w));
@@ -259,6 +283,14 @@ int gavel_allocate(const struct gavel_problem *p, enum gavel_objective obj, doub
 		/* Gavel's weight: scale factor over the throughput under X^equal. */
 		for (size_t j = 0; j < nj; j++)
 			w[j] = iso[j] > 0 ? p->scale[j] / iso[j] : 0;
+		double z;
+		rc = gavel_maxmin(p, w, x, &z, err);
+		*lps = 1;
+	} else if (obj == GAVEL_MAKESPAN) {
+		/* Weight 1 / R_j; a job with nothing left has no constraint. */
+		for (size_t j = 0; j < nj; j++)
+			w[j] = p->remaining[j] > 0 && isfinite(p->remaining[j]) ? 1.0 / p->remaining[j]
+			                                                       : 0;
 		double z;
 		rc = gavel_maxmin(p, w, x, &z, err);
 		*lps = 1;

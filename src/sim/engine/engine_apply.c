@@ -31,6 +31,30 @@ static int log_plan(struct sim *s, const struct rk_job *j)
 	return 0;
 }
 
+/* The GPUs named on `node` (gpu_mask, 0 = none named). */
+static uint64_t node_mask(const struct rk_alloc *a, int node)
+{
+	uint64_t m = 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->shares[i].node == node)
+			m |= a->shares[i].gpu_mask;
+	return m;
+}
+
+/* 1 when a node's named GPUs differ between `a` and `b` (both named): the
+ * job moves to other GPUs of the same node, which is a restart like any
+ * move; counts alone cannot see it. */
+static int gpus_moved(const struct rk_alloc *a, const struct rk_alloc *b)
+{
+	for (int i = 0; i < a->n; i++) {
+		int node = a->shares[i].node;
+		uint64_t x = node_mask(a, node), y = node_mask(b, node);
+		if (x && y && x != y)
+			return 1;
+	}
+	return 0;
+}
+
 /* Which change a decision makes to its job. */
 enum change { CH_NONE, CH_PREEMPT, CH_START, CH_RESUME, CH_RECONF, CH_RESOURCES };
 
@@ -41,7 +65,8 @@ static enum change classify(const struct rk_job *j, const struct rk_decision *d)
 		return holds ? CH_PREEMPT : CH_NONE;
 	if (!holds)
 		return j->first_start_ms < 0 ? CH_START : CH_RESUME;
-	if (!rk_alloc_same_gpus(&j->alloc, &d->alloc) || !rk_plan_equal(&j->plan, &d->plan))
+	if (!rk_alloc_same_gpus(&j->alloc, &d->alloc) || gpus_moved(&j->alloc, &d->alloc) ||
+	    !rk_plan_equal(&j->plan, &d->plan))
 		return CH_RECONF;
 	return rk_alloc_equal(&j->alloc, &d->alloc) ? CH_NONE : CH_RESOURCES;
 }

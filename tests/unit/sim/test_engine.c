@@ -360,7 +360,8 @@ static void never_fits_is_unfinished(void **state)
 /*
  * A policy that starts pending jobs on 2 GPUs of node 0 and, from 60 s on,
  * moves a running job to 4 GPUs (mode 1: a reconfiguration) or gives it 8
- * more CPUs on the same GPUs (mode 2: resources only).
+ * more CPUs on the same GPUs (mode 2: resources only), or moves it to two
+ * other GPUs of the same node (mode 3, named GPUs: a move, so a restart).
  */
 static int grow_mode;
 static int grow_schedule(void *s, const struct rk_sched_input *in, struct rk_decisions *out,
@@ -374,6 +375,15 @@ static int grow_schedule(void *s, const struct rk_sched_input *in, struct rk_dec
 		struct rk_plan p = {.tp = 1, .pp = 1, .ga = 1};
 		if (j->state == RK_JOB_PENDING) {
 			rk_alloc_add(&a, 0, 2, 0, 0);
+			if (grow_mode == 3)
+				a.shares[0].gpu_mask = 0x3; /* GPUs 0 and 1 */
+			p.dp = 2;
+			p.mb = 2;
+		} else if (grow_mode == 3) {
+			if (in->now_ms < 60000 || j->alloc.shares[0].gpu_mask != 0x3)
+				continue;
+			rk_alloc_add(&a, 0, 2, 0, 0);
+			a.shares[0].gpu_mask = 0xc; /* the same node's GPUs 2 and 3 */
 			p.dp = 2;
 			p.mb = 2;
 		} else if (in->now_ms >= 60000 && rk_alloc_total_gpus(&j->alloc) == 2 &&
@@ -427,6 +437,14 @@ static void reconfiguration_and_resources(void **state)
 	assert_int_equal(r.outcomes[0].restarts, 0);
 	assert_int_equal(r.reconfigs, 0);
 	assert_int_equal(r.decisions, 2);
+	rk_sim_result_fini(&r);
+	/* The same count of GPUs, other GPUs of the same node: the job moves, so it
+	 * restarts (30 s): 60 done by 60 s, 40 more from 90 s at 1 s each. */
+	grow_mode = 3;
+	if (rk_sim_run(&cl, tmpl, nt, &grow, &cfg, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.outcomes[0].restarts, 1);
+	assert_int_equal(r.outcomes[0].finish_ms, 130000);
 	rk_sim_result_fini(&r);
 }
 
