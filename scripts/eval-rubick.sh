@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 4 / 15 evaluation: regenerates the comparison table of rubick, its two
 # ablations and the baselines it must beat (sia, synergy, antman, gavel,
-# gavel-ftf, fifo, tiresias) on the Rubick traces (base, best-plan, multi-tenant), on Sia's
+# gavel-ftf, gavel-tput, pollux, fifo, tiresias) on the Rubick traces (base, best-plan, multi-tenant), on Sia's
 # Philly workloads 1 and 2 (8 nodes x 8 A800: 96 CPUs, 1600 GB, NVLink
 # 400 GB/s, 100 GB/s network), on Shockwave's canonical 120-job trace run at
 # its own measured throughputs (rubick sim --throughputs auto: Shockwave's
@@ -11,7 +11,7 @@
 # RK_EVAL_RESTART_S (default 260 s) restarts, the measured oracle.
 #   usage: scripts/eval-rubick.sh [BUILD_DIR] [TRACE[@CLUSTER]...]   (default build)
 # Prints one markdown table per trace and ratio lines: the best of sia,
-# synergy-fifo, synergy-srtf, antman, gavel, gavel-ftf and tiresias average JCT over rubick's,
+# synergy-fifo, synergy-srtf, antman, gavel, gavel-ftf, gavel-tput, pollux and tiresias average JCT over rubick's,
 # rubick's makespan against the best baseline makespan and, on traces with
 # guaranteed jobs, the best baseline that keeps every guarantee (no guaranteed
 # job below its baseline and none preempted). The last two columns count the
@@ -37,7 +37,7 @@ shared=${RK_SHARED_DIR:-$here/../shared}
 cluster="8x8:a800,cpus=96,mem=1600G,nvlink=400,net=100"
 restart=${RK_EVAL_RESTART_S:-260}
 seeds=${RK_SEEDS:-1-5}
-policies=rubick,rubick-plan-only,rubick-res-only,sia,synergy-fifo,synergy-srtf,antman,gavel,gavel-ftf,fifo,tiresias
+policies=rubick,rubick-plan-only,rubick-res-only,sia,synergy-fifo,synergy-srtf,antman,gavel,gavel-ftf,gavel-tput,pollux,fifo,tiresias
 traces=("$@")
 if [ "${#traces[@]}" -eq 0 ]; then
 	traces=(
@@ -96,7 +96,7 @@ for r in d["results"]:
     viol[r["policy"]] = r["sla_violations"]
     pre[r["policy"]] = r["sla_preempted"]
     guar = r["guaranteed"]
-base = [p for p in jct if p in ("sia", "synergy-fifo", "synergy-srtf", "antman", "gavel", "gavel-ftf", "tiresias")]
+base = [p for p in jct if p in ("sia", "synergy-fifo", "synergy-srtf", "antman", "gavel", "gavel-ftf", "gavel-tput", "pollux", "tiresias")]
 if base and jct.get("rubick", 0) > 0:
     best = min(base, key=lambda p: (jct[p], p))
     print("\nbest baseline %s: %.0f s; rubick %.0f s; ratio %.2fx" % (
